@@ -1,0 +1,46 @@
+# nbcli: the two commands a newcomer needs are `make run` and `make test`.
+# Both build .venv themselves from nothing but Python 3.11+ and make.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+OUT    := build
+
+.PHONY: run test clean venv
+
+$(VENV)/.python-ok:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	@touch $@
+
+$(VENV)/.installed: $(VENV)/.python-ok pyproject.toml
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $@
+
+venv: $(VENV)/.installed
+
+## run: train on the bundled sample corpora, classify a few documents, evaluate on the held-out part
+run: $(VENV)/.installed
+	@mkdir -p $(OUT)
+	@echo "== spam/ham: train on sample_corpora/mail/train"
+	$(BIN)/nbcli train sample_corpora/mail/train -o $(OUT)/mail.nb
+	@echo "== predict a few held-out messages"
+	$(BIN)/nbcli predict $(OUT)/mail.nb sample_corpora/mail/test/ham/0001.eml sample_corpora/mail/test/ham/0002.eml sample_corpora/mail/test/spam/0001.eml sample_corpora/mail/test/spam/0002.eml
+	@echo "== evaluate on the held-out messages"
+	$(BIN)/nbcli eval $(OUT)/mail.nb sample_corpora/mail/test
+	@echo "== topics: train on sample_corpora/topics/train.jsonl, evaluate on test.jsonl"
+	$(BIN)/nbcli train sample_corpora/topics/train.jsonl -o $(OUT)/topics.nb
+	$(BIN)/nbcli eval $(OUT)/topics.nb sample_corpora/topics/test.jsonl
+	$(BIN)/nbcli info $(OUT)/topics.nb --top 5
+
+## test: the whole test suite
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis

@@ -1,0 +1,3 @@
+from nbcli.cli import main
+
+main()

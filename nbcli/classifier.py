@@ -1,0 +1,102 @@
+"""A trained classifier: analyzer options + vocabulary + event model.
+
+`Classifier` is what `nbcli train` produces and the model file stores; it
+classifies a stream of documents batch by batch, so results come out while
+later documents are still being read.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from nbcli.model import MultinomialNB
+from nbcli.sources import Document, batches
+from nbcli.tokenize import Analyzer, AnalyzerOptions
+from nbcli.vectorize import SparseCounts, Vocabulary, known_counts
+
+
+class Classifier:
+    """analyzer_options: how text becomes terms; vocabulary: term -> column;
+    model: the event model over those columns; meta: how it was trained."""
+
+    def __init__(self, analyzer_options: AnalyzerOptions, vocabulary: Vocabulary, model: MultinomialNB, meta: dict):
+        self.analyzer_options = analyzer_options
+        self.vocabulary = vocabulary
+        self.model = model
+        self.meta = meta
+        self._analyzer: Analyzer | None = None
+
+    @property
+    def classes(self) -> list[str]:
+        return self.model.classes
+
+    @property
+    def analyzer(self) -> Analyzer:
+        if self._analyzer is None:
+            self._analyzer = Analyzer(self.analyzer_options)
+        return self._analyzer
+
+    def counts(self, docs: list) -> SparseCounts:
+        """CSR counts (token-occurrence form) of documents' data on the vocabulary."""
+        batch = self.analyzer.analyze(docs)
+        return known_counts(batch, self.vocabulary.lookup(batch.hashes), len(self.vocabulary))
+
+    def log_proba(self, docs: list) -> np.ndarray:
+        """log P(class | document), shape (len(docs), n_classes)."""
+        return self.model.predict_log_proba(self.counts(docs))
+
+    def classify(self, docs: Iterable[Document]) -> Iterator[tuple[list[Document], np.ndarray]]:
+        """(batch of documents, their log-posteriors) for a stream of documents."""
+        for batch in batches(docs):
+            yield batch, self.log_proba([d.data for d in batch])
+
+    def evaluate(self, docs: Iterable[Document], progress=None) -> dict:
+        """Classify labelled documents and report the metrics (see `metrics`)."""
+        from nbcli.metrics import classification_report
+
+        index = {c: i for i, c in enumerate(self.classes)}
+        true_labels, pred_labels, log_p_true = [], [], []
+        for batch, log_proba in self.classify(docs):
+            best = log_proba.argmax(axis=1)
+            for i, doc in enumerate(batch):
+                true_labels.append(doc.label)
+                pred_labels.append(self.classes[best[i]])
+                j = index.get(doc.label)
+                log_p_true.append(log_proba[i, j] if j is not None else np.nan)
+            if progress is not None:
+                progress(len(batch))
+        return classification_report(true_labels, pred_labels, self.classes, np.array(log_p_true))
+
+    def describe(self, top: int = 10) -> dict:
+        """What `nbcli info` shows, as a JSON-ready dict."""
+        model = self.model
+        counts = np.asarray(model.feature_count, dtype=np.float64)
+        prior = np.exp(model.log_prior)
+        top_terms = {}
+        if top > 0 and len(self.vocabulary):
+            odds = model.term_log_odds()
+            k = min(top, odds.shape[1])
+            for c, name in enumerate(self.classes):
+                best = np.argpartition(-odds[c], k - 1)[:k]
+                best = best[np.lexsort((best, -odds[c][best]))]
+                best = best[odds[c][best] > 0]
+                terms = self.vocabulary.terms(best)
+                top_terms[name] = [{"term": t, "log_odds": float(odds[c][j])} for t, j in zip(terms, best.tolist())]
+        return {
+            "format_version": 1,
+            "kind": model.kind,
+            "nbcli_version": self.meta.get("nbcli_version"),
+            "created": self.meta.get("created"),
+            "documents": self.meta.get("n_documents"),
+            "vocabulary_size": len(self.vocabulary),
+            "classes": [
+                {"class": name, "documents": int(model.class_count[c]), "tokens": int(counts[c].sum()), "prior": float(prior[c])}
+                for c, name in enumerate(self.classes)
+            ],
+            "smoothing": {"alpha": model.alpha, "prior": model.prior},
+            "analyzer": self.analyzer_options.to_dict(),
+            "options": self.meta.get("options", {}),
+            "top_terms": top_terms,
+        }

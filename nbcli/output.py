@@ -1,0 +1,98 @@
+"""Result writers: TSV and JSON lines for machines, rich tables for people.
+
+Formats (stable; documented in the README):
+- predict TSV: `id<TAB>label<TAB>probability`, one line per document. Tabs,
+  newlines and backslashes in ids are escaped as \\t, \\n, \\r and \\\\.
+- predict JSON lines: {"id", "label", "probability", "probabilities"}.
+Probabilities are printed as Python/JSON floats (shortest repr that reads
+back exactly).
+"""
+
+from __future__ import annotations
+
+import json
+
+_TSV_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def tsv_field(value: str) -> str:
+    return value.translate(_TSV_ESCAPES)
+
+
+def prediction_tsv(doc_id: str, label: str, probability: float) -> str:
+    return f"{tsv_field(doc_id)}\t{tsv_field(label)}\t{probability!r}"
+
+
+def prediction_json(doc_id: str, label: str, probabilities: dict[str, float]) -> str:
+    return json.dumps(
+        {"id": doc_id, "label": label, "probability": probabilities[label], "probabilities": probabilities},
+        ensure_ascii=False,
+    )
+
+
+def _fmt(x) -> str:
+    return "-" if x is None else f"{x:.4f}"
+
+
+def render_eval(report: dict, file, source: str) -> None:
+    """The eval report as rich tables (plain text when not a terminal)."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=file, highlight=False, soft_wrap=True)
+    console.print(
+        f"{source}: {report['documents']} documents, accuracy {_fmt(report['accuracy'])}, "
+        f"log loss {_fmt(report['log_loss'])}"
+    )
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("class")
+    for name in ("precision", "recall", "f1", "support"):
+        table.add_column(name, justify="right")
+    for row in report["classes"]:
+        table.add_row(row["class"], _fmt(row["precision"]), _fmt(row["recall"]), _fmt(row["f1"]), str(row["support"]))
+    table.add_section()
+    for key, name in (("macro_avg", "macro avg"), ("weighted_avg", "weighted avg")):
+        row = report[key]
+        table.add_row(name, _fmt(row["precision"]), _fmt(row["recall"]), _fmt(row["f1"]), str(row["support"]))
+    console.print(table)
+    cm = report["confusion_matrix"]
+    console.print("confusion matrix (rows: true class, columns: predicted class)")
+    matrix = Table(box=box.SIMPLE_HEAD)
+    matrix.add_column("")
+    for lab in cm["labels"]:
+        matrix.add_column(lab, justify="right")
+    for lab, row in zip(cm["labels"], cm["matrix"]):
+        matrix.add_row(lab, *map(str, row))
+    console.print(matrix)
+    if report.get("unknown_classes"):
+        console.print(f"classes the model does not know: {', '.join(report['unknown_classes'])}")
+
+
+def render_info(info: dict, file) -> None:
+    """`nbcli info` for people."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=file, highlight=False, soft_wrap=True)
+    console.print(f"model:       {info['model']}")
+    console.print(f"event model: {info['kind']}")
+    console.print(f"trained:     {info['documents']} documents, {info['created']}, nbcli {info['nbcli_version']}")
+    console.print(f"vocabulary:  {info['vocabulary_size']} terms")
+    options = " ".join(f"{k}={v}" for k, v in info["options"].items())
+    console.print(f"options:     {options}")
+    classes = Table(box=box.SIMPLE_HEAD)
+    for name, justify in (("class", "left"), ("documents", "right"), ("tokens", "right"), ("prior", "right")):
+        classes.add_column(name, justify=justify)
+    for row in info["classes"]:
+        classes.add_row(row["class"], str(row["documents"]), str(row["tokens"]), f"{row['prior']:.4f}")
+    console.print(classes)
+    console.print("most indicative terms (log-odds against the other classes)")
+    top = Table(box=box.SIMPLE_HEAD)
+    for cls in info["top_terms"]:
+        top.add_column(cls)
+    columns = list(info["top_terms"].values())
+    for i in range(max(map(len, columns), default=0)):
+        top.add_row(*(f"{col[i]['term']} {col[i]['log_odds']:+.2f}" if i < len(col) else "" for col in columns))
+    console.print(top)

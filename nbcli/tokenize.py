@@ -1,0 +1,305 @@
+"""Text to tokens: the analyzer, built once from options.
+
+The analyzer turns a batch of documents into a `TokenBatch`: the 64-bit
+hash of every token (see `hashing`), grouped by document, plus a way to get
+a token's text back when it is needed (new vocabulary terms, debugging).
+Working on a whole batch at once keeps the per-token cost inside numpy.
+
+Tokens, in order of application:
+
+1. The text is lowercased (`str.lower`).
+2. Word tokens: by default, maximal runs of two or more word characters,
+   exactly the tokens of `re.findall(r"(?u)\\b\\w\\w+\\b", text)`, found with
+   numpy rather than the regex engine. With a custom token pattern P the
+   tokens are exactly `re.findall(P, text)`.
+3. Stop words are removed.
+4. With n-grams N > 1, every run of 2..N consecutive tokens of a document
+   is added as the term "w1 w2 ...", joined by single spaces.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nbcli import hashing
+from nbcli.decode import decode_bytes
+from nbcli.errors import NbcliError
+
+DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+_DEFAULT_PATTERNS = {DEFAULT_TOKEN_PATTERN, r"\b\w\w+\b", r"(?u)\w\w+", r"\w\w+"}
+
+# Our own list of very common English function words.
+ENGLISH_STOP_WORDS = frozenset(
+    """
+    a about above after again against all almost also although always am among an
+    and another any anyone anything are around as at be became because become been
+    before being below between both but by can cannot could did do does doing done
+    down during each either else enough even ever every few for from further had has
+    have having he her here hers herself him himself his how however i if in into is
+    it its itself just least less let like made many may me might mine more most
+    much must my myself neither never no nor not now of off often on once one only
+    onto or other others our ours ourselves out over own per perhaps quite rather
+    same she should since so some such than that the their theirs them themselves
+    then there these they this those though through thus to too toward towards
+    under until up upon us very via was we well were what whatever when where
+    whether which while who whom whose why will with within without would yet you
+    your yours yourself yourselves
+    """.split()
+)
+
+_WORD = re.compile(r"\w")
+_ASCII_WORD = np.array([bool(_WORD.match(chr(c))) for c in range(256)], dtype=np.int8)
+_ASCII_WORD[128:] = 0  # only consulted for ASCII text
+_unicode_word: np.ndarray | None = None  # -1 unknown, 0 no, 1 yes; filled lazily
+
+
+def _word_mask(codes: np.ndarray) -> np.ndarray:
+    """1 where the code point is a regex word character (\\w), else 0 (int8)."""
+    global _unicode_word
+    if codes.dtype == np.uint8:
+        return _ASCII_WORD[codes]
+    if _unicode_word is None:
+        _unicode_word = np.full(0x110000, -1, dtype=np.int8)
+        _unicode_word[:256] = [bool(_WORD.match(chr(c))) for c in range(256)]
+    mask = _unicode_word[codes]
+    unknown = mask < 0
+    if unknown.any():
+        for c in np.unique(codes[unknown]).tolist():
+            _unicode_word[c] = bool(_WORD.match(chr(c)))
+        mask = _unicode_word[codes]
+    return mask
+
+
+@dataclass(frozen=True)
+class AnalyzerOptions:
+    """What turns text into terms; stored in the model file."""
+
+    token_pattern: str | None = None  # None: the default word tokens
+    ngrams: int = 1
+    stop_words: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict:
+        return {
+            "token_pattern": self.token_pattern,
+            "ngrams": self.ngrams,
+            "stop_words": list(self.stop_words),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "AnalyzerOptions":
+        return cls(
+            token_pattern=d.get("token_pattern"),
+            ngrams=int(d.get("ngrams", 1)),
+            stop_words=tuple(d.get("stop_words", ())),
+        )
+
+
+class TokenBatch:
+    """The tokens of a batch of documents.
+
+    hashes: uint64 array of shape (n_tokens,), the term hash of each token,
+        documents one after another.
+    doc_ptr: int64 array of shape (n_docs + 1,); the tokens of document i are
+        hashes[doc_ptr[i]:doc_ptr[i + 1]].
+    """
+
+    def __init__(self, hashes, doc_ptr, strings_of):
+        self.hashes = hashes
+        self.doc_ptr = doc_ptr
+        self._strings_of = strings_of
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_ptr) - 1
+
+    def strings(self, idx) -> list[str]:
+        """The text of the tokens at positions `idx`."""
+        return self._strings_of(np.asarray(idx, dtype=np.int64))
+
+    def doc_tokens(self, i: int) -> list[str]:
+        return self.strings(np.arange(self.doc_ptr[i], self.doc_ptr[i + 1]))
+
+
+class _Unigrams:
+    """Word tokens of a batch: hashes, lengths, document pointers, texts."""
+
+    def __init__(self, hashes, lengths, doc_ptr, strings_of):
+        self.hashes = hashes
+        self.lengths = lengths
+        self.doc_ptr = doc_ptr
+        self.strings_of = strings_of
+
+    def select(self, keep: np.ndarray) -> "_Unigrams":
+        kept = np.flatnonzero(keep)
+        doc_ptr = _ptr_from_kept(keep, self.doc_ptr)
+        parent = self.strings_of
+        return _Unigrams(
+            self.hashes[kept], self.lengths[kept], doc_ptr, lambda idx: parent(kept[idx])
+        )
+
+
+def _ptr_from_kept(keep: np.ndarray, doc_ptr: np.ndarray) -> np.ndarray:
+    cum = np.concatenate([[0], np.cumsum(keep, dtype=np.int64)])
+    return cum[doc_ptr]
+
+
+class Analyzer:
+    """Turns batches of documents into TokenBatches, per AnalyzerOptions."""
+
+    def __init__(self, options: AnalyzerOptions | None = None):
+        options = options or AnalyzerOptions()
+        self.options = options
+        pattern = options.token_pattern
+        if pattern is None or pattern in _DEFAULT_PATTERNS:
+            self._regex = None
+        else:
+            try:
+                self._regex = re.compile(pattern)
+            except re.error as exc:
+                raise NbcliError(
+                    f"--token-pattern {pattern!r} is not a valid regular expression ({exc})",
+                    hint="check the pattern's syntax (Python 're')",
+                ) from None
+            if self._regex.groups > 1:
+                raise NbcliError(
+                    f"--token-pattern {pattern!r} has {self._regex.groups} capturing groups",
+                    hint="use at most one capturing group; write the others as (?:...)",
+                )
+        if options.ngrams < 1:
+            raise NbcliError("--ngrams must be at least 1")
+        stop = [w.lower() for w in options.stop_words]
+        self._stop = np.unique(hashing.hash_strings(stop)) if stop else None
+
+    # -- public ----------------------------------------------------------------
+
+    def analyze(self, docs: list) -> TokenBatch:
+        """Tokens of `docs` (each a str, or bytes decoded by `decode_bytes`)."""
+        texts = [(d if isinstance(d, str) else decode_bytes(d)).lower() for d in docs]
+        uni = self._regex_tokens(texts) if self._regex is not None else _word_tokens(texts)
+        if self._stop is not None and len(uni.hashes):
+            pos = np.searchsorted(self._stop, uni.hashes).clip(max=len(self._stop) - 1)
+            uni = uni.select(self._stop[pos] != uni.hashes)
+        if self.options.ngrams == 1:
+            return TokenBatch(uni.hashes, uni.doc_ptr, uni.strings_of)
+        return _with_ngrams(uni, self.options.ngrams)
+
+    def tokens(self, doc) -> list[str]:
+        """The terms of one document, in order (for debugging and tests)."""
+        return self.analyze([doc]).doc_tokens(0)
+
+    # -- internals -------------------------------------------------------------
+
+    def _regex_tokens(self, texts: list[str]) -> _Unigrams:
+        findall = self._regex.findall
+        per_doc = [findall(t) for t in texts]
+        counts = np.fromiter(map(len, per_doc), dtype=np.int64, count=len(per_doc))
+        doc_ptr = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=doc_ptr[1:])
+        flat = [tok for toks in per_doc for tok in toks]
+        lengths = np.fromiter(map(len, flat), dtype=np.int64, count=len(flat))
+        hashes = hashing.hash_strings(flat)
+        return _Unigrams(hashes, lengths, doc_ptr, lambda idx: [flat[i] for i in idx.tolist()])
+
+
+def _word_tokens(texts: list[str]) -> _Unigrams:
+    """Maximal runs of >= 2 word characters, for a whole batch at once."""
+    joined = "\n".join(texts)  # "\n" is not a word character: no token spans two docs
+    codes = hashing.codes_of(joined)
+    n = len(codes)
+    padded = np.zeros(n + 2, dtype=np.int8)
+    padded[1:-1] = _word_mask(codes)
+    edges = np.diff(padded)
+    starts = np.flatnonzero(edges == 1)
+    ends = np.flatnonzero(edges == -1)
+    keep = ends - starts >= 2
+    starts, ends = starts[keep], ends[keep]
+    doc_starts = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((len(t) + 1 for t in texts), dtype=np.int64, count=len(texts)), out=doc_starts[1:])
+    doc_ptr = np.searchsorted(starts, doc_starts)
+    hashes = hashing.hash_spans(codes, starts, ends)
+
+    def strings_of(idx):
+        return [joined[a:b] for a, b in zip(starts[idx].tolist(), ends[idx].tolist())]
+
+    return _Unigrams(hashes, ends - starts, doc_ptr, strings_of)
+
+
+_SPACE = np.uint64(ord(" "))
+_P = np.uint64(hashing.P)
+
+
+def _with_ngrams(uni: _Unigrams, n_max: int) -> TokenBatch:
+    """Unigrams plus every 2..n_max-gram within a document, grouped by doc."""
+    n_docs = len(uni.doc_ptr) - 1
+    n_uni = len(uni.hashes)
+    doc_len = np.diff(uni.doc_ptr)
+    doc_of = np.repeat(np.arange(n_docs), doc_len)
+    pos_in_doc = np.arange(n_uni) - uni.doc_ptr[doc_of]
+
+    parts_h = [uni.hashes]
+    parts_first = [np.arange(n_uni)]
+    parts_n = [np.ones(n_uni, dtype=np.int64)]
+    parts_doc = [doc_of]
+    parts_rank = [pos_in_doc]
+    per_doc = [doc_len]
+    offset = doc_len.copy()  # where order n's grams start inside a doc's block
+    for n in range(2, n_max + 1):
+        valid = np.flatnonzero(pos_in_doc + n <= doc_len[doc_of])
+        h = uni.hashes[valid].copy()
+        length = uni.lengths[valid].copy()
+        for k in range(1, n):
+            nxt = valid + k
+            h = h + hashing.pow_p(length) * (_SPACE + _P * uni.hashes[nxt])
+            length = length + 1 + uni.lengths[nxt]
+        d = doc_of[valid]
+        parts_h.append(h)
+        parts_first.append(valid)
+        parts_n.append(np.full(len(valid), n, dtype=np.int64))
+        parts_doc.append(d)
+        parts_rank.append(offset[d] + pos_in_doc[valid])
+        count_n = np.maximum(doc_len - n + 1, 0)
+        per_doc.append(count_n)
+        offset = offset + count_n
+
+    doc_ptr = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(offset, out=doc_ptr[1:])
+    all_doc = np.concatenate(parts_doc)
+    dest = doc_ptr[all_doc] + np.concatenate(parts_rank)
+    total = int(doc_ptr[-1])
+    hashes = np.empty(total, dtype=np.uint64)
+    first = np.empty(total, dtype=np.int64)
+    order = np.empty(total, dtype=np.int64)
+    hashes[dest] = np.concatenate(parts_h)
+    first[dest] = np.concatenate(parts_first)
+    order[dest] = np.concatenate(parts_n)
+
+    def strings_of(idx):
+        out = []
+        for f, n in zip(first[idx].tolist(), order[idx].tolist()):
+            out.append(" ".join(uni.strings_of(np.arange(f, f + n))))
+        return out
+
+    return TokenBatch(hashes, doc_ptr, strings_of)
+
+
+def load_stop_words(spec: str) -> tuple[str, ...]:
+    """'english' or a file with one word per line ('#' starts a comment)."""
+    if spec == "english":
+        return tuple(sorted(ENGLISH_STOP_WORDS))
+    try:
+        with open(spec, "rb") as fh:
+            text = decode_bytes(fh.read())
+    except OSError as exc:
+        raise NbcliError(
+            f"cannot read stop-word file {spec}: {exc.strerror}",
+            hint="give 'english' or a readable file with one word per line",
+        ) from None
+    words = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip().lower()
+        if line:
+            words.append(line)
+    return tuple(sorted(set(words)))

@@ -1,0 +1,170 @@
+"""Training: a stream of labelled documents to a Classifier, in one pass.
+
+Documents are read, analysed and counted batch by batch; only the counts are
+kept (`CountTable`), so memory is bounded by the vocabulary and the count
+tables, never by the number of documents.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import numpy as np
+
+from nbcli import __version__
+from nbcli.classifier import Classifier
+from nbcli.errors import NbcliError
+from nbcli.model import MultinomialNB, check_alpha
+from nbcli.sources import Document, batches
+from nbcli.tokenize import Analyzer, AnalyzerOptions, TokenBatch
+from nbcli.vectorize import Vocabulary, VocabularyBuilder, prune_mask
+
+
+@dataclass
+class TrainOptions:
+    """Smoothing and vocabulary pruning (see `nbcli train --help`)."""
+
+    alpha: float = 1.0
+    prior: object = "fit"  # 'fit', 'uniform' or {class: weight}
+    min_df: int | float = 1
+    max_df: int | float = 1.0
+    max_features: int | None = None
+    described: dict = field(default_factory=dict)  # options as the user gave them
+
+    @property
+    def needs_doc_freq(self) -> bool:
+        return self.min_df != 1 or self.max_df != 1.0
+
+
+class CountTable:
+    """Per-class term counts (and optionally document frequencies) of a
+    growing vocabulary, accumulated batch by batch."""
+
+    def __init__(self, doc_freq: bool = False):
+        self.vocab = VocabularyBuilder()
+        self.class_ids: dict[str, int] = {}
+        self.class_docs: list[int] = []
+        self._tf = np.zeros((0, 0), dtype=np.int64)  # (term capacity, class capacity)
+        self._df = np.zeros((0, 0), dtype=np.int64) if doc_freq else None
+
+    def _class_id(self, label: str) -> int:
+        cid = self.class_ids.get(label)
+        if cid is None:
+            cid = self.class_ids[label] = len(self.class_ids)
+            self.class_docs.append(0)
+        return cid
+
+    def _reserve(self, n_terms: int) -> None:
+        rows, cols = self._tf.shape
+        want_cols = len(self.class_ids)
+        if n_terms <= rows and want_cols <= cols:
+            return
+        new_rows = max(rows, 1024)
+        while new_rows < n_terms:
+            new_rows *= 2
+        new_cols = max(cols, want_cols, 2)
+        for name in ("_tf", "_df"):
+            old = getattr(self, name)
+            if old is None:
+                continue
+            grown = np.zeros((new_rows, new_cols), dtype=np.int64)
+            grown[: old.shape[0], : old.shape[1]] = old
+            setattr(self, name, grown)
+
+    def add(self, batch: TokenBatch, labels: list[str]) -> None:
+        """Count the tokens of a batch whose documents have these labels."""
+        ids = self.vocab.ids(batch)
+        cls_doc = np.array([self._class_id(lab) for lab in labels], dtype=np.int64)
+        for cid in cls_doc.tolist():
+            self.class_docs[cid] += 1
+        self._reserve(len(self.vocab))
+        n_cols = self._tf.shape[1]
+        doc_len = np.diff(batch.doc_ptr)
+        cls_tok = np.repeat(cls_doc, doc_len)
+        np.add.at(self._tf.reshape(-1), ids * n_cols + cls_tok, 1)
+        if self._df is not None and len(ids):
+            n = len(self.vocab)
+            doc_of = np.repeat(np.arange(len(labels), dtype=np.int64), doc_len)
+            pairs = np.unique(doc_of * n + ids)
+            docs, terms = pairs // n, pairs % n
+            np.add.at(self._df.reshape(-1), terms * n_cols + cls_doc[docs], 1)
+
+    def finish(self):
+        """(classes sorted by name, class_count (C,), vocabulary,
+        feature_count (C, V), doc_freq (C, V) or None), columns sorted."""
+        vocab, new_of_old = self.vocab.finish()
+        classes = sorted(self.class_ids)
+        cols = [self.class_ids[c] for c in classes]
+        n = len(vocab)
+        order = np.empty(n, dtype=np.int64)
+        order[new_of_old] = np.arange(n)
+        tf = np.ascontiguousarray(self._tf[:n][order][:, cols].T) if n else np.zeros((len(cols), 0), np.int64)
+        df = None
+        if self._df is not None:
+            df = np.ascontiguousarray(self._df[:n][order][:, cols].T) if n else np.zeros((len(cols), 0), np.int64)
+        class_count = np.array([self.class_docs[i] for i in cols], dtype=np.float64)
+        return classes, class_count, vocab, tf, df
+
+
+def count_corpus(docs: Iterable[Document], analyzer: Analyzer, doc_freq: bool, progress: Callable[[int], None] | None = None) -> CountTable:
+    """One streaming pass over labelled documents."""
+    table = CountTable(doc_freq=doc_freq)
+    for batch in batches(docs):
+        table.add(analyzer.analyze([d.data for d in batch]), [d.label for d in batch])
+        if progress is not None:
+            progress(len(batch))
+    return table
+
+
+def fit(table: CountTable, analyzer_options: AnalyzerOptions, options: TrainOptions) -> Classifier:
+    """Prune the vocabulary, smooth the counts, and build the Classifier."""
+    check_alpha(options.alpha)
+    classes, class_count, vocab, tf, df = table.finish()
+    n_docs = int(class_count.sum())
+    if n_docs == 0:
+        raise NbcliError(
+            "the corpus has no documents",
+            hint="check the paths, and that class folders contain files (hidden files are skipped)",
+        )
+    if len(classes) < 2:
+        raise NbcliError(
+            f"the corpus has only one class ({classes[0]})",
+            hint="a classifier needs documents of at least two classes",
+        )
+    if len(vocab) == 0:
+        raise NbcliError(
+            "the corpus has no terms: every document is empty after tokenizing",
+            hint="check the documents, --token-pattern and --stop-words",
+        )
+    if df is not None or options.max_features is not None:
+        keep = prune_mask(
+            tf.sum(axis=0),
+            df.sum(axis=0) if df is not None else None,
+            n_docs,
+            options.min_df,
+            options.max_df,
+            options.max_features,
+        )
+        if not keep.all():
+            cols = np.flatnonzero(keep)
+            vocab = vocab.subset(cols)
+            tf = np.ascontiguousarray(tf[:, cols])
+            df = np.ascontiguousarray(df[:, cols]) if df is not None else None
+    model = MultinomialNB(classes, class_count, tf, alpha=options.alpha, prior=options.prior, doc_freq=df)
+    meta = {
+        "n_documents": n_docs,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "nbcli_version": __version__,
+        "options": dict(options.described),
+    }
+    return Classifier(analyzer_options, vocab, model, meta)
+
+
+def train(docs: Iterable[Document], analyzer_options: AnalyzerOptions, options: TrainOptions, progress=None) -> Classifier:
+    """Train a Classifier on labelled documents."""
+    analyzer = Analyzer(analyzer_options)
+    check_alpha(options.alpha)
+    table = count_corpus(docs, analyzer, options.needs_doc_freq, progress)
+    return fit(table, analyzer_options, options)

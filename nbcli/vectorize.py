@@ -1,0 +1,311 @@
+"""Vocabularies and count matrices.
+
+A vocabulary maps term hashes (see `hashing`) to column numbers. A fitted
+`Vocabulary` keeps its terms sorted by hash, so a lookup is one
+`searchsorted` and the model file can store it as three flat arrays (hashes,
+UTF-8 text, offsets) that load without building a Python object per term.
+While a corpus is being read, a `VocabularyBuilder` grows the vocabulary in
+first-seen order through a numpy open-addressing hash table; `finish` sorts
+it.
+
+The same code turns token batches into CSR count matrices (documents x
+terms) for fitting and for mapping new documents onto a fixed vocabulary,
+where unknown terms are skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nbcli import hashing
+from nbcli.errors import NbcliError
+from nbcli.tokenize import Analyzer, TokenBatch
+
+_FIB = np.uint64(0x9E3779B97F4A7C15)
+
+
+class Vocabulary:
+    """A fixed vocabulary: terms sorted by hash, column i = i-th hash.
+
+    hashes: uint64 array of shape (n_terms,), strictly increasing.
+    blob, offsets: the terms' UTF-8 text; term i is
+        blob[offsets[i]:offsets[i + 1]].
+    """
+
+    def __init__(self, hashes: np.ndarray, blob: np.ndarray, offsets: np.ndarray):
+        self.hashes = hashes
+        self.blob = blob
+        self.offsets = offsets
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    @classmethod
+    def from_terms(cls, terms: list[str]) -> "Vocabulary":
+        hashes = hashing.hash_strings(list(terms))
+        order = np.argsort(hashes, kind="stable")
+        hashes = hashes[order]
+        if len(hashes) > 1 and (np.diff(hashes) == 0).any():
+            raise ValueError("duplicate terms")
+        return cls(hashes, *_pack([terms[i] for i in order.tolist()]))
+
+    def lookup(self, hashes: np.ndarray) -> np.ndarray:
+        """Column of each hash, or -1 where the term is unknown (int64)."""
+        if len(self.hashes) == 0:
+            return np.full(len(hashes), -1, dtype=np.int64)
+        pos = np.searchsorted(self.hashes, hashes)
+        pos[pos == len(self.hashes)] = 0
+        return np.where(self.hashes[pos] == hashes, pos, -1)
+
+    def terms(self, ids) -> list[str]:
+        """The text of the terms in columns `ids`."""
+        ids = np.asarray(ids, dtype=np.int64)
+        starts, ends = self.offsets[ids].tolist(), self.offsets[ids + 1].tolist()
+        if len(ids) > 256:
+            blob = self.blob.tobytes()
+            return [blob[a:b].decode("utf-8", "surrogatepass") for a, b in zip(starts, ends)]
+        return [self.blob[a:b].tobytes().decode("utf-8", "surrogatepass") for a, b in zip(starts, ends)]
+
+    def index_of(self, term: str) -> int:
+        """Column of `term`, or -1."""
+        return int(self.lookup(hashing.hash_strings([term]))[0])
+
+    def subset(self, keep: np.ndarray) -> "Vocabulary":
+        """The vocabulary restricted to the columns `keep` (sorted int array)."""
+        keep = np.asarray(keep, dtype=np.int64)
+        return Vocabulary(self.hashes[keep], *_pack(self.terms(keep)))
+
+
+def _pack(terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    encoded = [t.encode("utf-8", "surrogatepass") for t in terms]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    return blob, offsets
+
+
+class HashIndex:
+    """Map distinct uint64 keys to ids 0, 1, 2, ... in insertion order.
+
+    Open addressing with linear probing, kept at most half full, with every
+    operation vectorised over an array of keys.
+    """
+
+    def __init__(self, bits: int = 12):
+        self._bits = bits
+        self._keys = np.zeros(1 << bits, dtype=np.uint64)
+        self._ids = np.full(1 << bits, -1, dtype=np.int64)
+        self._chunks: list[np.ndarray] = []
+        self.size = 0
+
+    def keys(self) -> np.ndarray:
+        """All keys, in id order."""
+        if len(self._chunks) != 1:
+            self._chunks = [np.concatenate(self._chunks) if self._chunks else np.zeros(0, np.uint64)]
+        return self._chunks[0]
+
+    def _slots(self, keys: np.ndarray) -> np.ndarray:
+        return ((keys * _FIB) >> np.uint64(64 - self._bits)).astype(np.intp)
+
+    def lookup(self, keys: np.ndarray) -> np.ndarray:
+        """Id of each key, or -1 (int64 array)."""
+        mask = (1 << self._bits) - 1
+        out = np.full(len(keys), -1, dtype=np.int64)
+        slot = self._slots(keys)
+        todo = np.arange(len(keys))
+        pending = keys
+        while len(todo):
+            ids = self._ids[slot]
+            hit = (ids >= 0) & (self._keys[slot] == pending)
+            out[todo[hit]] = ids[hit]
+            more = (ids >= 0) & ~hit
+            todo, pending, slot = todo[more], pending[more], (slot[more] + 1) & mask
+        return out
+
+    def _place(self, keys: np.ndarray, ids: np.ndarray) -> None:
+        mask = (1 << self._bits) - 1
+        slot = self._slots(keys)
+        while len(keys):
+            free = self._ids[slot] < 0
+            self._ids[slot[free]] = ids[free]  # several may claim one slot ...
+            won = np.zeros(len(keys), dtype=bool)
+            won[free] = self._ids[slot[free]] == ids[free]  # ... one of them wins
+            self._keys[slot[won]] = keys[won]
+            lost = ~won
+            keys, ids, slot = keys[lost], ids[lost], (slot[lost] + 1) & mask
+
+    def add(self, keys: np.ndarray) -> np.ndarray:
+        """Insert distinct keys that are not present yet; return their ids."""
+        while 2 * (self.size + len(keys)) > (1 << self._bits):
+            self._grow()
+        ids = np.arange(self.size, self.size + len(keys), dtype=np.int64)
+        self._place(keys, ids)
+        self._chunks.append(keys)
+        self.size += len(keys)
+        return ids
+
+    def _grow(self) -> None:
+        keys = self.keys()
+        self._bits += 1
+        self._keys = np.zeros(1 << self._bits, dtype=np.uint64)
+        self._ids = np.full(1 << self._bits, -1, dtype=np.int64)
+        self._place(keys, np.arange(len(keys), dtype=np.int64))
+
+
+class VocabularyBuilder:
+    """A vocabulary growing as documents are read (ids in first-seen order)."""
+
+    def __init__(self):
+        self._index = HashIndex()
+        self._terms: list[str] = []
+
+    def __len__(self) -> int:
+        return self._index.size
+
+    def ids(self, batch: TokenBatch) -> np.ndarray:
+        """Column of every token of `batch`, adding the terms not seen yet."""
+        hashes = batch.hashes
+        ids = self._index.lookup(hashes)
+        missing = np.flatnonzero(ids < 0)
+        if len(missing):
+            new, first = np.unique(hashes[missing], return_index=True)
+            self._index.add(new)
+            self._terms.extend(batch.strings(missing[first]))
+            ids[missing] = self._index.lookup(hashes[missing])
+        return ids
+
+    def finish(self) -> tuple[Vocabulary, np.ndarray]:
+        """The sorted Vocabulary, and the new column of every old id."""
+        hashes = self._index.keys()
+        order = np.argsort(hashes, kind="stable")
+        new_of_old = np.empty(len(order), dtype=np.int64)
+        new_of_old[order] = np.arange(len(order))
+        terms = self._terms
+        vocab = Vocabulary(hashes[order], *_pack([terms[i] for i in order.tolist()]))
+        return vocab, new_of_old
+
+
+@dataclass
+class SparseCounts:
+    """A CSR matrix (documents x terms) without scipy.
+
+    data may be None, meaning every stored entry is 1 (one entry per token
+    occurrence, duplicates allowed); `canonical()` sums duplicates.
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray | None
+    shape: tuple[int, int]
+
+    def canonical(self) -> "SparseCounts":
+        """The same matrix with sorted, unique column indices per row."""
+        n_rows, n_cols = self.shape
+        rows = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(self.indptr))
+        key = rows * max(n_cols, 1) + self.indices
+        weights = self.data
+        uniq, inverse = np.unique(key, return_inverse=True)
+        if weights is None:
+            data = np.bincount(inverse, minlength=len(uniq)).astype(np.float64)
+        else:
+            data = np.bincount(inverse, weights=weights, minlength=len(uniq))
+        urows = uniq // max(n_cols, 1)
+        indptr = np.searchsorted(urows, np.arange(n_rows + 1))
+        return SparseCounts(indptr.astype(np.int64), uniq % max(n_cols, 1), data, self.shape)
+
+    def to_scipy(self):
+        import scipy.sparse
+
+        c = self.canonical()
+        return scipy.sparse.csr_matrix((c.data, c.indices, c.indptr), shape=self.shape)
+
+
+def known_counts(batch: TokenBatch, ids: np.ndarray, n_terms: int) -> SparseCounts:
+    """CSR (token-occurrence form) of the tokens whose id is known (>= 0)."""
+    known = ids >= 0
+    if known.all():
+        return SparseCounts(batch.doc_ptr, ids, None, (batch.n_docs, n_terms))
+    cum = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(known, out=cum[1:])
+    return SparseCounts(cum[batch.doc_ptr], ids[known], None, (batch.n_docs, n_terms))
+
+
+def prune_mask(
+    term_count: np.ndarray,
+    doc_freq: np.ndarray | None,
+    n_docs: int,
+    min_df: float = 1,
+    max_df: float = 1.0,
+    max_features: int | None = None,
+) -> np.ndarray:
+    """Which terms survive --min-df, --max-df and --max-features (bool).
+
+    term_count, doc_freq: arrays of shape (n_terms,) summed over classes.
+    min_df / max_df: an int is a number of documents, a float a proportion.
+    max_features keeps the most frequent terms (ties by column).
+    """
+    keep = np.ones(len(term_count), dtype=bool)
+    low = min_df if isinstance(min_df, int) else min_df * n_docs
+    high = max_df if isinstance(max_df, int) else max_df * n_docs
+    if doc_freq is not None:
+        keep &= (doc_freq >= low) & (doc_freq <= high)
+    if max_features is not None and keep.sum() > max_features:
+        candidates = np.flatnonzero(keep)
+        order = np.argsort(-term_count[candidates], kind="stable")[:max_features]
+        keep[:] = False
+        keep[candidates[order]] = True
+    if not keep.any():
+        raise NbcliError(
+            "after pruning, no terms remain",
+            hint="try a lower --min-df, a higher --max-df or a larger --max-features",
+        )
+    return keep
+
+
+class Vectorizer:
+    """Documents to CSR count matrices, with a fitted or growing vocabulary.
+
+    The scipy-facing API (used by tests and library users); the CLI streams
+    the same pieces (`Analyzer`, `VocabularyBuilder`, `known_counts`) batch
+    by batch instead of building one matrix for a whole corpus.
+    """
+
+    def __init__(self, analyzer: Analyzer | None = None, vocabulary: Vocabulary | None = None):
+        self.analyzer = analyzer or Analyzer()
+        self.vocabulary = vocabulary
+
+    def fit_transform(self, docs, batch_docs: int = 512):
+        """Learn the vocabulary of `docs` and return their scipy CSR counts."""
+        builder = VocabularyBuilder()
+        parts = []
+        for start in range(0, len(docs), batch_docs):
+            batch = self.analyzer.analyze(docs[start : start + batch_docs])
+            parts.append((batch.doc_ptr, builder.ids(batch)))
+        self.vocabulary, new_of_old = builder.finish()
+        return self._stack([(p, new_of_old[i]) for p, i in parts])
+
+    def transform(self, docs, batch_docs: int = 512):
+        """scipy CSR counts of `docs` on the fitted vocabulary."""
+        if self.vocabulary is None:
+            raise ValueError("the vectorizer has no vocabulary; call fit_transform first")
+        parts = []
+        for start in range(0, len(docs), batch_docs):
+            batch = self.analyzer.analyze(docs[start : start + batch_docs])
+            parts.append((batch.doc_ptr, self.vocabulary.lookup(batch.hashes)))
+        return self._stack(parts)
+
+    def _stack(self, parts):
+        indptrs, indices = [np.zeros(1, dtype=np.int64)], []
+        base = 0
+        for doc_ptr, ids in parts:
+            known = ids >= 0
+            cum = np.concatenate([[0], np.cumsum(known)])
+            indptrs.append(cum[doc_ptr[1:]] + base)
+            indices.append(ids[known])
+            base += int(cum[-1])
+        indptr = np.concatenate(indptrs)
+        idx = np.concatenate(indices) if indices else np.zeros(0, dtype=np.int64)
+        shape = (len(indptr) - 1, len(self.vocabulary))
+        return SparseCounts(indptr, idx, None, shape).to_scipy()
