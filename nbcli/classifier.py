@@ -38,19 +38,20 @@ class Classifier:
             self._analyzer = Analyzer(self.analyzer_options)
         return self._analyzer
 
-    def counts(self, docs: list) -> SparseCounts:
+    def counts(self, docs: list, kinds: list[str] | None = None) -> SparseCounts:
         """CSR counts (token-occurrence form) of documents' data on the vocabulary."""
-        batch = self.analyzer.analyze(docs)
+        batch = self.analyzer.analyze(docs, kinds)
         return known_counts(batch, self.vocabulary.lookup(batch.hashes), len(self.vocabulary))
 
-    def log_proba(self, docs: list) -> np.ndarray:
-        """log P(class | document), shape (len(docs), n_classes)."""
-        return self.model.predict_log_proba(self.counts(docs))
+    def log_proba(self, docs: list, kinds: list[str] | None = None) -> np.ndarray:
+        """log P(class | document), shape (len(docs), n_classes); docs are
+        str or bytes (see `Analyzer.analyze` for kinds)."""
+        return self.model.predict_log_proba(self.counts(docs, kinds))
 
     def classify(self, docs: Iterable[Document]) -> Iterator[tuple[list[Document], np.ndarray]]:
         """(batch of documents, their log-posteriors) for a stream of documents."""
         for batch in batches(docs):
-            yield batch, self.log_proba([d.data for d in batch])
+            yield batch, self.log_proba([d.data for d in batch], [d.kind for d in batch])
 
     def evaluate(self, docs: Iterable[Document], progress=None) -> dict:
         """Classify labelled documents and report the metrics (see `metrics`)."""
@@ -66,7 +67,7 @@ class Classifier:
                 j = index.get(doc.label)
                 log_p_true.append(log_proba[i, j] if j is not None else np.nan)
             if progress is not None:
-                progress(len(batch))
+                progress(batch)
         return classification_report(true_labels, pred_labels, self.classes, np.array(log_p_true))
 
     def describe(self, top: int = 10) -> dict:

@@ -29,6 +29,9 @@ import numpy as np
 from nbcli.errors import NbcliError
 
 
+UNKNOWN_TERMS = ("skip", "smooth")
+
+
 def parse_prior(spec: str) -> str | dict[str, float]:
     """'fit', 'uniform' or 'CLASS=WEIGHT,...' (weights are normalised)."""
     spec = spec.strip()
@@ -118,28 +121,39 @@ class MultinomialNB:
     prior: 'fit', 'uniform' or {class: weight}.
     doc_freq: (C, V) documents of each class containing each term, or None
         (kept with the counts; not used by this event model).
-    tables: (log_prior, weights, bias) already derived, e.g. from a model file.
+    unknown: what a term outside the vocabulary contributes when scoring:
+        'skip' (nothing, as scikit-learn does) or 'smooth' (the smoothed
+        probability of a term never seen in class c, alpha / (N_c + alpha
+        |V|), as if the vocabulary were open).
+    tables: (log_prior, weights, bias, unknown_weight) already derived,
+        e.g. from a model file.
     """
 
     kind = "multinomial"
 
-    def __init__(self, classes, class_count, feature_count, alpha=1.0, prior="fit", doc_freq=None, tables=None):
+    def __init__(self, classes, class_count, feature_count, alpha=1.0, prior="fit", doc_freq=None, unknown="skip", tables=None):
         self.classes = list(classes)
         self.class_count = np.asarray(class_count, dtype=np.float64)
         self.feature_count = feature_count
         self.doc_freq = doc_freq
         self.alpha = check_alpha(alpha)
         self.prior = prior
+        if unknown not in UNKNOWN_TERMS:
+            raise NbcliError(f"unknown-term rule {unknown!r} is not one of {', '.join(UNKNOWN_TERMS)}")
+        self.unknown = unknown
         if tables is None:
             tables = self.derive()
-        self.log_prior, self.weights, self.bias = tables
+        self.log_prior, self.weights, self.bias, self.unknown_weight = tables
 
-    def derive(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(log_prior (C,), weights (V, C), bias (C,)) from the counts."""
+    def derive(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(log_prior (C,), weights (V, C), bias (C,), unknown_weight (C,))
+        from the counts."""
         smoothed = np.asarray(self.feature_count, dtype=np.float64) + self.alpha
-        log_theta = np.log(smoothed) - np.log(smoothed.sum(axis=1, keepdims=True))
+        log_total = np.log(smoothed.sum(axis=1))
+        log_theta = np.log(smoothed) - log_total[:, None]
         lp = log_prior(self.class_count, self.classes, self.prior)
-        return lp, np.ascontiguousarray(log_theta.T), np.zeros(len(self.classes))
+        unknown = np.log(self.alpha) - log_total if self.unknown == "smooth" else np.zeros(len(self.classes))
+        return lp, np.ascontiguousarray(log_theta.T), np.zeros(len(self.classes)), unknown
 
     @property
     def log_theta(self) -> np.ndarray:
@@ -147,8 +161,14 @@ class MultinomialNB:
         return self.weights.T
 
     def joint_log_likelihood(self, X) -> np.ndarray:
-        """log P(c) + log P(x | c) up to a per-document constant, (D, C)."""
-        return sparse_dot(X, self.weights) + (self.bias + self.log_prior)
+        """log P(c) + log P(x | c) up to a per-document constant, (D, C).
+        X may carry `unknown`, each document's number of tokens outside the
+        vocabulary."""
+        jll = sparse_dot(X, self.weights) + (self.bias + self.log_prior)
+        unknown = getattr(X, "unknown", None)
+        if unknown is not None and self.unknown == "smooth":
+            jll += np.asarray(unknown, dtype=np.float64)[:, None] * self.unknown_weight
+        return jll
 
     def predict_log_proba(self, X) -> np.ndarray:
         return log_softmax(self.joint_log_likelihood(X))

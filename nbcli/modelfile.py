@@ -252,7 +252,7 @@ def to_payload(classifier) -> dict:
         "format_version": FORMAT_VERSION,
         "nbcli_version": __version__,
         "classes": list(model.classes),
-        "model": {"kind": model.kind, "alpha": model.alpha, "prior": _plain(model.prior)},
+        "model": {"kind": model.kind, "alpha": model.alpha, "prior": _plain(model.prior), "unknown": model.unknown},
         "analyzer": _plain(classifier.analyzer_options.to_dict()),
         "meta": _plain(classifier.meta),
         "class_count": np.ascontiguousarray(model.class_count, dtype=np.float64),
@@ -264,6 +264,7 @@ def to_payload(classifier) -> dict:
         "log_prior": np.ascontiguousarray(model.log_prior, dtype=np.float64),
         "weights": np.ascontiguousarray(model.weights, dtype=np.float64),
         "bias": np.ascontiguousarray(model.bias, dtype=np.float64),
+        "unknown_weight": np.ascontiguousarray(model.unknown_weight, dtype=np.float64),
     }
 
 
@@ -313,6 +314,7 @@ def from_payload(p: dict, path: str = "model"):
             _array(p, "log_prior", "f", (n_classes,)),
             _array(p, "weights", "f", (n_terms, n_classes)),
             _array(p, "bias", "f", (n_classes,)),
+            _array(p, "unknown_weight", "f", (n_classes,)),
         )
         spec = p.get("model")
         if not isinstance(spec, dict):
@@ -333,6 +335,7 @@ def from_payload(p: dict, path: str = "model"):
             alpha=spec.get("alpha", 1.0),
             prior=spec.get("prior", "fit"),
             doc_freq=doc_freq,
+            unknown=spec.get("unknown", "skip"),
             tables=tables,
         )
         options = AnalyzerOptions.from_dict(analyzer)

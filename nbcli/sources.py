@@ -1,22 +1,25 @@
-"""Where documents come from: paths, `-`, class folders and tables.
+"""Where documents come from: paths, `-`, folders, mailboxes and tables.
 
 Everything here turns command-line arguments into a lazy stream of
 `Document`s; nothing is tokenised here, and nothing holds a whole corpus in
-memory (a folder's file names are listed up front, the files themselves are
-read one at a time).
+memory (a folder's file names are listed up front; files, mailbox messages
+and table rows are read one at a time).
 
-Corpus layouts (for `train` and `eval`):
-- a folder with one sub-folder per class: the label is the sub-folder's
-  name, files are found recursively, hidden files and folders are skipped;
-- `--label CLASS=PATH`: every document in PATH gets the label CLASS;
-- a TSV, CSV or JSON-lines file (or `-`) with a text field and a label field.
+Documents in a path (for `predict`, `filter`, and `--label CLASS=PATH`):
+- a Maildir (a folder with cur/ and new/): one message per file in them;
+- any other folder: the documents of every non-hidden file below it;
+- a .tsv/.tab, .csv or .jsonl/.ndjson file: one document per row (the label
+  field, if any, is kept for `eval`);
+- a file that starts with an mbox "From " line: one message per mbox entry;
+- any other file: one document (an email message if it looks like one);
+- `-`: standard input, read as a file is (or a table with --input-format).
+`--input-format` forces one reading: text, eml (one message per file), mbox,
+maildir, tsv, csv or jsonl.
 
-Documents in a path (for `predict`, and for `--label`):
-- a folder: every non-hidden file below it, one document each;
-- a .tsv/.csv/.jsonl file: one document per row (the label field, if any,
-  is kept for `eval`);
-- any other file: one document;
-- `-`: standard input, one document (or a table with --input-format).
+Corpus layouts (for `train` and `eval`): a folder with one sub-folder per
+class, whose documents are read as above (so a class folder may hold .eml
+files, mbox files or be a Maildir); `--label CLASS=PATH`; or a table (a
+file or `-`) with text and label fields.
 """
 
 from __future__ import annotations
@@ -30,11 +33,9 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from nbcli.decode import decode_bytes
+from nbcli.defaults import DEFAULT_MAX_DOC_BYTES, INPUT_FORMATS, MAIL_FORMATS, TABLE_FORMATS  # noqa: F401
 from nbcli.errors import NbcliError
 
-DEFAULT_MAX_DOC_BYTES = 16 * 1024 * 1024
-TABLE_FORMATS = ("tsv", "csv", "jsonl")
-INPUT_FORMATS = ("auto", "text") + TABLE_FORMATS
 _EXTENSIONS = {
     ".tsv": "tsv",
     ".tab": "tsv",
@@ -42,6 +43,7 @@ _EXTENSIONS = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
 }
+_READ_CHUNK = 1 << 20
 
 Warn = Callable[[str], None]
 
@@ -52,16 +54,23 @@ def _no_warn(message: str) -> None:
 
 @dataclass
 class Document:
-    """One document: an id for output, a label (None if unknown) and its data."""
+    """One document: an id for output, a label (None if unknown) and its data.
+
+    kind: "mail" (an RFC 822 message), "text" (never read as mail) or "auto"
+    (the analyzer decides). first: True for the first document read from a
+    file, which is how progress is counted.
+    """
 
     id: str
     label: str | None
     data: bytes | str
+    kind: str = "auto"
+    first: bool = True
 
 
 @dataclass
 class ReadOptions:
-    """How to read inputs (shared by train, predict and eval)."""
+    """How to read inputs (shared by train, predict, eval and filter)."""
 
     input_format: str = "auto"
     text_field: str | None = None
@@ -73,7 +82,8 @@ class ReadOptions:
 
 
 class Corpus:
-    """A lazy stream of documents, with the number of documents if known."""
+    """A lazy stream of documents; `total` is the number of input files if
+    known (None when tables or stdin are involved)."""
 
     def __init__(self, parts: list[tuple[Callable[[], Iterator[Document]], int | None]]):
         self._parts = parts
@@ -84,8 +94,13 @@ class Corpus:
         for make, _ in self._parts:
             yield from make()
 
+    def progress(self, batch: list[Document]) -> int:
+        """How far a batch moves a progress bar: files if the total is known,
+        else documents."""
+        return len(batch) if self.total is None else sum(d.first for d in batch)
 
-# -- files -----------------------------------------------------------------------
+
+# -- files and mailboxes -------------------------------------------------------
 
 
 def _is_hidden(name: str) -> bool:
@@ -104,49 +119,116 @@ def list_files(root: str) -> list[str]:
     return found
 
 
-def read_capped(path: str, max_bytes: int, warn: Warn) -> bytes | None:
-    """The first `max_bytes` bytes of a file (with a warning if cut), or None
-    with a warning if the file cannot be read."""
+def is_maildir(path: str) -> bool:
+    return os.path.isdir(os.path.join(path, "cur")) and os.path.isdir(os.path.join(path, "new"))
+
+
+def maildir_files(path: str) -> list[str]:
+    """The messages of a Maildir: the non-hidden files in cur/ and new/."""
+    files = []
+    for sub in ("cur", "new"):
+        folder = os.path.join(path, sub)
+        files += [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if not _is_hidden(n)]
+    return files
+
+
+def split_mbox(first: bytes, read: Callable[[int], bytes]) -> Iterator[bytes]:
+    """The entries of an mbox stream, exactly as stored: each runs from a line
+    starting with "From " up to the next such line, so the entries joined
+    together give back the stream byte for byte. `first` is what was already
+    read of the stream; `read(n)` reads more."""
+    buf = bytearray(first)
+    scan = 0
+    while True:
+        cut = buf.find(b"\nFrom ", scan)
+        if cut >= 0:
+            yield bytes(buf[: cut + 1])
+            del buf[: cut + 1]
+            scan = 0
+            continue
+        more = read(_READ_CHUNK)
+        if not more:
+            if buf:
+                yield bytes(buf)
+            return
+        scan = max(0, len(buf) - 6)
+        buf += more
+
+
+def _cap(data: bytes, name: str, opts: ReadOptions) -> bytes:
+    if len(data) > opts.max_doc_bytes:
+        opts.warn(f"{name}: larger than --max-doc-bytes ({opts.max_doc_bytes}); using its first {opts.max_doc_bytes} bytes")
+        return data[: opts.max_doc_bytes]
+    return data
+
+
+def _open_binary(path: str, opts: ReadOptions):
+    """A binary file object for a path or '-', or None (with a warning)."""
+    if path == "-":
+        return sys.stdin.buffer
     try:
-        fd = os.open(path, os.O_RDONLY)
+        return open(path, "rb", buffering=0)
     except OSError as exc:
-        warn(f"skipping {path}: {exc.strerror}")
+        opts.warn(f"skipping {path}: {exc.strerror}")
         return None
+
+
+def _read_upto(fh, n: int) -> bytes:
+    chunks, size = [], 0
+    while size < n:
+        chunk = fh.read(min(n - size, 1 << 24))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def _file_docs(path: str, fmt: str, label: str | None, opts: ReadOptions) -> Iterator[Document]:
+    """The documents of one non-table file (or '-'): one document, or the
+    messages of an mbox. `fmt` is auto, text, eml or mbox."""
+    fh = _open_binary(path, opts)
+    if fh is None:
+        return
+    name = "standard input" if path == "-" else path
     try:
-        chunks, size = [], 0
-        while size <= max_bytes:
-            chunk = os.read(fd, max_bytes + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        head = _read_upto(fh, opts.max_doc_bytes + 1)
+        if fmt == "mbox" or (fmt == "auto" and head.startswith(b"From ")):
+            for n, message in enumerate(split_mbox(head, fh.read), 1):
+                yield Document(f"{path}:{n}", label, _cap(message, f"{path}:{n}", opts), "mail", n == 1)
+            return
+        if len(head) > opts.max_doc_bytes:
+            head = _cap(head, name, opts)
+            while fh.read(1 << 20):  # drain stdin; files are simply closed
+                if path != "-":
+                    break
+        yield Document(path, label, head, {"eml": "mail", "text": "text"}.get(fmt, "auto"))
     except OSError as exc:
-        warn(f"skipping {path}: {exc.strerror}")
-        return None
+        opts.warn(f"skipping {path}: {exc.strerror}")
     finally:
-        os.close(fd)
-    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    if len(data) > max_bytes:
-        warn(f"{path}: larger than --max-doc-bytes ({max_bytes}); using its first {max_bytes} bytes")
-        data = data[:max_bytes]
-    return data
+        if path != "-":
+            fh.close()
 
 
-def _read_stdin(max_bytes: int, warn: Warn) -> bytes:
-    data = sys.stdin.buffer.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        warn(f"standard input is larger than --max-doc-bytes ({max_bytes}); using its first {max_bytes} bytes")
-        data = data[:max_bytes]
-        while sys.stdin.buffer.read(1 << 20):
-            pass
-    return data
-
-
-def _file_docs(paths: list[str], label: str | None, opts: ReadOptions) -> Iterator[Document]:
-    for path in paths:
-        data = read_capped(path, opts.max_doc_bytes, opts.warn)
-        if data is not None:
-            yield Document(path, label, data)
+def read_messages(path: str) -> Iterator[bytes]:
+    """Raw messages for `nbcli filter`, never cut: an mbox's entries, or the
+    whole file (or stdin) as one message."""
+    fh = sys.stdin.buffer if path == "-" else open(path, "rb", buffering=0)
+    try:
+        head = _read_upto(fh, 5)
+        if head.startswith(b"From "):
+            yield from split_mbox(head, fh.read)
+        else:
+            rest = [head]
+            while True:
+                chunk = fh.read(_READ_CHUNK)
+                if not chunk:
+                    break
+                rest.append(chunk)
+            yield b"".join(rest)
+    finally:
+        if path != "-":
+            fh.close()
 
 
 # -- tables ----------------------------------------------------------------------
@@ -316,11 +398,15 @@ def _sniff(lines: Iterator[str]) -> tuple[str, Iterator[str]]:
     return fmt, itertools.chain(ahead, lines)
 
 
+# -- public entry points -------------------------------------------------------
+
+
 def _format_of(path: str, opts: ReadOptions) -> str:
-    """'text' or a table format, from --input-format or the file name."""
+    """The forced --input-format, or a table format from the file name, or
+    'auto'."""
     if opts.input_format != "auto":
         return opts.input_format
-    return _EXTENSIONS.get(os.path.splitext(path)[1].lower(), "text")
+    return _EXTENSIONS.get(os.path.splitext(path)[1].lower(), "auto")
 
 
 def _check_exists(path: str) -> None:
@@ -328,34 +414,34 @@ def _check_exists(path: str) -> None:
         raise NbcliError(f"{path}: no such file or folder", hint="check the path")
 
 
-# -- public entry points -------------------------------------------------------
+def _docs_of(path: str, opts: ReadOptions, label: str | None, need_label: bool) -> Iterator[Document]:
+    fmt = _format_of(path, opts)
+    if fmt in TABLE_FORMATS:
+        yield from _open_table(path, fmt, label, need_label, opts)
+    else:
+        yield from _file_docs(path, fmt, label, opts)
 
 
 def documents_in(path: str, opts: ReadOptions, label: str | None = None) -> tuple[Callable[[], Iterator[Document]], int | None]:
-    """The documents in one path (file, folder, table or '-') and their count."""
+    """The documents in one path (see the module docstring) and the number of
+    files they come from, if known."""
     _check_exists(path)
+    fmt = opts.input_format
     if path == "-":
-        fmt = opts.input_format if opts.input_format != "auto" else "text"
-        if fmt == "text":
-            return (lambda: iter([Document("-", label, _read_stdin(opts.max_doc_bytes, opts.warn))])), 1
-        return (lambda: _open_table("-", fmt, label, False, opts)), None
+        return (lambda: _docs_of("-", opts, label, False)), (None if fmt in TABLE_FORMATS else 1)
     if os.path.isdir(path):
+        if fmt == "maildir" or (fmt == "auto" and is_maildir(path)):
+            if not is_maildir(path):
+                raise NbcliError(f"{path} is not a Maildir (it has no cur/ and new/ folders)", hint="drop --input-format maildir")
+            files = maildir_files(path)
+            return (lambda: (Document(f, label, d.data, "mail") for f in files for d in _file_docs(f, "eml", None, opts))), len(files)
         files = list_files(path)
-        tables = [f for f in files if _format_of(f, opts) != "text"]
-        if tables:
-            def gen():
-                for f in files:
-                    fmt = _format_of(f, opts)
-                    if fmt == "text":
-                        yield from _file_docs([f], label, opts)
-                    else:
-                        yield from _open_table(f, fmt, label, False, opts)
-            return gen, None
-        return (lambda: _file_docs(files, label, opts)), len(files)
-    fmt = _format_of(path, opts)
-    if fmt == "text":
-        return (lambda: _file_docs([path], label, opts)), 1
-    return (lambda: _open_table(path, fmt, label, False, opts)), None
+        known = all(_format_of(f, opts) not in TABLE_FORMATS for f in files)
+        return (lambda: (d for f in files for d in _docs_of(f, opts, label, False))), (len(files) if known else None)
+    if fmt == "maildir":
+        raise NbcliError(f"{path} is not a Maildir (it is a file)", hint="drop --input-format maildir")
+    known = _format_of(path, opts) not in TABLE_FORMATS
+    return (lambda: _docs_of(path, opts, label, False)), (1 if known else None)
 
 
 def labeled_corpus(corpora: Iterable[str], pairs: Iterable[tuple[str, str]], opts: ReadOptions) -> Corpus:
@@ -364,15 +450,15 @@ def labeled_corpus(corpora: Iterable[str], pairs: Iterable[tuple[str, str]], opt
     for path in corpora:
         _check_exists(path)
         if path == "-":
-            fmt = opts.input_format if opts.input_format not in ("auto", "text") else "sniff"
+            fmt = opts.input_format if opts.input_format in TABLE_FORMATS else "sniff"
             parts.append(((lambda fmt=fmt: _open_table("-", fmt, None, True, opts)), None))
-        elif os.path.isdir(path):
+        elif os.path.isdir(path) and not is_maildir(path):
             parts.extend(_class_folders(path, opts))
         else:
             fmt = _format_of(path, opts)
-            if fmt == "text":
+            if fmt not in TABLE_FORMATS:
                 raise NbcliError(
-                    f"{path} is a single file, so it has no labels",
+                    f"{path} has no labels",
                     hint="give a folder with one sub-folder per class, a .tsv/.csv/.jsonl file, "
                     f"or --label CLASS={path}",
                 )
@@ -394,11 +480,7 @@ def _class_folders(root: str, opts: ReadOptions):
     loose = [f for f in os.listdir(root) if not _is_hidden(f) and os.path.isfile(os.path.join(root, f))]
     if loose:
         opts.warn(f"{root}: ignoring {len(loose)} file(s) outside the class sub-folders")
-    parts = []
-    for cls in classes:
-        files = list_files(os.path.join(root, cls))
-        parts.append(((lambda files=files, cls=cls: _file_docs(files, cls, opts)), len(files)))
-    return parts
+    return [documents_in(os.path.join(root, cls), opts, label=cls) for cls in classes]
 
 
 def parse_label_pair(value: str) -> tuple[str, str]:

@@ -10,8 +10,11 @@ Tokens, in order of application:
 1. The text is lowercased (`str.lower`).
 2. Word tokens: by default, maximal runs of two or more word characters,
    exactly the tokens of `re.findall(r"(?u)\\b\\w\\w+\\b", text)`, found with
-   numpy rather than the regex engine. With a custom token pattern P the
-   tokens are exactly `re.findall(P, text)`.
+   numpy rather than the regex engine. The text of email messages (see
+   `mail`) uses the mail rule instead: maximal runs of word characters and
+   $ ' ! - that contain a word character, exactly the tokens of
+   `re.findall(MAIL_TOKEN_PATTERN, text)`. With a custom token pattern P the
+   tokens of everything are exactly `re.findall(P, text)`.
 3. Stop words are removed.
 4. With n-grams N > 1, every run of 2..N consecutive tokens of a document
    is added as the term "w1 w2 ...", joined by single spaces.
@@ -27,8 +30,11 @@ import numpy as np
 from nbcli import hashing
 from nbcli.decode import decode_bytes
 from nbcli.errors import NbcliError
+from nbcli.mail import DEFAULT_MAX_MESSAGE_BYTES, extract, looks_like_mail
 
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+# The mail rule, as a regular expression (the analyzer uses numpy instead).
+MAIL_TOKEN_PATTERN = r"[\w$'!-]*\w[\w$'!-]*"
 _DEFAULT_PATTERNS = {DEFAULT_TOKEN_PATTERN, r"\b\w\w+\b", r"(?u)\w\w+", r"\w\w+"}
 
 # Our own list of very common English function words.
@@ -80,12 +86,16 @@ class AnalyzerOptions:
     token_pattern: str | None = None  # None: the default word tokens
     ngrams: int = 1
     stop_words: tuple[str, ...] = field(default=())
+    mail: bool = True  # analyse documents that parse as mail with `nbcli.mail`
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
 
     def to_dict(self) -> dict:
         return {
             "token_pattern": self.token_pattern,
             "ngrams": self.ngrams,
             "stop_words": list(self.stop_words),
+            "mail": self.mail,
+            "max_message_bytes": self.max_message_bytes,
         }
 
     @classmethod
@@ -94,6 +104,8 @@ class AnalyzerOptions:
             token_pattern=d.get("token_pattern"),
             ngrams=int(d.get("ngrams", 1)),
             stop_words=tuple(d.get("stop_words", ())),
+            mail=bool(d.get("mail", True)),
+            max_message_bytes=int(d.get("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)),
         )
 
 
@@ -172,25 +184,59 @@ class Analyzer:
             raise NbcliError("--ngrams must be at least 1")
         stop = [w.lower() for w in options.stop_words]
         self._stop = np.unique(hashing.hash_strings(stop)) if stop else None
+        self.mail_docs = 0
 
     # -- public ----------------------------------------------------------------
 
-    def analyze(self, docs: list) -> TokenBatch:
-        """Tokens of `docs` (each a str, or bytes decoded by `decode_bytes`)."""
-        texts = [(d if isinstance(d, str) else decode_bytes(d)).lower() for d in docs]
-        uni = self._regex_tokens(texts) if self._regex is not None else _word_tokens(texts)
+    def analyze(self, docs: list, kinds: list[str] | None = None) -> TokenBatch:
+        """Tokens of `docs`, each a str, or bytes: a message if it is mail
+        (kind 'mail', or kind 'auto' and it looks like mail) and the
+        analyzer's mail option is on, else text decoded by `decode_bytes`.
+        Counts the documents read as mail in `self.mail_docs`."""
+        plain: list[str] = []  # one lowercased text per plain document
+        plain_doc: list[int] = []
+        mail_texts: list[str] = []  # text segments of messages, lowercased
+        mail_doc: list[int] = []
+        mail_prefix: list[str] = []
+        literals: list[str] = []
+        lit_doc: list[int] = []
+        for i, data in enumerate(docs):
+            kind = kinds[i] if kinds is not None else "auto"
+            if self.options.mail and isinstance(data, bytes) and (kind == "mail" or (kind == "auto" and looks_like_mail(data))):
+                found = extract(data, self.options.max_message_bytes)
+                for prefix, text in found.segments:
+                    mail_texts.append(text.lower())
+                    mail_doc.append(i)
+                    mail_prefix.append(prefix)
+                literals.extend(found.literals)
+                lit_doc.extend([i] * len(found.literals))
+                self.mail_docs += 1
+            else:
+                plain.append((data if isinstance(data, str) else decode_bytes(data)).lower())
+                plain_doc.append(i)
+        text_tokens = self._segment_tokens(plain, mail_rule=False)
+        if len(plain) == len(docs):
+            return text_tokens  # no mail: one segment per document
+        segments = _concat(text_tokens, self._segment_tokens(mail_texts, mail_rule=True))
+        seg_doc = np.array(plain_doc + mail_doc, dtype=np.int64)
+        return _assemble(segments, len(docs), seg_doc, [""] * len(plain) + mail_prefix, literals, lit_doc)
+
+    def tokens(self, doc, kind: str = "auto") -> list[str]:
+        """The terms of one document, in order (for `nbcli tokens` and tests)."""
+        return self.analyze([doc], [kind]).doc_tokens(0)
+
+    def _segment_tokens(self, texts: list[str], mail_rule: bool) -> TokenBatch:
+        """Word tokens, stop words removed, n-grams added, per text segment."""
+        if self._regex is not None:
+            uni = self._regex_tokens(texts)
+        else:
+            uni = _run_tokens(texts, mail_rule)
         if self._stop is not None and len(uni.hashes):
             pos = np.searchsorted(self._stop, uni.hashes).clip(max=len(self._stop) - 1)
             uni = uni.select(self._stop[pos] != uni.hashes)
         if self.options.ngrams == 1:
             return TokenBatch(uni.hashes, uni.doc_ptr, uni.strings_of)
         return _with_ngrams(uni, self.options.ngrams)
-
-    def tokens(self, doc) -> list[str]:
-        """The terms of one document, in order (for debugging and tests)."""
-        return self.analyze([doc]).doc_tokens(0)
-
-    # -- internals -------------------------------------------------------------
 
     def _regex_tokens(self, texts: list[str]) -> _Unigrams:
         findall = self._regex.findall
@@ -204,17 +250,40 @@ class Analyzer:
         return _Unigrams(hashes, lengths, doc_ptr, lambda idx: [flat[i] for i in idx.tolist()])
 
 
-def _word_tokens(texts: list[str]) -> _Unigrams:
-    """Maximal runs of >= 2 word characters, for a whole batch at once."""
-    joined = "\n".join(texts)  # "\n" is not a word character: no token spans two docs
+_MAIL_EXTRA = np.zeros(128, dtype=np.int8)
+for _ch in "$'!-":
+    _MAIL_EXTRA[ord(_ch)] = 1
+
+
+def _run_tokens(texts: list[str], mail_rule: bool = False) -> _Unigrams:
+    """Word tokens of a whole batch at once, found with numpy.
+
+    Text rule: maximal runs of >= 2 word characters.
+    Mail rule: maximal runs of word characters and $ ' ! - that contain at
+    least one word character (so "$50", "don't", "free!!!" and "e-mail" are
+    single tokens).
+    """
+    joined = "\n".join(texts)  # "\n" is not a token character: no token spans two texts
     codes = hashing.codes_of(joined)
     n = len(codes)
+    word = _word_mask(codes)
     padded = np.zeros(n + 2, dtype=np.int8)
-    padded[1:-1] = _word_mask(codes)
+    if mail_rule:
+        extra = np.zeros(n, dtype=np.int8)
+        ascii_ = codes < 128
+        extra[ascii_] = _MAIL_EXTRA[codes[ascii_]]
+        padded[1:-1] = word | extra
+    else:
+        padded[1:-1] = word
     edges = np.diff(padded)
     starts = np.flatnonzero(edges == 1)
     ends = np.flatnonzero(edges == -1)
-    keep = ends - starts >= 2
+    if mail_rule:
+        words_before = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(word, out=words_before[1:])
+        keep = words_before[ends] > words_before[starts]
+    else:
+        keep = ends - starts >= 2
     starts, ends = starts[keep], ends[keep]
     doc_starts = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(np.fromiter((len(t) + 1 for t in texts), dtype=np.int64, count=len(texts)), out=doc_starts[1:])
@@ -280,6 +349,55 @@ def _with_ngrams(uni: _Unigrams, n_max: int) -> TokenBatch:
         out = []
         for f, n in zip(first[idx].tolist(), order[idx].tolist()):
             out.append(" ".join(uni.strings_of(np.arange(f, f + n))))
+        return out
+
+    return TokenBatch(hashes, doc_ptr, strings_of)
+
+
+def _concat(a: TokenBatch, b: TokenBatch) -> TokenBatch:
+    """The segments of `a` followed by those of `b`."""
+    n_a = len(a.hashes)
+    doc_ptr = np.concatenate([a.doc_ptr, b.doc_ptr[1:] + n_a])
+
+    def strings_of(idx):
+        out: list[str] = [""] * len(idx)
+        in_a = idx < n_a
+        for where, batch, offset in ((np.flatnonzero(in_a), a, 0), (np.flatnonzero(~in_a), b, n_a)):
+            if len(where):
+                for k, text in zip(where.tolist(), batch.strings(idx[where] - offset)):
+                    out[k] = text
+        return out
+
+    return TokenBatch(np.concatenate([a.hashes, b.hashes]), doc_ptr, strings_of)
+
+
+def _assemble(segments: TokenBatch, n_docs: int, seg_doc: np.ndarray, seg_prefix: list[str], literals: list[str], lit_doc: list[int]) -> TokenBatch:
+    """Documents' tokens from their segments' tokens (each prefixed with its
+    segment's prefix) and their literal tokens, grouped by document."""
+    n_seg = len(seg_prefix)
+    seg_of = np.repeat(np.arange(n_seg, dtype=np.int64), np.diff(segments.doc_ptr))
+    prefixes = sorted(set(seg_prefix))
+    prefix_id = np.array([prefixes.index(p) for p in seg_prefix], dtype=np.int64) if len(prefixes) > 1 else np.zeros(n_seg, np.int64)
+    prefix_hash = hashing.hash_strings(prefixes)[prefix_id]
+    prefix_pow = hashing.pow_p(np.array([len(p) for p in prefixes], dtype=np.int64))[prefix_id]
+    text_hashes = prefix_hash[seg_of] + prefix_pow[seg_of] * segments.hashes
+    n_text = len(text_hashes)
+    all_doc = np.concatenate([seg_doc[seg_of], np.array(lit_doc, dtype=np.int64)])
+    order = np.argsort(all_doc, kind="stable")
+    hashes = np.concatenate([text_hashes, hashing.hash_strings(literals)])[order]
+    doc_ptr = np.searchsorted(all_doc[order], np.arange(n_docs + 1))
+
+    def strings_of(idx):
+        src = order[idx]
+        out: list[str] = [""] * len(src)
+        is_text = src < n_text
+        where_text = np.flatnonzero(is_text)
+        if len(where_text):
+            words = segments.strings(src[where_text])
+            for k, w, seg in zip(where_text.tolist(), words, seg_of[src[where_text]].tolist()):
+                out[k] = seg_prefix[seg] + w
+        for k in np.flatnonzero(~is_text).tolist():
+            out[k] = literals[int(src[k]) - n_text]
         return out
 
     return TokenBatch(hashes, doc_ptr, strings_of)

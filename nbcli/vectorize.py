@@ -193,12 +193,14 @@ class SparseCounts:
 
     data may be None, meaning every stored entry is 1 (one entry per token
     occurrence, duplicates allowed); `canonical()` sums duplicates.
+    unknown, if given, counts each row's tokens outside the vocabulary.
     """
 
     indptr: np.ndarray
     indices: np.ndarray
     data: np.ndarray | None
     shape: tuple[int, int]
+    unknown: np.ndarray | None = None
 
     def canonical(self) -> "SparseCounts":
         """The same matrix with sorted, unique column indices per row."""
@@ -223,13 +225,16 @@ class SparseCounts:
 
 
 def known_counts(batch: TokenBatch, ids: np.ndarray, n_terms: int) -> SparseCounts:
-    """CSR (token-occurrence form) of the tokens whose id is known (>= 0)."""
+    """CSR (token-occurrence form) of the tokens whose id is known (>= 0),
+    with the number of unknown tokens of each document."""
     known = ids >= 0
     if known.all():
-        return SparseCounts(batch.doc_ptr, ids, None, (batch.n_docs, n_terms))
+        return SparseCounts(batch.doc_ptr, ids, None, (batch.n_docs, n_terms), np.zeros(batch.n_docs, np.int64))
     cum = np.zeros(len(ids) + 1, dtype=np.int64)
     np.cumsum(known, out=cum[1:])
-    return SparseCounts(cum[batch.doc_ptr], ids[known], None, (batch.n_docs, n_terms))
+    indptr = cum[batch.doc_ptr]
+    unknown = np.diff(batch.doc_ptr) - np.diff(indptr)
+    return SparseCounts(indptr, ids[known], None, (batch.n_docs, n_terms), unknown)
 
 
 def prune_mask(

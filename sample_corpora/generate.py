@@ -2955,6 +2955,17 @@ def write_topics(root: Path):
 
 # ---------------------------------------------------------------------------
 
+def write_inbox(mail_dir: Path) -> None:
+    """mail/inbox.mbox: the first three held-out ham and spam messages as one
+    mbox (From_ lines, ">From " escaping), for trying `nbcli filter`."""
+    entries = []
+    for label in ("ham", "spam"):
+        for path in sorted((mail_dir / "test" / label).glob("*.eml"))[:3]:
+            raw = path.read_bytes().replace(b"\nFrom ", b"\n>From ")
+            entries.append(b"From MAILER-DAEMON Mon Mar  2 10:00:00 2026\n" + raw.rstrip(b"\n") + b"\n\n")
+    (mail_dir / "inbox.mbox").write_bytes(b"".join(entries))
+
+
 def main() -> int:
     mail_dir = OUT_DIR / "mail"
     topics_dir = OUT_DIR / "topics"
@@ -2962,6 +2973,7 @@ def main() -> int:
         if d.exists():
             shutil.rmtree(d)
     write_mail(mail_dir)
+    write_inbox(mail_dir)
     write_topics(topics_dir)
     n_mail = sum(1 for _ in mail_dir.rglob("*.eml"))
     print(f"wrote {n_mail} messages to {mail_dir} and topics corpus to {topics_dir}")

@@ -99,7 +99,7 @@ def test_diagnostics_limits_warnings():
 def test_unexpected_errors_are_one_line_without_traceback(tmp_path, monkeypatch, small_model):
     from nbcli import classifier
 
-    def boom(self, docs):
+    def boom(self, docs, kinds=None):
         raise RuntimeError("simulated bug")
 
     monkeypatch.setattr(classifier.Classifier, "log_proba", boom)

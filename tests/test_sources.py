@@ -53,7 +53,7 @@ def test_folder_without_classes_and_missing_paths(tmp_path):
         labeled_corpus([str(tmp_path / "flat")], [], ReadOptions())
     with pytest.raises(NbcliError, match="no such file or folder"):
         labeled_corpus([str(tmp_path / "nope")], [], ReadOptions())
-    with pytest.raises(NbcliError, match="is a single file, so it has no labels"):
+    with pytest.raises(NbcliError, match="doc.txt has no labels; give a folder with one sub-folder per class"):
         labeled_corpus([str(tmp_path / "flat" / "doc.txt")], [], ReadOptions())
 
 

@@ -2,6 +2,8 @@
 
 import re
 
+import numpy as np
+
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -83,3 +85,15 @@ def test_stop_word_files(tmp_path):
     assert "the" in load_stop_words("english") and len(load_stop_words("english")) == len(ENGLISH_STOP_WORDS)
     with pytest.raises(NbcliError, match="cannot read stop-word file"):
         load_stop_words(str(tmp_path / "missing.txt"))
+
+
+@settings(max_examples=300)
+@given(st.lists(st.text(alphabet=st.one_of(st.sampled_from("ab Z9_$'!-. \n"), st.characters(codec="utf-8")), max_size=60), min_size=1, max_size=5))
+@example(["$50 don't FREE!!! e-mail -- $$ '' a !x! ü-ß"])
+def test_the_mail_rule_is_exactly_its_regex(texts):
+    from nbcli.tokenize import MAIL_TOKEN_PATTERN, _run_tokens
+
+    uni = _run_tokens(texts, mail_rule=True)
+    for i, text in enumerate(texts):
+        got = uni.strings_of(np.arange(uni.doc_ptr[i], uni.doc_ptr[i + 1]))
+        assert got == re.findall(MAIL_TOKEN_PATTERN, text)

@@ -1,0 +1,69 @@
+"""Keep the README's examples real.
+
+Every `$ nbcli ...` line in a ```console block of README.md is run, in README
+order, in a scratch folder that links to sample_corpora/, and the output shown
+under it is compared with (or, with --update, replaced by) what it printed.
+Outputs containing "..." are elided by hand and only run, not compared;
+commands mentioning path/to are illustrations and not run.
+
+    python tools/readme.py            # exit 1 and show the differences if any
+    python tools/readme.py --update   # rewrite the outputs in README.md
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+BLOCK = re.compile(r"(```console\n)(.*?)(```)", re.S)
+STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")
+
+
+def normal(text: str) -> list[str]:
+    return [STAMP.sub("<time>", line.rstrip()) for line in text.splitlines() if line.strip()]
+
+
+def run_examples(readme: str, workdir: Path, python_bin: Path) -> str:
+    """The README with each runnable example's output replaced by what it
+    prints now (trailing blanks stripped)."""
+    (workdir / "sample_corpora").symlink_to(REPO / "sample_corpora")
+    env = dict(os.environ, PATH=f"{python_bin}{os.pathsep}{os.environ['PATH']}", COLUMNS="80", NO_COLOR="1")
+
+    def block(match):
+        pieces = re.split(r"(?m)^\$ ", match.group(2))
+        out = [pieces[0]]
+        for piece in pieces[1:]:
+            command, _, shown = piece.partition("\n")
+            runnable = command.startswith("nbcli") and "path/to" not in command
+            if runnable:
+                proc = subprocess.run(["bash", "-c", command + " 2>&1"], cwd=workdir, env=env, capture_output=True, text=True, timeout=600)
+                if shown.strip() and "..." not in shown:
+                    shown = "".join(line.rstrip() + "\n" for line in proc.stdout.splitlines() if line.strip())
+            out.append("$ " + command + "\n" + shown)
+        return match.group(1) + "".join(out) + match.group(3)
+
+    return BLOCK.sub(block, readme)
+
+
+def main() -> int:
+    current = README.read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = run_examples(current, Path(tmp), Path(sys.executable).parent)
+    if "--update" in sys.argv:
+        README.write_text(fresh, encoding="utf-8")
+        return 0
+    if normal(fresh) != normal(current):
+        sys.stdout.writelines(difflib.unified_diff(normal(current), normal(fresh), "README.md", "now", lineterm="\n"))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
