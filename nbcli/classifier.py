@@ -48,18 +48,23 @@ class Classifier:
         str or bytes (see `Analyzer.analyze` for kinds)."""
         return self.model.predict_log_proba(self.counts(docs, kinds))
 
-    def classify(self, docs: Iterable[Document]) -> Iterator[tuple[list[Document], np.ndarray]]:
-        """(batch of documents, their log-posteriors) for a stream of documents."""
-        for batch in batches(docs):
-            yield batch, self.log_proba([d.data for d in batch], [d.kind for d in batch])
+    def classify(self, docs: Iterable[Document], jobs: int = 1) -> Iterator[tuple[list[Document], np.ndarray]]:
+        """(batch of documents, their log-posteriors) for a stream of
+        documents, in order (jobs: see `parallel`)."""
+        from nbcli import parallel
 
-    def evaluate(self, docs: Iterable[Document], progress=None) -> dict:
+        for batch, result in parallel.classify(self, batches(docs), jobs):
+            if isinstance(result, Exception):
+                raise result
+            yield batch, result
+
+    def evaluate(self, docs: Iterable[Document], progress=None, jobs: int = 1) -> dict:
         """Classify labelled documents and report the metrics (see `metrics`)."""
         from nbcli.metrics import classification_report
 
         index = {c: i for i, c in enumerate(self.classes)}
         true_labels, pred_labels, log_p_true = [], [], []
-        for batch, log_proba in self.classify(docs):
+        for batch, log_proba in self.classify(docs, jobs):
             best = log_proba.argmax(axis=1)
             for i, doc in enumerate(batch):
                 true_labels.append(doc.label)

@@ -17,10 +17,16 @@ from __future__ import annotations
 import os
 import sys
 
-import click
+# numpy's BLAS would start a thread pool at import (~40 ms) that nbcli never
+# uses: its arithmetic is elementwise and bincount, and parallelism is by
+# processes (see parallel.py).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import click  # noqa: E402
 
 from nbcli import __version__
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError  # noqa: E402
 from nbcli.defaults import (
     DEFAULT_HAM_CUTOFF,
     DEFAULT_MAX_DOC_BYTES,
@@ -152,6 +158,15 @@ read_options = _apply(
 )
 
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress bars and no warnings on stderr.")
+jobs_option = click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(0),
+    default=0,
+    show_default="0: automatic",
+    help="Worker processes: 1 works in this process; 0 uses one per core once the input proves large. "
+    "Results are the same for any value.",
+)
 json_option = click.option("--json", "as_json", is_flag=True, help="JSON output for scripts.")
 
 
@@ -242,6 +257,7 @@ def cli():
     metavar="fit|uniform|CLASS=W,...",
     help="Class prior: 'fit' (document frequencies of the classes), 'uniform', or weights such as 'spam=0.4,ham=0.6' (normalised).",
 )
+@jobs_option
 @quiet_option
 def train(corpus, output, label_pairs, **kw):
     """Train a model on labelled documents.
@@ -306,7 +322,7 @@ def train(corpus, output, label_pairs, **kw):
         },
     )
     with diagnostics.progress("training", docs.total) as advance:
-        classifier = train_model(docs, analyzer_options, options, progress=lambda batch: advance(docs.progress(batch)))
+        classifier = train_model(docs, analyzer_options, options, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"])
     modelfile.save(classifier, output)
     counts = ", ".join(f"{c} {int(n)}" for c, n in zip(classifier.classes, classifier.model.class_count))
     diagnostics.info(
@@ -320,6 +336,7 @@ def train(corpus, output, label_pairs, **kw):
 @click.argument("inputs", nargs=-1, metavar="[INPUT]...")
 @json_option
 @read_options
+@jobs_option
 @quiet_option
 def predict(model, inputs, as_json, **kw):
     """Classify documents: one line per document on stdout.
@@ -364,7 +381,7 @@ def predict(model, inputs, as_json, **kw):
             yield doc
 
     with diagnostics.progress("classifying", docs.total) as advance:
-        for batch, log_proba in classifier.classify(nonempty(docs)):
+        for batch, log_proba in classifier.classify(nonempty(docs), kw["jobs"]):
             best = log_proba.argmax(axis=1)
             proba = np.exp(log_proba)
             lines = []
@@ -392,6 +409,7 @@ def predict(model, inputs, as_json, **kw):
 @click.option("--label", "label_pairs", multiple=True, metavar="CLASS=PATH", help="Documents in PATH have true class CLASS. Repeatable.")
 @json_option
 @read_options
+@jobs_option
 @quiet_option
 def eval_(model, corpus, label_pairs, as_json, **kw):
     """Evaluate a model on labelled documents.
@@ -415,7 +433,7 @@ def eval_(model, corpus, label_pairs, as_json, **kw):
     classifier = modelfile.load(model)
     docs = labeled_corpus(corpus, pairs, _read_opts(kw, diagnostics))
     with diagnostics.progress("evaluating", docs.total) as advance:
-        report = classifier.evaluate(docs, progress=lambda batch: advance(docs.progress(batch)))
+        report = classifier.evaluate(docs, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"])
     if report["documents"] == 0:
         raise NbcliError("the evaluation corpus has no documents", hint="check the paths")
     if as_json:
@@ -466,8 +484,9 @@ def info(model, top, as_json):
 @click.option("--spam-class", default="spam", show_default=True, help="The spam class of a two-class model.")
 @click.option("--split", "split_dir", metavar="DIR", help="Append each message to DIR/<verdict>.mbox instead of writing to stdout.")
 @click.option("--exit-codes", is_flag=True, help="Exit 0 spam, 1 ham, 2 unsure, 3 error (bogofilter's codes; for one message).")
+@jobs_option
 @quiet_option
-def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_codes, quiet):
+def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_codes, jobs, quiet):
     """Pass mail through, adding a verdict header: for cron and procmail.
 
     Reads one message, or an mbox, from INPUT or stdin and writes every
@@ -524,7 +543,7 @@ def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_c
             out.write(data)
             out.flush()
 
-    seen = filtering.run(read_messages(path), classifier, verdicts, write, diagnostics.warn, model_error)
+    seen = filtering.run(read_messages(path), classifier, verdicts, write, diagnostics.warn, model_error, jobs)
     diagnostics.finish()
     failed = "error" in seen or classifier is None
     if exit_codes:

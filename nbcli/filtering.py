@@ -151,7 +151,7 @@ class SplitWriter:
             os.close(fd)
 
 
-def run(messages, classifier, verdicts: Verdicts | None, write, warn, model_error: str | None = None):
+def run(messages, classifier, verdicts: Verdicts | None, write, warn, model_error: str | None = None, jobs: int = 1):
     """Classify and write every message of `messages` (raw bytes) in order.
 
     write(verdict, message_bytes) puts a message out; warn(text) reports a
@@ -159,17 +159,18 @@ def run(messages, classifier, verdicts: Verdicts | None, write, warn, model_erro
     when the model could not be loaded (every message then passes through
     with the verdict "error"). Returns the list of verdicts.
     """
+    from nbcli import parallel
     from nbcli.sources import Document, batches
 
     seen: list[str] = []
     stream = (Document(str(n), None, m, "mail") for n, m in enumerate(messages, 1))
-    for batch in batches(stream):
-        rows = None
-        if classifier is not None:
-            try:
-                rows = classifier.log_proba([d.data for d in batch], ["mail"] * len(batch))
-            except Exception:
-                rows = None  # find the bad message(s) one at a time below
+    if classifier is None:
+        scored = ((batch, None) for batch in batches(stream))
+    else:
+        scored = parallel.classify(classifier, batches(stream), jobs)
+    for batch, rows in scored:
+        if isinstance(rows, Exception):
+            rows = None  # find the bad message(s) one at a time below
         for i, doc in enumerate(batch):
             verdict, out = "error", doc.data
             try:

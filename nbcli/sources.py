@@ -24,9 +24,7 @@ file or `-`) with text and label fields.
 
 from __future__ import annotations
 
-import csv
 import itertools
-import json
 import os
 import sys
 from dataclasses import dataclass
@@ -138,20 +136,22 @@ def split_mbox(first: bytes, read: Callable[[int], bytes]) -> Iterator[bytes]:
     together give back the stream byte for byte. `first` is what was already
     read of the stream; `read(n)` reads more."""
     buf = bytearray(first)
-    scan = 0
+    start = scan = 0  # the current entry starts at buf[start]
     while True:
         cut = buf.find(b"\nFrom ", scan)
         if cut >= 0:
-            yield bytes(buf[: cut + 1])
-            del buf[: cut + 1]
-            scan = 0
+            yield bytes(buf[start : cut + 1])
+            start = scan = cut + 1
             continue
         more = read(_READ_CHUNK)
         if not more:
-            if buf:
-                yield bytes(buf)
+            if start < len(buf):
+                yield bytes(buf[start:])
             return
-        scan = max(0, len(buf) - 6)
+        if start > len(buf) // 2:  # drop what was yielded, now and then
+            del buf[:start]
+            start = 0
+        scan = max(start, len(buf) - 6)
         buf += more
 
 
@@ -276,6 +276,8 @@ def _numbered_rows(lines, fmt: str, opts: ReadOptions) -> Iterator[tuple[int, li
     row per line split on tabs, with no quoting; CSV is RFC 4180, where a
     quoted field may span lines."""
     if fmt == "csv":
+        import csv
+
         csv.field_size_limit(opts.max_doc_bytes + 65536)
         reader = csv.reader(lines, strict=False)
         start = 1
@@ -335,6 +337,8 @@ def _table_docs(stream, fmt: str, name: str, label: str | None, need_label: bool
 
 
 def _jsonl_docs(lines, name, text_field, label_field, label, need_label, opts) -> Iterator[Document]:
+    import json
+
     id_field = opts.id_field or "id"
     first = True
     for number, line in enumerate(lines, 1):

@@ -193,33 +193,55 @@ class Analyzer:
         (kind 'mail', or kind 'auto' and it looks like mail) and the
         analyzer's mail option is on, else text decoded by `decode_bytes`.
         Counts the documents read as mail in `self.mail_docs`."""
-        plain: list[str] = []  # one lowercased text per plain document
-        plain_doc: list[int] = []
-        mail_texts: list[str] = []  # text segments of messages, lowercased
-        mail_doc: list[int] = []
-        mail_prefix: list[str] = []
+        # Text segments, lowercased, in four groups by token rule (text or
+        # mail) and by whether they are ASCII (numpy works on bytes then,
+        # which is several times cheaper than on 32-bit code points).
+        # Segments are numbered in document order (`seq`) so that, however
+        # they are grouped, each document's tokens come out in reading order:
+        # its segments, then its literal tokens.
+        groups: dict[tuple[bool, bool], tuple[list, list, list, list]] = {}
         literals: list[str] = []
         lit_doc: list[int] = []
+        lit_key: list[int] = []
+        seq = 0
         for i, data in enumerate(docs):
             kind = kinds[i] if kinds is not None else "auto"
             if self.options.mail and isinstance(data, bytes) and (kind == "mail" or (kind == "auto" and looks_like_mail(data))):
                 found = extract(data, self.options.max_message_bytes)
                 for prefix, text in found.segments:
-                    mail_texts.append(text.lower())
-                    mail_doc.append(i)
-                    mail_prefix.append(prefix)
+                    text = text.lower()
+                    texts, docs_of, prefixes, seqs = groups.setdefault((True, text.isascii()), ([], [], [], []))
+                    texts.append(text)
+                    docs_of.append(i)
+                    prefixes.append(prefix)
+                    seqs.append(2 * seq)
+                    seq += 1
                 literals.extend(found.literals)
                 lit_doc.extend([i] * len(found.literals))
+                lit_key.extend([2 * seq - 1] * len(found.literals))
                 self.mail_docs += 1
             else:
-                plain.append((data if isinstance(data, str) else decode_bytes(data)).lower())
-                plain_doc.append(i)
-        text_tokens = self._segment_tokens(plain, mail_rule=False)
-        if len(plain) == len(docs):
-            return text_tokens  # no mail: one segment per document
-        segments = _concat(text_tokens, self._segment_tokens(mail_texts, mail_rule=True))
-        seg_doc = np.array(plain_doc + mail_doc, dtype=np.int64)
-        return _assemble(segments, len(docs), seg_doc, [""] * len(plain) + mail_prefix, literals, lit_doc)
+                text = (data if isinstance(data, str) else decode_bytes(data)).lower()
+                texts, docs_of, prefixes, seqs = groups.setdefault((False, text.isascii()), ([], [], [], []))
+                texts.append(text)
+                docs_of.append(i)
+                prefixes.append("")
+                seqs.append(2 * seq)
+                seq += 1
+        if not groups:
+            return TokenBatch(np.zeros(0, np.uint64), np.zeros(len(docs) + 1, np.int64), lambda idx: [])
+        parts, seg_doc, seg_prefix, seg_key = [], [], [], []
+        for (mail_rule, _), (texts, docs_of, prefixes, seqs) in sorted(groups.items()):
+            parts.append(self._segment_tokens(texts, mail_rule))
+            seg_doc += docs_of
+            seg_prefix += prefixes
+            seg_key += seqs
+        if len(parts) == 1 and not literals and len(seg_doc) == len(docs):
+            return parts[0]  # plain text, one segment per document, in order
+        segments = parts[0]
+        for part in parts[1:]:
+            segments = _concat(segments, part)
+        return _assemble(segments, len(docs), np.array(seg_doc, dtype=np.int64), np.array(seg_key, dtype=np.int64), seg_prefix, literals, lit_doc, lit_key)
 
     def tokens(self, doc, kind: str = "auto") -> list[str]:
         """The terms of one document, in order (for `nbcli tokens` and tests)."""
@@ -250,7 +272,7 @@ class Analyzer:
         return _Unigrams(hashes, lengths, doc_ptr, lambda idx: [flat[i] for i in idx.tolist()])
 
 
-_MAIL_EXTRA = np.zeros(128, dtype=np.int8)
+_MAIL_EXTRA = np.zeros(256, dtype=np.int8)  # code point 255 maps to 0: clip() folds all above onto it
 for _ch in "$'!-":
     _MAIL_EXTRA[ord(_ch)] = 1
 
@@ -269,9 +291,7 @@ def _run_tokens(texts: list[str], mail_rule: bool = False) -> _Unigrams:
     word = _word_mask(codes)
     padded = np.zeros(n + 2, dtype=np.int8)
     if mail_rule:
-        extra = np.zeros(n, dtype=np.int8)
-        ascii_ = codes < 128
-        extra[ascii_] = _MAIL_EXTRA[codes[ascii_]]
+        extra = _MAIL_EXTRA[codes] if codes.dtype == np.uint8 else _MAIL_EXTRA[np.minimum(codes, 255)]
         padded[1:-1] = word | extra
     else:
         padded[1:-1] = word
@@ -279,9 +299,7 @@ def _run_tokens(texts: list[str], mail_rule: bool = False) -> _Unigrams:
     starts = np.flatnonzero(edges == 1)
     ends = np.flatnonzero(edges == -1)
     if mail_rule:
-        words_before = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(word, out=words_before[1:])
-        keep = words_before[ends] > words_before[starts]
+        keep = np.maximum.reduceat(word, starts) > 0 if len(starts) else np.zeros(0, dtype=bool)
     else:
         keep = ends - starts >= 2
     starts, ends = starts[keep], ends[keep]
@@ -371,7 +389,23 @@ def _concat(a: TokenBatch, b: TokenBatch) -> TokenBatch:
     return TokenBatch(np.concatenate([a.hashes, b.hashes]), doc_ptr, strings_of)
 
 
-def _assemble(segments: TokenBatch, n_docs: int, seg_doc: np.ndarray, seg_prefix: list[str], literals: list[str], lit_doc: list[int]) -> TokenBatch:
+_literal_hashes: dict[str, int] = {}
+
+
+def _hash_literals(literals: list[str]) -> np.ndarray:
+    """hash_strings(literals), through a cache: header, URL and MIME tokens
+    recur constantly, and hashing many short strings has overheads."""
+    cache = _literal_hashes
+    missing = [t for t in dict.fromkeys(literals) if t not in cache]
+    if missing:
+        if len(cache) > 200_000:
+            cache.clear()
+            missing = list(dict.fromkeys(literals))
+        cache.update(zip(missing, hashing.hash_strings(missing).tolist()))
+    return np.fromiter(map(cache.__getitem__, literals), dtype=np.uint64, count=len(literals))
+
+
+def _assemble(segments: TokenBatch, n_docs: int, seg_doc: np.ndarray, seg_key: np.ndarray, seg_prefix: list[str], literals: list[str], lit_doc: list[int], lit_key: list[int]) -> TokenBatch:
     """Documents' tokens from their segments' tokens (each prefixed with its
     segment's prefix) and their literal tokens, grouped by document."""
     n_seg = len(seg_prefix)
@@ -383,8 +417,8 @@ def _assemble(segments: TokenBatch, n_docs: int, seg_doc: np.ndarray, seg_prefix
     text_hashes = prefix_hash[seg_of] + prefix_pow[seg_of] * segments.hashes
     n_text = len(text_hashes)
     all_doc = np.concatenate([seg_doc[seg_of], np.array(lit_doc, dtype=np.int64)])
-    order = np.argsort(all_doc, kind="stable")
-    hashes = np.concatenate([text_hashes, hashing.hash_strings(literals)])[order]
+    order = np.argsort(np.concatenate([seg_key[seg_of], np.array(lit_key, dtype=np.int64)]), kind="stable")
+    hashes = np.concatenate([text_hashes, _hash_literals(literals)])[order]
     doc_ptr = np.searchsorted(all_doc[order], np.arange(n_docs + 1))
 
     def strings_of(idx):

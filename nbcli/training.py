@@ -106,6 +106,37 @@ class CountTable:
             docs, terms = pairs // n, pairs % n
             np.add.at(self._df.reshape(-1), terms * n_cols + cls_doc[docs], 1)
 
+    @property
+    def doc_freq_wanted(self) -> bool:
+        return self._df is not None
+
+    def state(self) -> dict:
+        """A compact, picklable summary, for `merge` in another process."""
+        keys, terms = self.vocab.state()
+        n, c = len(keys), len(self.class_ids)
+        return {
+            "keys": keys,
+            "terms": terms,
+            "classes": sorted(self.class_ids, key=self.class_ids.get),
+            "class_docs": list(self.class_docs),
+            "tf": self._tf[:n, :c].copy(),
+            "df": None if self._df is None else self._df[:n, :c].copy(),
+            "mail_docs": self.mail_docs,
+        }
+
+    def merge(self, state: dict) -> None:
+        """Add the counts of another table's `state()` to this one."""
+        ids = self.vocab.add_terms(state["keys"], state["terms"])
+        cols = [self._class_id(name) for name in state["classes"]]
+        for col, docs in zip(cols, state["class_docs"]):
+            self.class_docs[col] += docs
+        self._reserve(len(self.vocab))
+        for theirs, col in enumerate(cols):
+            self._tf[ids, col] += state["tf"][:, theirs]
+            if self._df is not None:
+                self._df[ids, col] += state["df"][:, theirs]
+        self.mail_docs += state["mail_docs"]
+
     def finish(self):
         """(classes sorted by name, class_count (C,), vocabulary,
         feature_count (C, V), doc_freq (C, V) or None), columns sorted."""
@@ -123,14 +154,13 @@ class CountTable:
         return classes, class_count, vocab, tf, df
 
 
-def count_corpus(docs: Iterable[Document], analyzer: Analyzer, doc_freq: bool, progress: Callable[[list], None] | None = None) -> CountTable:
-    """One streaming pass over labelled documents."""
+def count_corpus(docs: Iterable[Document], analyzer: Analyzer, doc_freq: bool, progress: Callable[[list], None] | None = None, jobs: int = 1) -> CountTable:
+    """One streaming pass over labelled documents (see `parallel.count`)."""
+    from nbcli import parallel
+
     table = CountTable(doc_freq=doc_freq)
-    for batch in batches(docs):
-        table.add(analyzer.analyze([d.data for d in batch], [d.kind for d in batch]), [d.label for d in batch])
-        if progress is not None:
-            progress(batch)
-    table.mail_docs = analyzer.mail_docs
+    parallel.count(batches(docs), analyzer, table, jobs, progress)
+    table.mail_docs += analyzer.mail_docs
     return table
 
 
@@ -182,10 +212,10 @@ def fit(table: CountTable, analyzer_options: AnalyzerOptions, options: TrainOpti
     return Classifier(analyzer_options, vocab, model, meta)
 
 
-def train(docs: Iterable[Document], analyzer_options: AnalyzerOptions, options: TrainOptions, progress=None) -> Classifier:
-    """Train a Classifier on labelled documents."""
+def train(docs: Iterable[Document], analyzer_options: AnalyzerOptions, options: TrainOptions, progress=None, jobs: int = 1) -> Classifier:
+    """Train a Classifier on labelled documents (jobs: see `parallel`)."""
     analyzer = Analyzer(analyzer_options)
     if options.alpha is not None:
         check_alpha(options.alpha)
-    table = count_corpus(docs, analyzer, options.needs_doc_freq, progress)
+    table = count_corpus(docs, analyzer, options.needs_doc_freq, progress, jobs)
     return fit(table, analyzer_options, options)

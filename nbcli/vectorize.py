@@ -176,6 +176,20 @@ class VocabularyBuilder:
             ids[missing] = self._index.lookup(hashes[missing])
         return ids
 
+    def add_terms(self, keys: np.ndarray, terms: list[str]) -> np.ndarray:
+        """Ids of distinct term hashes `keys` (with their texts `terms`),
+        adding those not present yet: merges another builder's vocabulary."""
+        ids = self._index.lookup(keys)
+        missing = np.flatnonzero(ids < 0)
+        if len(missing):
+            ids[missing] = self._index.add(keys[missing])
+            self._terms.extend(terms[i] for i in missing.tolist())
+        return ids
+
+    def state(self) -> tuple[np.ndarray, list[str]]:
+        """(term hashes in id order, their texts)."""
+        return self._index.keys(), self._terms
+
     def finish(self) -> tuple[Vocabulary, np.ndarray]:
         """The sorted Vocabulary, and the new column of every old id."""
         hashes = self._index.keys()

@@ -114,3 +114,27 @@ def test_looks_like_mail():
     # auto kind sniffs; text kind never parses mail
     assert "subject:limited" in analyzer.tokens(MESSAGES["html-only"])
     assert "subject:limited" not in analyzer.tokens(MESSAGES["html-only"], "text")
+
+
+def _corpus_messages():
+    from conftest import SAMPLES
+
+    found = [p.read_bytes() for p in sorted((SAMPLES / "mail").rglob("*.eml"))]
+    found += list(MESSAGES.values())
+    found += [m.replace(b"\n", b"\r\n") for m in found[:200]]  # CRLF versions
+    found += [b"From a@example.org Mon Mar  2 10:00:00 2026\n" + m for m in found[:100]]
+    return found
+
+
+def test_the_fast_path_gives_the_same_tokens_as_the_email_package():
+    from collections import Counter
+
+    fast_taken = 0
+    for raw in _corpus_messages():
+        fast, slow = extract(raw), extract(raw, fast=False)
+        assert Counter(fast.literals) == Counter(slow.literals), raw[:300]
+        assert Counter(fast.segments) == Counter(slow.segments), raw[:300]
+        from nbcli.mail import _simple_message
+
+        fast_taken += _simple_message(raw) is not None
+    assert fast_taken > 300  # most of the sample mail takes the fast path

@@ -1,0 +1,213 @@
+"""Running the analysis on several cores.
+
+Two shapes of work:
+
+- Counting (training): the parent reads documents and hands batches to N
+  forked workers through a bounded queue; each worker analyses and counts
+  into a table of its own and sends it back once, at the end; the parent
+  merges the tables. Counts are integers and the vocabulary is sorted by
+  hash at the end, so the model is the same whatever the number of workers.
+- Classifying (predict, eval, filter): batches go to a pool of forked
+  workers, at most two per worker in flight, and the results come back in
+  input order. Scoring a document does not depend on the other documents
+  in its batch, so the numbers are the same too.
+
+`jobs`: 1 runs everything in this process; N > 1 uses N workers; 0 means
+automatic: start in this process and switch to one worker per core only
+once the input has proved large (AUTO_DOCS documents or AUTO_BYTES bytes),
+since starting workers costs more than a small input saves. Workers are
+forked, so they share the loaded model's memory-mapped arrays.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from typing import Callable, Iterable, Iterator
+
+AUTO_DOCS = 256
+AUTO_BYTES = 1 << 20
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _context():
+    try:
+        return multiprocessing.get_context("fork")
+    except ValueError:  # no fork on this platform
+        return None
+
+
+class _Switch:
+    """Decides when a stream is big enough to go parallel."""
+
+    def __init__(self, jobs: int):
+        self.workers = jobs if jobs > 1 else cpu_count() if jobs == 0 else 1
+        if _context() is None:
+            self.workers = 1
+        self.at_once = jobs > 1 and self.workers > 1
+        self.docs = self.bytes = 0
+
+    def parallel_now(self, batch) -> bool:
+        if self.workers < 2:
+            return False
+        if self.at_once:
+            return True
+        self.docs += len(batch)
+        self.bytes += sum(len(d.data) for d in batch)
+        return self.docs >= AUTO_DOCS or self.bytes >= AUTO_BYTES
+
+
+# -- counting ----------------------------------------------------------------------
+
+
+def _count_worker(analyzer_options, doc_freq, tasks, results) -> None:
+    from nbcli.tokenize import Analyzer
+    from nbcli.training import CountTable
+
+    try:
+        analyzer = Analyzer(analyzer_options)
+        table = CountTable(doc_freq=doc_freq)
+        while True:
+            task = tasks.get()
+            if task is None:
+                break
+            datas, kinds, labels = task
+            table.add(analyzer.analyze(datas, kinds), labels)
+        table.mail_docs += analyzer.mail_docs
+        results.put(("ok", table.state()))
+    except BaseException as exc:  # report, never hang the parent
+        results.put(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def count(batches: Iterable[list], analyzer, table, jobs: int, progress: Callable[[list], None] | None = None) -> None:
+    """Analyse and count labelled batches into `table` (a CountTable)."""
+    switch = _Switch(jobs)
+    it = iter(batches)
+    for batch in it:
+        if switch.parallel_now(batch):
+            _count_in_workers(batch, it, analyzer, table, switch.workers, progress)
+            return
+        table.add(analyzer.analyze([d.data for d in batch], [d.kind for d in batch]), [d.label for d in batch])
+        if progress is not None:
+            progress(batch)
+
+
+def _count_in_workers(first, rest, analyzer, table, workers, progress) -> None:
+    ctx = _context()
+    tasks = ctx.Queue(maxsize=2 * workers)
+    results = ctx.Queue()
+    procs = [
+        ctx.Process(target=_count_worker, args=(analyzer.options, table.doc_freq_wanted, tasks, results), daemon=True)
+        for _ in range(workers)
+    ]
+    for proc in procs:
+        proc.start()
+    try:
+        for batch in _chain(first, rest):
+            _put(tasks, ([d.data for d in batch], [d.kind for d in batch], [d.label for d in batch]), procs)
+            if progress is not None:
+                progress(batch)
+        for _ in procs:
+            _put(tasks, None, procs)
+        for _ in procs:
+            status, value = _get(results, procs)
+            if status != "ok":
+                raise RuntimeError(f"a worker failed: {value}")
+            table.merge(value)
+        for proc in procs:
+            proc.join()
+    finally:
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+
+
+def _chain(first, rest):
+    yield first
+    yield from rest
+
+
+def _put(queue, item, procs) -> None:
+    import queue as queue_module
+
+    while True:
+        try:
+            queue.put(item, timeout=0.5)
+            return
+        except queue_module.Full:
+            _check_alive(procs)
+
+
+def _get(queue, procs):
+    import queue as queue_module
+
+    while True:
+        try:
+            return queue.get(timeout=0.5)
+        except queue_module.Empty:
+            _check_alive(procs)
+
+
+def _check_alive(procs) -> None:
+    for proc in procs:
+        if proc.exitcode not in (None, 0):
+            raise RuntimeError(f"a worker process died (exit code {proc.exitcode})")
+
+
+# -- classifying -------------------------------------------------------------------
+
+_classifier = None  # set before forking; workers inherit it
+
+
+def _score(datas, kinds):
+    return _classifier.log_proba(datas, kinds)
+
+
+def classify(classifier, batches: Iterable[list], jobs: int) -> Iterator[tuple[list, object]]:
+    """(batch, log-posteriors or an exception) for each batch, in order.
+    An exception in place of the log-posteriors means the batch could not
+    be scored in a worker; the caller decides what to do."""
+    global _classifier
+    switch = _Switch(jobs)
+    it = iter(batches)
+    for batch in it:
+        if switch.parallel_now(batch):
+            _classifier = classifier
+            try:
+                yield from _classify_in_pool(_chain(batch, it), switch.workers)
+            finally:
+                _classifier = None
+            return
+        try:
+            yield batch, classifier.log_proba([d.data for d in batch], [d.kind for d in batch])
+        except Exception as exc:
+            yield batch, exc
+
+
+def _classify_in_pool(batches, workers):
+    ctx = _context()
+    pool = ctx.Pool(workers)
+    pending: deque = deque()
+    try:
+        for batch in batches:
+            pending.append((batch, pool.apply_async(_score, ([d.data for d in batch], [d.kind for d in batch]))))
+            if len(pending) >= 2 * workers:
+                yield _result(*pending.popleft())
+        while pending:
+            yield _result(*pending.popleft())
+    finally:
+        pool.terminate()
+
+
+def _result(batch, async_result):
+    try:
+        return batch, async_result.get()
+    except Exception as exc:
+        return batch, exc

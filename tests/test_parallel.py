@@ -1,0 +1,71 @@
+"""--jobs: the same model and the same output whatever the number of workers,
+and training that reads its documents lazily."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nbcli import modelfile
+from nbcli.sources import Document
+from nbcli.tokenize import AnalyzerOptions
+from nbcli.training import TrainOptions, train
+
+from conftest import SAMPLES, make_docs, run
+
+MAIL = SAMPLES / "mail"
+
+
+def _same_model(a, b):
+    assert a.classes == b.classes
+    assert np.array_equal(a.model.class_count, b.model.class_count)
+    assert np.array_equal(a.vocabulary.hashes, b.vocabulary.hashes)
+    assert a.vocabulary.terms(range(len(a.vocabulary))) == b.vocabulary.terms(range(len(b.vocabulary)))
+    assert np.array_equal(np.asarray(a.model.feature_count), np.asarray(b.model.feature_count))
+    assert np.array_equal(a.model.weights, b.model.weights)
+
+
+def test_training_with_one_or_two_workers_gives_the_same_model(tmp_path):
+    models = {}
+    for jobs in (1, 2, 0):
+        path = tmp_path / f"j{jobs}.nb"
+        result = run(["train", MAIL / "train", "-o", path, "-q", "--jobs", jobs])
+        assert result.exit_code == 0, result.stderr
+        models[jobs] = modelfile.load(str(path))
+    _same_model(models[1], models[2])
+    _same_model(models[1], models[0])
+
+
+def test_predict_and_filter_output_do_not_depend_on_jobs(tmp_path):
+    model = tmp_path / "m.nb"
+    assert run(["train", MAIL / "train", "-o", model, "-q"]).exit_code == 0
+    outputs = {}
+    for jobs in (1, 2):
+        predicted = run(["predict", model, MAIL / "test", "--json", "--jobs", jobs])
+        filtered = run(["filter", model, MAIL / "inbox.mbox", "--jobs", jobs])
+        assert predicted.exit_code == 0 and filtered.exit_code == 0
+        outputs[jobs] = (predicted.stdout, filtered.stdout_bytes)
+    assert outputs[1] == outputs[2]
+    # input order is kept: ids come out in the order the files are read
+    ids = [line.split('"id": "')[1].split('"')[0] for line in outputs[2][0].splitlines()]
+    assert len(ids) == len(list((MAIL / "test").rglob("*.eml"))) and ids == sorted(ids)
+
+
+def test_training_consumes_documents_lazily():
+    """Training never holds the corpus: while the trainer works, it has
+    pulled at most a few batches past the documents it has counted."""
+    texts, labels = make_docs(6000, seed=3, classes=["a", "b"])
+    pulled = []
+    counted = []
+
+    def docs():
+        for i, (text, label) in enumerate(zip(texts, labels)):
+            pulled.append(i)
+            yield Document(str(i), label, text.encode(), "text")
+
+    def progress(batch):
+        counted.append(len(batch))
+        # documents read ahead of those counted so far: bounded by a batch or two
+        assert len(pulled) - sum(counted) <= 2 * max(counted)
+
+    clf = train(docs(), AnalyzerOptions(), TrainOptions(), progress=progress, jobs=1)
+    assert sum(counted) == 6000 and clf.meta["n_documents"] == 6000
