@@ -170,6 +170,53 @@ jobs_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="JSON output for scripts.")
 
 
+# The options that decide what a model learns: shared by `train` and by the
+# commands that train models of their own (cross-validation, tuning). Add a
+# new training option here and read it in `_training_setup`.
+training_options = _apply(
+    [
+        click.option("--token-pattern", metavar="REGEX", help="Tokens are re.findall(REGEX, text.lower()) [default: runs of 2+ word characters, (?u)\\b\\w\\w+\\b]."),
+        click.option("--ngrams", type=click.IntRange(1, 8), default=1, show_default=True, help="Also use word 2..N-grams as terms."),
+        click.option("--stop-words", metavar="english|FILE", help="Drop these words: nbcli's English list, or a file with one word per line."),
+        click.option("--min-df", type=DocFrequency(), default=1, show_default=True, help="Drop terms in fewer documents than this (a count, or a proportion if written with a point)."),
+        click.option("--max-df", type=DocFrequency(), default=1.0, show_default=True, help="Drop terms in more documents than this (a count, or a proportion such as 0.9)."),
+        click.option("--max-features", type=click.IntRange(1), metavar="K", help="Keep only the K most frequent terms."),
+        click.option(
+            "--alpha",
+            type=float,
+            default=None,
+            help="Pseudo-count added to every term count of every class: theta_cj = (N_cj + alpha) / (N_c + alpha |V|). "
+            "This is the posterior mean under a symmetric Dirichlet(alpha) prior (equivalently the MAP estimate under "
+            "Dirichlet(alpha + 1)); 1 is Laplace smoothing.  [default: 1; 0.0001 when most training documents are "
+            "email, as chosen by cross-validation]",
+        ),
+        click.option(
+            "--unknown-terms",
+            type=click.Choice(["skip", "smooth"]),
+            default=None,
+            help="When classifying, a term the model never saw is skipped, or counts as a term seen zero times in "
+            "every class, with smoothed probability alpha / (N_c + alpha |V|).  [default: skip; smooth when most "
+            "training documents are email]",
+        ),
+        click.option("--no-mail", is_flag=True, help="Read email messages as plain text instead of parsing headers and MIME parts."),
+        click.option(
+            "--max-message-bytes",
+            type=ByteSize(),
+            default=DEFAULT_MAX_MESSAGE_BYTES,
+            show_default="512K",
+            help="Analyse at most this much of each email message (the rest is ignored, the message is not failed).",
+        ),
+        click.option(
+            "--prior",
+            default="fit",
+            show_default=True,
+            metavar="fit|uniform|CLASS=W,...",
+            help="Class prior: 'fit' (document frequencies of the classes), 'uniform', or weights such as 'spam=0.4,ham=0.6' (normalised).",
+        ),
+    ]
+)
+
+
 def _read_opts(kw, diagnostics):
     from nbcli.sources import ReadOptions
 
@@ -182,6 +229,47 @@ def _read_opts(kw, diagnostics):
         max_doc_bytes=kw["max_doc_bytes"],
         warn=diagnostics.warn,
     )
+
+
+def _training_setup(kw):
+    """Check the `training_options` and turn them into (AnalyzerOptions,
+    TrainOptions), before any document is read."""
+    from nbcli.model import check_alpha, parse_prior
+    from nbcli.tokenize import Analyzer, AnalyzerOptions, load_stop_words
+    from nbcli.training import TrainOptions
+
+    if kw["alpha"] is not None:
+        check_alpha(kw["alpha"])
+    prior = parse_prior(kw["prior"])
+    stop_words = load_stop_words(kw["stop_words"]) if kw["stop_words"] else ()
+    analyzer_options = AnalyzerOptions(
+        token_pattern=kw["token_pattern"],
+        ngrams=kw["ngrams"],
+        stop_words=stop_words,
+        mail=not kw["no_mail"],
+        max_message_bytes=kw["max_message_bytes"],
+    )
+    Analyzer(analyzer_options)  # check the options before reading anything
+    options = TrainOptions(
+        alpha=kw["alpha"],
+        unknown=kw["unknown_terms"],
+        prior=prior,
+        min_df=kw["min_df"],
+        max_df=kw["max_df"],
+        max_features=kw["max_features"],
+        described={
+            "alpha": kw["alpha"],
+            "prior": kw["prior"],
+            "token_pattern": kw["token_pattern"],
+            "ngrams": kw["ngrams"],
+            "stop_words": kw["stop_words"],
+            "min_df": kw["min_df"],
+            "max_df": kw["max_df"],
+            "max_features": kw["max_features"],
+            "mail": not kw["no_mail"],
+        },
+    )
+    return analyzer_options, options
 
 
 def _diagnostics(quiet):
@@ -219,44 +307,7 @@ def cli():
 @click.option("-o", "--output", required=True, metavar="MODEL", help="Model file to write (replaced atomically).")
 @click.option("--label", "label_pairs", multiple=True, metavar="CLASS=PATH", help="Documents in PATH (a file or folder) have class CLASS. Repeatable.")
 @read_options
-@click.option("--token-pattern", metavar="REGEX", help="Tokens are re.findall(REGEX, text.lower()) [default: runs of 2+ word characters, (?u)\\b\\w\\w+\\b].")
-@click.option("--ngrams", type=click.IntRange(1, 8), default=1, show_default=True, help="Also use word 2..N-grams as terms.")
-@click.option("--stop-words", metavar="english|FILE", help="Drop these words: nbcli's English list, or a file with one word per line.")
-@click.option("--min-df", type=DocFrequency(), default=1, show_default=True, help="Drop terms in fewer documents than this (a count, or a proportion if written with a point).")
-@click.option("--max-df", type=DocFrequency(), default=1.0, show_default=True, help="Drop terms in more documents than this (a count, or a proportion such as 0.9).")
-@click.option("--max-features", type=click.IntRange(1), metavar="K", help="Keep only the K most frequent terms.")
-@click.option(
-    "--alpha",
-    type=float,
-    default=None,
-    help="Pseudo-count added to every term count of every class: theta_cj = (N_cj + alpha) / (N_c + alpha |V|). "
-    "This is the posterior mean under a symmetric Dirichlet(alpha) prior (equivalently the MAP estimate under "
-    "Dirichlet(alpha + 1)); 1 is Laplace smoothing.  [default: 1; 0.0001 when most training documents are "
-    "email, as chosen by cross-validation]",
-)
-@click.option(
-    "--unknown-terms",
-    type=click.Choice(["skip", "smooth"]),
-    default=None,
-    help="When classifying, a term the model never saw is skipped, or counts as a term seen zero times in "
-    "every class, with smoothed probability alpha / (N_c + alpha |V|).  [default: skip; smooth when most "
-    "training documents are email]",
-)
-@click.option("--no-mail", is_flag=True, help="Read email messages as plain text instead of parsing headers and MIME parts.")
-@click.option(
-    "--max-message-bytes",
-    type=ByteSize(),
-    default=DEFAULT_MAX_MESSAGE_BYTES,
-    show_default="512K",
-    help="Analyse at most this much of each email message (the rest is ignored, the message is not failed).",
-)
-@click.option(
-    "--prior",
-    default="fit",
-    show_default=True,
-    metavar="fit|uniform|CLASS=W,...",
-    help="Class prior: 'fit' (document frequencies of the classes), 'uniform', or weights such as 'spam=0.4,ham=0.6' (normalised).",
-)
+@training_options
 @jobs_option
 @quiet_option
 def train(corpus, output, label_pairs, **kw):
@@ -275,52 +326,16 @@ def train(corpus, output, label_pairs, **kw):
       nbcli train --label spam=spam/ --label ham=ham/ -o mail.nb
       nbcli train sample_corpora/topics/train.jsonl --ngrams 2 -o topics.nb
     """
-    from nbcli.model import check_alpha, parse_prior
+    from nbcli import modelfile
     from nbcli.sources import labeled_corpus, parse_label_pair
-    from nbcli.tokenize import AnalyzerOptions, load_stop_words
+    from nbcli.training import train as train_model
 
     diagnostics = _diagnostics(kw["quiet"])
     if not corpus and not label_pairs:
         raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
     pairs = [parse_label_pair(p) for p in label_pairs]
-    if kw["alpha"] is not None:
-        check_alpha(kw["alpha"])
-    prior = parse_prior(kw["prior"])
-    stop_words = load_stop_words(kw["stop_words"]) if kw["stop_words"] else ()
-    analyzer_options = AnalyzerOptions(
-        token_pattern=kw["token_pattern"],
-        ngrams=kw["ngrams"],
-        stop_words=stop_words,
-        mail=not kw["no_mail"],
-        max_message_bytes=kw["max_message_bytes"],
-    )
-    from nbcli.tokenize import Analyzer
-
-    Analyzer(analyzer_options)  # check the options before reading anything
+    analyzer_options, options = _training_setup(kw)
     docs = labeled_corpus(corpus, pairs, _read_opts(kw, diagnostics))
-
-    from nbcli import modelfile
-    from nbcli.training import TrainOptions, train as train_model
-
-    options = TrainOptions(
-        alpha=kw["alpha"],
-        unknown=kw["unknown_terms"],
-        prior=prior,
-        min_df=kw["min_df"],
-        max_df=kw["max_df"],
-        max_features=kw["max_features"],
-        described={
-            "alpha": kw["alpha"],
-            "prior": kw["prior"],
-            "token_pattern": kw["token_pattern"],
-            "ngrams": kw["ngrams"],
-            "stop_words": kw["stop_words"],
-            "min_df": kw["min_df"],
-            "max_df": kw["max_df"],
-            "max_features": kw["max_features"],
-            "mail": not kw["no_mail"],
-        },
-    )
     with diagnostics.progress("training", docs.total) as advance:
         classifier = train_model(docs, analyzer_options, options, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"])
     modelfile.save(classifier, output)
