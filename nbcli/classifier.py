@@ -11,7 +11,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from nbcli.model import MultinomialNB
+from nbcli.model import EventModel
 from nbcli.sources import Document, batches
 from nbcli.tokenize import Analyzer, AnalyzerOptions
 from nbcli.vectorize import SparseCounts, Vocabulary, known_counts
@@ -21,7 +21,7 @@ class Classifier:
     """analyzer_options: how text becomes terms; vocabulary: term -> column;
     model: the event model over those columns; meta: how it was trained."""
 
-    def __init__(self, analyzer_options: AnalyzerOptions, vocabulary: Vocabulary, model: MultinomialNB, meta: dict):
+    def __init__(self, analyzer_options: AnalyzerOptions, vocabulary: Vocabulary, model: EventModel, meta: dict):
         self.analyzer_options = analyzer_options
         self.vocabulary = vocabulary
         self.model = model
@@ -77,6 +77,8 @@ class Classifier:
 
     def describe(self, top: int = 10) -> dict:
         """What `nbcli info` shows, as a JSON-ready dict."""
+        from nbcli.modelfile import format_version
+
         model = self.model
         counts = np.asarray(model.feature_count, dtype=np.float64)
         prior = np.exp(model.log_prior)
@@ -91,7 +93,7 @@ class Classifier:
                 terms = self.vocabulary.terms(best)
                 top_terms[name] = [{"term": t, "log_odds": float(odds[c][j])} for t, j in zip(terms, best.tolist())]
         return {
-            "format_version": 1,
+            "format_version": format_version(model),
             "kind": model.kind,
             "nbcli_version": self.meta.get("nbcli_version"),
             "created": self.meta.get("created"),
@@ -101,7 +103,7 @@ class Classifier:
                 {"class": name, "documents": int(model.class_count[c]), "tokens": int(counts[c].sum()), "prior": float(prior[c])}
                 for c, name in enumerate(self.classes)
             ],
-            "smoothing": {"alpha": model.alpha, "prior": model.prior},
+            "smoothing": {k: v for k, v in model.spec().items() if k not in ("kind", "unknown")},
             "analyzer": self.analyzer_options.to_dict(),
             "options": self.meta.get("options", {}),
             "top_terms": top_terms,

@@ -187,7 +187,7 @@ training_options = _apply(
             default=None,
             help="Pseudo-count added to every term count of every class: theta_cj = (N_cj + alpha) / (N_c + alpha |V|). "
             "This is the posterior mean under a symmetric Dirichlet(alpha) prior (equivalently the MAP estimate under "
-            "Dirichlet(alpha + 1)); 1 is Laplace smoothing.  [default: 1; 0.0001 when most training documents are "
+            "Dirichlet(alpha + 1); see --estimate, --m-estimate); 1 is Laplace smoothing.  [default: 1; 0.0001 when most training documents are "
             "email, as chosen by cross-validation]",
         ),
         click.option(
@@ -208,10 +208,60 @@ training_options = _apply(
         ),
         click.option(
             "--prior",
-            default="fit",
-            show_default=True,
+            default=None,
             metavar="fit|uniform|CLASS=W,...",
-            help="Class prior: 'fit' (document frequencies of the classes), 'uniform', or weights such as 'spam=0.4,ham=0.6' (normalised).",
+            help="Class prior: 'fit' (document frequencies of the classes, pi_c = N_c / N), 'uniform', or weights such as "
+            "'spam=0.4,ham=0.6' (normalised).  [default: fit; uniform for --model complement, as in Rennie et al.]",
+        ),
+        click.option(
+            "--prior-alpha",
+            type=float,
+            metavar="A",
+            help="Smooth the fitted class prior: pi_c = (N_c + A) / (N + A C) for C classes.",
+        ),
+        click.option(
+            "--model",
+            "kind",
+            type=click.Choice(["multinomial", "bernoulli", "complement"]),
+            default=None,
+            help="Event model. multinomial: term counts, theta_cj = (N_cj + alpha) / (N_c + alpha |V|). "
+            "bernoulli: term presence, theta_cj = (D_cj + alpha) / (N_c + 2 alpha) with D_cj documents of class c "
+            "containing j; absent terms count as evidence too. complement (Rennie et al. 2003): each class is "
+            "estimated from the counts of all the other classes, weights -log theta~_cj; see --tf-log, --idf, "
+            "--length-norm, --weight-norm.  [default: multinomial]",
+        ),
+        click.option(
+            "--estimate",
+            type=click.Choice(["mean", "map"]),
+            default=None,
+            help="With a Dirichlet prior of pseudo-count a per cell (--alpha, or M P of --m-estimate): 'mean' is the "
+            "posterior mean (N + a) / (T + a K); 'map' the posterior mode (N + a - 1) / (T + K (a - 1)), which needs "
+            "a > 1 wherever a count is zero (K: |V| terms, or 2 for bernoulli's present/absent).  [default: mean]",
+        ),
+        click.option(
+            "--m-estimate",
+            metavar="M[,P]",
+            help="The m-estimate (N + M P) / (T + M) instead of --alpha: M prior observations spread by P "
+            "(default uniform, 1/K; a P is for --model bernoulli, the prior probability that a term is present).",
+        ),
+        click.option("--tf-log", is_flag=True, help="complement: use log(1 + x) of each term count x (reads the corpus twice; not from stdin)."),
+        click.option("--idf", is_flag=True, help="complement: scale term j by idf_j = ln((1 + N) / (1 + df_j)) + 1 (scikit-learn's smoothed idf)."),
+        click.option("--length-norm", is_flag=True, help="complement: scale each document's vector to L2 length 1, after --tf-log and --idf (reads the corpus twice; not from stdin)."),
+        click.option("--weight-norm", is_flag=True, help="complement: normalise each class's weights, log theta~_cj / sum_k log theta~_ck (scikit-learn's norm=True)."),
+        click.option(
+            "--select",
+            type=click.IntRange(1),
+            metavar="K",
+            help="Keep only the K terms with the highest --select-by score, computed from document frequencies, "
+            "after --min-df, --max-df and --max-features.",
+        ),
+        click.option(
+            "--select-by",
+            type=click.Choice(["ig", "chi2"]),
+            default="ig",
+            show_default=True,
+            help="ig: information gain H(C) - H(C | term present/absent); chi2: Pearson's chi-squared of the "
+            "present/absent-by-class table.",
         ),
     ]
 )
@@ -231,16 +281,46 @@ def _read_opts(kw, diagnostics):
     )
 
 
-def _training_setup(kw):
+# The defaults of training options, to tell which ones the user gave.
+_TRAINING_DEFAULTS = {
+    "token_pattern": None, "ngrams": 1, "stop_words": None, "min_df": 1, "max_df": 1.0, "max_features": None,
+    "alpha": None, "unknown_terms": None, "no_mail": False, "max_message_bytes": DEFAULT_MAX_MESSAGE_BYTES,
+    "prior": None, "prior_alpha": None, "kind": None, "estimate": None, "m_estimate": None, "tf_log": False,
+    "idf": False, "length_norm": False, "weight_norm": False, "select": None, "select_by": "ig",
+}
+
+
+def _training_setup(kw, base_kind: str = "multinomial"):
     """Check the `training_options` and turn them into (AnalyzerOptions,
-    TrainOptions), before any document is read."""
-    from nbcli.model import check_alpha, parse_prior
+    TrainOptions), before any document is read. base_kind: the event model
+    when --model is not given."""
+    from nbcli.model import check_alpha, check_prior_alpha, parse_m_estimate, parse_prior
     from nbcli.tokenize import Analyzer, AnalyzerOptions, load_stop_words
     from nbcli.training import TrainOptions
 
+    given = frozenset(k for k, v in _TRAINING_DEFAULTS.items() if kw[k] != v)
     if kw["alpha"] is not None:
         check_alpha(kw["alpha"])
-    prior = parse_prior(kw["prior"])
+    check_prior_alpha(kw["prior_alpha"])
+    prior = parse_prior(kw["prior"]) if kw["prior"] is not None else None
+    kind = kw["kind"] or base_kind
+    m_estimate = parse_m_estimate(kw["m_estimate"]) if kw["m_estimate"] is not None else None
+    for name in ("tf_log", "idf", "length_norm", "weight_norm"):
+        if kw[name] and kind != "complement":
+            raise NbcliError(f"--{name.replace('_', '-')} is for --model complement")
+    if m_estimate is not None and kw["alpha"] is not None:
+        raise NbcliError("give --alpha or --m-estimate, not both")
+    if m_estimate is not None and m_estimate[1] is not None and kind != "bernoulli":
+        raise NbcliError("--m-estimate M,P: a P is for --model bernoulli", hint=f"the {kind} model spreads M evenly over the |V| terms; give only M")
+    if kw["estimate"] == "map" and m_estimate is None and (kw["alpha"] is None or kw["alpha"] <= 1):
+        raise NbcliError(
+            f"--estimate map needs --alpha above 1 (got {kw['alpha'] if kw['alpha'] is not None else 'the default'})",
+            hint="the MAP estimate (N + alpha - 1) / (T + K (alpha - 1)) is zero or negative for unseen terms when alpha <= 1",
+        )
+    if kw["unknown_terms"] == "smooth" and kind != "multinomial":
+        raise NbcliError(f"--unknown-terms smooth is for the multinomial model, not {kind}")
+    if kw["prior_alpha"] is not None and prior not in (None, "fit"):
+        raise NbcliError("--prior-alpha smooths the fitted prior", hint="drop it, or use --prior fit")
     stop_words = load_stop_words(kw["stop_words"]) if kw["stop_words"] else ()
     analyzer_options = AnalyzerOptions(
         token_pattern=kw["token_pattern"],
@@ -250,6 +330,21 @@ def _training_setup(kw):
         max_message_bytes=kw["max_message_bytes"],
     )
     Analyzer(analyzer_options)  # check the options before reading anything
+    described = {
+        "alpha": kw["alpha"],
+        "prior": kw["prior"],
+        "token_pattern": kw["token_pattern"],
+        "ngrams": kw["ngrams"],
+        "stop_words": kw["stop_words"],
+        "min_df": kw["min_df"],
+        "max_df": kw["max_df"],
+        "max_features": kw["max_features"],
+        "mail": not kw["no_mail"],
+    }
+    # the newer options only when given, so the common case stays short
+    described.update({k: kw[k] for k in ("kind", "estimate", "m_estimate", "prior_alpha", "tf_log", "idf", "length_norm", "weight_norm", "select", "select_by") if k in given})
+    if "kind" in described:
+        described["model"] = described.pop("kind")
     options = TrainOptions(
         alpha=kw["alpha"],
         unknown=kw["unknown_terms"],
@@ -257,17 +352,18 @@ def _training_setup(kw):
         min_df=kw["min_df"],
         max_df=kw["max_df"],
         max_features=kw["max_features"],
-        described={
-            "alpha": kw["alpha"],
-            "prior": kw["prior"],
-            "token_pattern": kw["token_pattern"],
-            "ngrams": kw["ngrams"],
-            "stop_words": kw["stop_words"],
-            "min_df": kw["min_df"],
-            "max_df": kw["max_df"],
-            "max_features": kw["max_features"],
-            "mail": not kw["no_mail"],
-        },
+        kind=kind,
+        estimate=kw["estimate"] or "mean",
+        m_estimate=m_estimate,
+        prior_alpha=kw["prior_alpha"],
+        tf_log=kw["tf_log"],
+        idf=kw["idf"],
+        length_norm=kw["length_norm"],
+        weight_norm=kw["weight_norm"],
+        select=kw["select"],
+        select_by=kw["select_by"],
+        given=given,
+        described=described,
     )
     return analyzer_options, options
 
@@ -306,11 +402,17 @@ def cli():
 @click.argument("corpus", nargs=-1)
 @click.option("-o", "--output", required=True, metavar="MODEL", help="Model file to write (replaced atomically).")
 @click.option("--label", "label_pairs", multiple=True, metavar="CLASS=PATH", help="Documents in PATH (a file or folder) have class CLASS. Repeatable.")
+@click.option(
+    "--from-model",
+    metavar="MODEL",
+    help="Re-derive the tables of MODEL from its stored counts with other smoothing, prior, event model "
+    "(where the counts allow) or pruning options, without the corpus. Options not given keep MODEL's values.",
+)
 @read_options
 @training_options
 @jobs_option
 @quiet_option
-def train(corpus, output, label_pairs, **kw):
+def train(corpus, output, label_pairs, from_model, **kw):
     """Train a model on labelled documents.
 
     CORPUS is a folder with one sub-folder per class (the sub-folder's name
@@ -325,25 +427,51 @@ def train(corpus, output, label_pairs, **kw):
       nbcli train sample_corpora/mail/train -o mail.nb
       nbcli train --label spam=spam/ --label ham=ham/ -o mail.nb
       nbcli train sample_corpora/topics/train.jsonl --ngrams 2 -o topics.nb
+      nbcli train sample_corpora/topics/train.jsonl --model complement --tf-log --idf --length-norm -o c.nb
+      nbcli train --from-model mail.nb --alpha 0.1 -o mail-0.1.nb
     """
     from nbcli import modelfile
     from nbcli.sources import labeled_corpus, parse_label_pair
     from nbcli.training import train as train_model
 
     diagnostics = _diagnostics(kw["quiet"])
-    if not corpus and not label_pairs:
-        raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
-    pairs = [parse_label_pair(p) for p in label_pairs]
-    analyzer_options, options = _training_setup(kw)
-    docs = labeled_corpus(corpus, pairs, _read_opts(kw, diagnostics))
-    with diagnostics.progress("training", docs.total) as advance:
-        classifier = train_model(docs, analyzer_options, options, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"])
+    if from_model:
+        classifier = _retrain(from_model, corpus, label_pairs, kw)
+    else:
+        if not corpus and not label_pairs:
+            raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
+        pairs = [parse_label_pair(p) for p in label_pairs]
+        analyzer_options, options = _training_setup(kw)
+        if options.needs_second_pass and ("-" in corpus or any(path == "-" for _, path in pairs)):
+            raise NbcliError("--tf-log and --length-norm read the corpus twice, so it cannot come from stdin", hint="save it to a file first")
+        docs = labeled_corpus(corpus, pairs, _read_opts(kw, diagnostics))
+        with diagnostics.progress("training", docs.total) as advance:
+            classifier = train_model(docs, analyzer_options, options, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"])
     modelfile.save(classifier, output)
     counts = ", ".join(f"{c} {int(n)}" for c, n in zip(classifier.classes, classifier.model.class_count))
     diagnostics.info(
         f"wrote {output}: {classifier.meta['n_documents']} documents ({counts}), {len(classifier.vocabulary)} terms"
     )
     diagnostics.finish()
+
+
+# Training options that need the corpus, so --from-model refuses them.
+_NEEDS_CORPUS = ("token_pattern", "ngrams", "stop_words", "no_mail", "max_message_bytes", "tf_log", "idf", "length_norm")
+
+
+def _retrain(path, corpus, label_pairs, kw):
+    """`train --from-model`: the stored counts, new options."""
+    from nbcli import modelfile
+    from nbcli.training import refit
+
+    if corpus or label_pairs:
+        raise click.UsageError("--from-model re-derives a model from its stored counts; give no CORPUS or --label")
+    for name in _NEEDS_CORPUS:
+        if kw[name] != _TRAINING_DEFAULTS[name]:
+            raise NbcliError(f"--{name.replace('_', '-')} needs the corpus, so it cannot be used with --from-model", hint="train from the corpus instead")
+    old = modelfile.load(path)
+    _, options = _training_setup(kw, base_kind=old.model.kind)
+    return refit(old, options, path)
 
 
 @cli.command()

@@ -17,9 +17,19 @@ Scoring is linear in the counts x of a document:
     jll_c(x) = log pi_c + sum_j x_j log theta_cj
     log P(c | x) = jll_c(x) - logsumexp_c'(jll_c'(x))
 
-Every event model derives the same three tables from its counts, so one
-scorer serves them all: `log_prior` (C,), `weights` (V, C) and `bias` (C,),
-with jll = X @ weights + bias + log_prior.
+Every event model derives the same tables from its counts, so one scorer
+serves them all: `log_prior` (C,), `weights` (V, C), `bias` (C,) and
+`unknown_weight` (C,), with
+
+    jll = transform(X) @ weights + bias + log_prior (+ unknown * unknown_weight)
+
+where transform(X) is the identity (multinomial), presence (bernoulli) or
+Rennie et al.'s tf-log / idf / length normalisation (complement).
+
+Smoothing (see `dirichlet_log_estimate`): each class's distribution gets a
+Dirichlet(beta) prior, beta = alpha in every cell by default, or beta = M P
+for the m-estimate; the estimate is the posterior mean (N + beta) / (T +
+sum beta) or the MAP estimate (N + beta - 1) / (T + sum(beta - 1)).
 """
 
 from __future__ import annotations
@@ -30,6 +40,8 @@ from nbcli.errors import NbcliError
 
 
 UNKNOWN_TERMS = ("skip", "smooth")
+EVENT_MODELS = ("multinomial", "bernoulli", "complement")
+ESTIMATES = ("mean", "map")
 
 
 def parse_prior(spec: str) -> str | dict[str, float]:
@@ -56,12 +68,16 @@ def parse_prior(spec: str) -> str | dict[str, float]:
     return weights
 
 
-def log_prior(class_count: np.ndarray, classes: list[str], prior) -> np.ndarray:
-    """log pi_c for prior 'fit' (N_c / N), 'uniform' or {class: weight}."""
+def log_prior(class_count: np.ndarray, classes: list[str], prior, prior_alpha: float | None = None) -> np.ndarray:
+    """log pi_c for prior 'fit' ((N_c + A) / (N + A C), A = prior_alpha or
+    0), 'uniform' or {class: weight}."""
     n = len(classes)
     if prior == "fit":
+        counts = np.asarray(class_count, dtype=np.float64) + (prior_alpha or 0.0)
         with np.errstate(divide="ignore"):
-            return np.log(class_count) - np.log(class_count.sum())
+            return np.log(counts) - np.log(counts.sum())
+    if prior_alpha is not None:
+        raise NbcliError("--prior-alpha smooths the fitted prior", hint="drop it, or use --prior fit")
     if prior == "uniform":
         return np.full(n, -np.log(n))
     missing = [c for c in classes if c not in prior]
@@ -83,6 +99,53 @@ def check_alpha(alpha: float) -> float:
             hint="alpha = 0 would give unseen terms probability zero; use a small value such as 0.01",
         )
     return float(alpha)
+
+
+def check_prior_alpha(value: float | None) -> float | None:
+    if value is not None and not (np.isfinite(value) and value >= 0):
+        raise NbcliError(f"--prior-alpha must be a number >= 0, not {value}")
+    return None if value is None else float(value)
+
+
+def parse_m_estimate(spec: str) -> tuple[float, float | None]:
+    """'M' or 'M,P' -> (M, P or None); M > 0, 0 < P < 1."""
+    m_text, _, p_text = str(spec).partition(",")
+    try:
+        m = float(m_text)
+        p = float(p_text) if p_text.strip() else None
+    except ValueError:
+        m, p = float("nan"), None
+    if not (np.isfinite(m) and m > 0) or (p is not None and not (0 < p < 1)):
+        raise NbcliError(f"--m-estimate {spec!r} is not valid", hint="give M > 0, or M,P with 0 < P < 1, such as 2 or 8,0.625")
+    return m, p
+
+
+def dirichlet_log_estimate(counts: np.ndarray, beta, estimate: str = "mean") -> np.ndarray:
+    """log of the estimated category probabilities of a categorical
+    distribution with a Dirichlet(beta) prior, after observing `counts`.
+
+    counts: (..., K) observations of each of K categories (the last axis);
+    beta: the prior's parameters, a scalar (symmetric) or (K,).
+    estimate 'mean': the posterior mean (N_k + beta_k) / (T + sum beta);
+    'map': the posterior mode (N_k + beta_k - 1) / (T + sum(beta - 1)),
+    which must be positive in every cell, else NbcliError.
+    E.g. Beta(5, 3) and observations t, f, f: counts (1, 2), beta (5, 3):
+    mean 6/11, MAP 5/9.
+    """
+    counts = np.asarray(counts, dtype=np.float64)
+    pseudo = np.broadcast_to(np.asarray(beta, dtype=np.float64), counts.shape[-1:])
+    if estimate == "map":
+        pseudo = pseudo - 1.0
+    elif estimate != "mean":
+        raise NbcliError(f"--estimate {estimate!r} is not one of {', '.join(ESTIMATES)}")
+    smoothed = counts + pseudo
+    if not (smoothed > 0).all():
+        raise NbcliError(
+            f"--estimate {estimate} is undefined here: with a prior pseudo-count of {float(pseudo.min()) + (estimate == 'map'):g}, "
+            "a term never seen in a class would get probability <= 0 (N + a - 1 <= 0)",
+            hint="use --alpha (or M*P of --m-estimate) above 1 with --estimate map",
+        )
+    return np.log(smoothed) - np.log(smoothed.sum(axis=-1, keepdims=True))
 
 
 def log_softmax(jll: np.ndarray) -> np.ndarray:
@@ -111,60 +174,100 @@ def sparse_dot(X, weights: np.ndarray) -> np.ndarray:
     return out
 
 
-class MultinomialNB:
-    """Multinomial Naive Bayes over stored counts.
 
-    class_count: (C,) documents per class.
+
+def _csr(X, data) -> "SparseCounts":
+    from nbcli.vectorize import SparseCounts
+
+    return SparseCounts(X.indptr, X.indices, data, tuple(X.shape))
+
+
+def canonical(X):
+    """X with one entry per (document, term), summed (scipy CSR or SparseCounts)."""
+    if hasattr(X, "canonical"):
+        return X.canonical() if X.data is None else X
+    X = X.tocsr(copy=True)
+    X.sum_duplicates()
+    return X
+
+
+class EventModel:
+    """A Naive Bayes event model over stored counts.
+
+    classes: the class names; class_count: (C,) documents per class.
     feature_count: (C, V) occurrences of each term in each class.
-    alpha: the pseudo-count added to every cell (posterior mean under a
-        symmetric Dirichlet(alpha) prior).
-    prior: 'fit', 'uniform' or {class: weight}.
-    doc_freq: (C, V) documents of each class containing each term, or None
-        (kept with the counts; not used by this event model).
-    unknown: what a term outside the vocabulary contributes when scoring:
-        'skip' (nothing, as scikit-learn does) or 'smooth' (the smoothed
-        probability of a term never seen in class c, alpha / (N_c + alpha
-        |V|), as if the vocabulary were open).
+    doc_freq: (C, V) documents of each class containing each term, or None.
+    alpha: the pseudo-count added to every cell (the prior Dirichlet's
+        parameter); with estimate 'mean' the posterior mean, with 'map'
+        the posterior mode (alpha - 1 added; needs alpha > 1 wherever a
+        count is zero).
+    m_estimate: (M, P or None): prior pseudo-counts M P per category, P
+        uniform (1/K) by default; replaces alpha.
+    prior: 'fit', 'uniform' or {class: weight}; prior_alpha: pseudo-count
+        added to the class counts of a fitted prior.
+    unknown: what a term outside the vocabulary contributes when scoring
+        ('skip', or 'smooth': the estimate of a term never seen; multinomial
+        only).
     tables: (log_prior, weights, bias, unknown_weight) already derived,
         e.g. from a model file.
     """
 
-    kind = "multinomial"
+    kind = "?"
 
-    def __init__(self, classes, class_count, feature_count, alpha=1.0, prior="fit", doc_freq=None, unknown="skip", tables=None):
+    def __init__(self, classes, class_count, feature_count, alpha=1.0, prior="fit", doc_freq=None, unknown="skip", tables=None,
+                 estimate="mean", m_estimate=None, prior_alpha=None):
         self.classes = list(classes)
         self.class_count = np.asarray(class_count, dtype=np.float64)
         self.feature_count = feature_count
         self.doc_freq = doc_freq
         self.alpha = check_alpha(alpha)
         self.prior = prior
+        self.prior_alpha = check_prior_alpha(prior_alpha)
+        if estimate not in ESTIMATES:
+            raise NbcliError(f"--estimate {estimate!r} is not one of {', '.join(ESTIMATES)}")
+        self.estimate = estimate
+        self.m_estimate = None if m_estimate is None else (float(m_estimate[0]), None if m_estimate[1] is None else float(m_estimate[1]))
         if unknown not in UNKNOWN_TERMS:
             raise NbcliError(f"unknown-term rule {unknown!r} is not one of {', '.join(UNKNOWN_TERMS)}")
+        if unknown == "smooth" and self.kind != "multinomial":
+            raise NbcliError(f"--unknown-terms smooth is for the multinomial model, not {self.kind}", hint="drop it, or use --unknown-terms skip")
         self.unknown = unknown
         if tables is None:
             tables = self.derive()
         self.log_prior, self.weights, self.bias, self.unknown_weight = tables
 
-    def derive(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(log_prior (C,), weights (V, C), bias (C,), unknown_weight (C,))
-        from the counts."""
-        smoothed = np.asarray(self.feature_count, dtype=np.float64) + self.alpha
-        log_total = np.log(smoothed.sum(axis=1))
-        log_theta = np.log(smoothed) - log_total[:, None]
-        lp = log_prior(self.class_count, self.classes, self.prior)
-        unknown = np.log(self.alpha) - log_total if self.unknown == "smooth" else np.zeros(len(self.classes))
-        return lp, np.ascontiguousarray(log_theta.T), np.zeros(len(self.classes)), unknown
-
     @property
-    def log_theta(self) -> np.ndarray:
-        """log theta_cj, shape (C, V)."""
-        return self.weights.T
+    def n_terms(self) -> int:
+        return int(np.shape(self.feature_count)[1])
+
+    def beta(self, n_categories: int):
+        """The Dirichlet prior's parameters for a distribution over K
+        categories: alpha in every cell, or M P (P = 1/K by default)."""
+        if self.m_estimate is None:
+            return self.alpha
+        m, p = self.m_estimate
+        if p is not None:
+            raise NbcliError(
+                f"--m-estimate M,P: a P is for the bernoulli model; the {self.kind} model spreads M over the |V| terms",
+                hint="give only M",
+            )
+        return m / max(n_categories, 1)
+
+    def _log_prior(self) -> np.ndarray:
+        return log_prior(self.class_count, self.classes, self.prior, self.prior_alpha)
+
+    def derive(self):
+        raise NotImplementedError
+
+    def transform(self, X):
+        """The feature values multiplied with `weights` (CSR-like)."""
+        return X
 
     def joint_log_likelihood(self, X) -> np.ndarray:
-        """log P(c) + log P(x | c) up to a per-document constant, (D, C).
-        X may carry `unknown`, each document's number of tokens outside the
-        vocabulary."""
-        jll = sparse_dot(X, self.weights) + (self.bias + self.log_prior)
+        """transform(X) @ weights + bias + log_prior (+ unknown tokens *
+        unknown_weight for 'smooth'), shape (D, C); X may carry `unknown`,
+        each document's number of tokens outside the vocabulary."""
+        jll = sparse_dot(self.transform(X), self.weights) + (self.bias + self.log_prior)
         unknown = getattr(X, "unknown", None)
         if unknown is not None and self.unknown == "smooth":
             jll += np.asarray(unknown, dtype=np.float64)[:, None] * self.unknown_weight
@@ -176,7 +279,7 @@ class MultinomialNB:
     def term_log_odds(self) -> np.ndarray:
         """log theta_cj - log theta_(not c)j, shape (C, V): how strongly each
         term points to class c against all other classes pooled (each side
-        smoothed with the model's alpha)."""
+        smoothed with the model's alpha), from term counts."""
         counts = np.asarray(self.feature_count, dtype=np.float64) + 0.0
         total = counts.sum(axis=0)
         n_terms = counts.shape[1]
@@ -186,3 +289,165 @@ class MultinomialNB:
             out[c] = np.log(mine + self.alpha) - np.log(mine.sum() + self.alpha * n_terms)
             out[c] -= np.log(rest + self.alpha) - np.log(rest.sum() + self.alpha * n_terms)
         return out
+
+    def settings(self) -> dict:
+        """The keyword arguments that rebuild this model from its counts."""
+        return {
+            "alpha": self.alpha,
+            "prior": self.prior,
+            "doc_freq": self.doc_freq,
+            "unknown": self.unknown,
+            "estimate": self.estimate,
+            "m_estimate": self.m_estimate,
+            "prior_alpha": self.prior_alpha,
+        }
+
+    def rebuilt(self, **changes) -> "EventModel":
+        """The same model with some settings changed, tables derived again."""
+        return type(self)(self.classes, self.class_count, self.feature_count, **{**self.settings(), **changes})
+
+    def spec(self) -> dict:
+        """The model's settings as plain values (for the model file)."""
+        spec = {"kind": self.kind, **self.settings()}
+        del spec["doc_freq"]
+        spec["m_estimate"] = None if self.m_estimate is None else list(self.m_estimate)
+        return spec
+
+
+class MultinomialNB(EventModel):
+    """theta_cj = (N_cj + a) / (N_c. + a |V|) (posterior mean; see
+    `dirichlet_log_estimate` for MAP and the m-estimate); jll_c = log pi_c
+    + sum_j x_j log theta_cj."""
+
+    kind = "multinomial"
+
+    def derive(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(log_prior (C,), weights (V, C), bias (C,), unknown_weight (C,))
+        from the counts."""
+        counts = np.asarray(self.feature_count, dtype=np.float64)
+        beta = self.beta(counts.shape[1])
+        log_theta = dirichlet_log_estimate(counts, beta, self.estimate)
+        n_classes = len(self.classes)
+        unknown = np.zeros(n_classes)
+        if self.unknown == "smooth":
+            # a term seen 0 times, in a vocabulary of |V| terms
+            pseudo = beta - (self.estimate == "map")
+            unknown = np.log(pseudo) - np.log(counts.sum(axis=1) + pseudo * counts.shape[1])
+        return self._log_prior(), np.ascontiguousarray(log_theta.T), np.zeros(n_classes), unknown
+
+    @property
+    def log_theta(self) -> np.ndarray:
+        """log theta_cj, shape (C, V)."""
+        return self.weights.T
+
+
+class BernoulliNB(EventModel):
+    """theta_cj = (D_cj + a) / (N_c + 2a): the probability that a document
+    of class c contains term j (D_cj documents of class c contain it).
+    Absent terms count too, in linear form:
+    jll_c = log pi_c + sum_j log(1 - theta_cj) + sum_{j in doc} (log theta_cj - log(1 - theta_cj))."""
+
+    kind = "bernoulli"
+
+    def derive(self):
+        if self.doc_freq is None:
+            raise NbcliError("the Bernoulli model needs document frequencies, and these counts have none", hint="train it from the corpus")
+        df = np.asarray(self.doc_freq, dtype=np.float64)
+        absent = self.class_count[:, None] - df
+        m, p = self.m_estimate if self.m_estimate is not None else (None, None)
+        beta = self.alpha if m is None else np.array([m * (p if p is not None else 0.5), m * (1 - p if p is not None else 0.5)])
+        logs = dirichlet_log_estimate(np.stack([df, absent], axis=-1), beta, self.estimate)
+        log_p, log_q = logs[..., 0], logs[..., 1]
+        weights = np.ascontiguousarray((log_p - log_q).T)
+        return self._log_prior(), weights, log_q.sum(axis=1), np.zeros(len(self.classes))
+
+    def transform(self, X):
+        """Presence: 1 for every term in the document (count > 0)."""
+        X = canonical(X)
+        return _csr(X, np.ones(len(X.indices)))
+
+    def term_log_odds(self) -> np.ndarray:
+        """log theta_cj - log theta_(not c)j from document frequencies."""
+        df = np.asarray(self.doc_freq, dtype=np.float64)
+        total, n = df.sum(axis=0), self.class_count.sum()
+        out = np.empty_like(df)
+        for c in range(len(self.classes)):
+            mine, rest = df[c], total - df[c]
+            out[c] = np.log(mine + self.alpha) - np.log(self.class_count[c] + 2 * self.alpha)
+            out[c] -= np.log(rest + self.alpha) - np.log(n - self.class_count[c] + 2 * self.alpha)
+        return out
+
+
+def smooth_idf(doc_freq_total: np.ndarray, n_docs: float) -> np.ndarray:
+    """idf_j = ln((1 + N) / (1 + df_j)) + 1 (scikit-learn's smoothed idf)."""
+    return np.log((1.0 + n_docs) / (1.0 + np.asarray(doc_freq_total, dtype=np.float64))) + 1.0
+
+
+class ComplementNB(EventModel):
+    """Complement Naive Bayes (Rennie et al. 2003).
+
+    Each class is estimated from the counts of all other classes:
+    theta~_cj = (sum_{c' != c} N_c'j + a) / (sum_{c' != c} N_c'. + a |V|);
+    weights w_cj = -log theta~_cj, or with weight_norm
+    log theta~_cj / sum_k log theta~_ck (scikit-learn's norm=True).
+    Document transforms, in this order: tf_log (x -> log(1 + x)), idf
+    (x_j -> x_j idf_j, idf_j = ln((1 + N) / (1 + df_j)) + 1) and
+    length_norm (x -> x / ||x||_2). With transforms, fit_count holds the
+    per-class sums of the transformed documents, which the tables are
+    derived from; feature_count stays the raw counts. The default prior is
+    uniform (as in the paper and scikit-learn).
+    """
+
+    kind = "complement"
+
+    def __init__(self, *args, tf_log=False, idf=None, length_norm=False, weight_norm=False, fit_count=None, **kw):
+        self.tf_log = bool(tf_log)
+        self.idf = None if idf is None else np.asarray(idf, dtype=np.float64)
+        self.length_norm = bool(length_norm)
+        self.weight_norm = bool(weight_norm)
+        self.fit_count = fit_count
+        super().__init__(*args, **kw)
+
+    @property
+    def transforms(self) -> bool:
+        return self.tf_log or self.idf is not None or self.length_norm
+
+    def derive(self):
+        counts = np.asarray(self.fit_count if self.fit_count is not None else self.feature_count, dtype=np.float64)
+        complement = counts.sum(axis=0) - counts
+        logged = dirichlet_log_estimate(complement, self.beta(counts.shape[1]), self.estimate)
+        if self.weight_norm:
+            weights = logged / logged.sum(axis=1, keepdims=True)
+        else:
+            weights = -logged
+        n_classes = len(self.classes)
+        return self._log_prior(), np.ascontiguousarray(weights.T), np.zeros(n_classes), np.zeros(n_classes)
+
+    def transform(self, X):
+        if not self.transforms:
+            return X
+        X = canonical(X)
+        data = np.asarray(X.data, dtype=np.float64)
+        if self.tf_log:
+            data = np.log1p(data)
+        if self.idf is not None:
+            data = data * self.idf[X.indices]
+        if self.length_norm:
+            rows = np.repeat(np.arange(len(X.indptr) - 1), np.diff(X.indptr))
+            norms = np.sqrt(np.bincount(rows, weights=data * data, minlength=len(X.indptr) - 1))
+            norms[norms == 0] = 1.0
+            data = data / norms[rows]
+        return _csr(X, data)
+
+    def settings(self) -> dict:
+        extra = {"tf_log": self.tf_log, "idf": self.idf, "length_norm": self.length_norm, "weight_norm": self.weight_norm, "fit_count": self.fit_count}
+        return {**super().settings(), **extra}
+
+    def spec(self) -> dict:
+        spec = super().spec()
+        del spec["fit_count"]
+        spec["idf"] = self.idf is not None
+        return spec
+
+
+MODELS = {cls.kind: cls for cls in (MultinomialNB, BernoulliNB, ComplementNB)}

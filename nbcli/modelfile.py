@@ -35,7 +35,12 @@ from nbcli import __version__
 from nbcli.errors import ModelFileError, NbcliError
 
 FORMAT = "nbcli-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Version 2 added the bernoulli and complement event models and the
+# smoothing settings (estimate, m_estimate, prior_alpha, complement's
+# transforms, the arrays `idf` and `fit_count`). A plain multinomial model
+# with the posterior-mean estimate is still written as version 1, which
+# older nbcli reads; every version up to FORMAT_VERSION loads.
 
 _DTYPE_NAME = re.compile(r"[<>|=]?[biuf][1248]")
 
@@ -245,14 +250,20 @@ def _plain(value):
     raise TypeError(f"not a plain value: {type(value).__name__}")
 
 
+def format_version(model) -> int:
+    """1 for a plain multinomial model (readable by older nbcli), else 2."""
+    plain = model.kind == "multinomial" and model.estimate == "mean" and model.m_estimate is None and model.prior_alpha is None
+    return 1 if plain else FORMAT_VERSION
+
+
 def to_payload(classifier) -> dict:
     model, vocab = classifier.model, classifier.vocabulary
     return {
         "format": FORMAT,
-        "format_version": FORMAT_VERSION,
+        "format_version": format_version(model),
         "nbcli_version": __version__,
         "classes": list(model.classes),
-        "model": {"kind": model.kind, "alpha": model.alpha, "prior": _plain(model.prior), "unknown": model.unknown},
+        "model": _plain(model.spec()),
         "analyzer": _plain(classifier.analyzer_options.to_dict()),
         "meta": _plain(classifier.meta),
         "class_count": np.ascontiguousarray(model.class_count, dtype=np.float64),
@@ -265,6 +276,8 @@ def to_payload(classifier) -> dict:
         "weights": np.ascontiguousarray(model.weights, dtype=np.float64),
         "bias": np.ascontiguousarray(model.bias, dtype=np.float64),
         "unknown_weight": np.ascontiguousarray(model.unknown_weight, dtype=np.float64),
+        "idf": None if getattr(model, "idf", None) is None else np.ascontiguousarray(model.idf, dtype=np.float64),
+        "fit_count": None if getattr(model, "fit_count", None) is None else np.ascontiguousarray(model.fit_count, dtype=np.float64),
     }
 
 
@@ -292,7 +305,7 @@ def _array(p: dict, key: str, kinds: str, shape: tuple, optional: bool = False):
 def from_payload(p: dict, path: str = "model"):
     """Rebuild a Classifier from a payload read by `read_payload`."""
     from nbcli.classifier import Classifier
-    from nbcli.model import MultinomialNB
+    from nbcli.model import MODELS
     from nbcli.tokenize import AnalyzerOptions
     from nbcli.vectorize import Vocabulary
 
@@ -319,7 +332,8 @@ def from_payload(p: dict, path: str = "model"):
         spec = p.get("model")
         if not isinstance(spec, dict):
             raise _Corrupt("model")
-        if spec.get("kind") != "multinomial":
+        kind = spec.get("kind")
+        if kind not in MODELS:
             raise ModelFileError(
                 f"{path} uses event model {spec.get('kind')!r}, which this nbcli does not know",
                 hint="upgrade nbcli",
@@ -328,16 +342,30 @@ def from_payload(p: dict, path: str = "model"):
         meta = p.get("meta")
         if not isinstance(analyzer, dict) or not isinstance(meta, dict):
             raise _Corrupt("analyzer" if not isinstance(analyzer, dict) else "meta")
-        model = MultinomialNB(
-            classes,
-            class_count,
-            feature_count,
+        m_estimate = spec.get("m_estimate")
+        if m_estimate is not None and not (isinstance(m_estimate, list) and len(m_estimate) == 2):
+            raise _Corrupt("model")
+        settings = dict(
             alpha=spec.get("alpha", 1.0),
             prior=spec.get("prior", "fit"),
             doc_freq=doc_freq,
             unknown=spec.get("unknown", "skip"),
             tables=tables,
+            estimate=spec.get("estimate", "mean"),
+            m_estimate=m_estimate,
+            prior_alpha=spec.get("prior_alpha"),
         )
+        if kind == "complement":
+            settings.update(
+                tf_log=bool(spec.get("tf_log")),
+                length_norm=bool(spec.get("length_norm")),
+                weight_norm=bool(spec.get("weight_norm")),
+                idf=_array(p, "idf", "f", (n_terms,), optional=True),
+                fit_count=_array(p, "fit_count", "f", (n_classes, n_terms), optional=True),
+            )
+            if bool(spec.get("idf")) != (settings["idf"] is not None):
+                raise _Corrupt("idf")
+        model = MODELS[kind](classes, class_count, feature_count, **settings)
         options = AnalyzerOptions.from_dict(analyzer)
     except _Corrupt as exc:
         raise ModelFileError(f"{path} is corrupt (bad or missing '{exc}')", hint="train the model again") from None

@@ -16,7 +16,7 @@ import numpy as np
 from nbcli import __version__
 from nbcli.classifier import Classifier
 from nbcli.errors import NbcliError
-from nbcli.model import MultinomialNB, check_alpha
+from nbcli.model import MODELS, check_alpha, smooth_idf
 from nbcli.sources import Document, batches
 from nbcli.tokenize import Analyzer, AnalyzerOptions, TokenBatch
 from nbcli.vectorize import Vocabulary, VocabularyBuilder, prune_mask
@@ -28,15 +28,33 @@ class TrainOptions:
 
     alpha: float | None = None  # None: TEXT_ALPHA, or MAIL_ALPHA for a corpus of mail
     unknown: str | None = None  # None: TEXT_UNKNOWN, or MAIL_UNKNOWN for a corpus of mail
-    prior: object = "fit"  # 'fit', 'uniform' or {class: weight}
+    prior: object = None  # 'fit', 'uniform' or {class: weight}; None: fit (uniform for complement)
     min_df: int | float = 1
     max_df: int | float = 1.0
     max_features: int | None = None
+    kind: str = "multinomial"  # see model.EVENT_MODELS
+    estimate: str = "mean"  # 'mean' or 'map'
+    m_estimate: tuple | None = None  # (M, P or None)
+    prior_alpha: float | None = None
+    tf_log: bool = False  # complement's document transforms
+    idf: bool = False
+    length_norm: bool = False
+    weight_norm: bool = False
+    select: int | None = None  # keep the K best terms by select_by
+    select_by: str = "ig"
+    given: frozenset = frozenset()  # the names of the options the user gave (see cli._TRAINING_DEFAULTS)
     described: dict = field(default_factory=dict)  # options as the user gave them
 
     @property
     def needs_doc_freq(self) -> bool:
-        return self.min_df != 1 or self.max_df != 1.0
+        return self.min_df != 1 or self.max_df != 1.0 or self.kind == "bernoulli" or self.idf or self.select is not None
+
+    @property
+    def needs_second_pass(self) -> bool:
+        """Complement's tf-log and length normalisation need each document's
+        own view on the final vocabulary (and idf, when normalising after
+        it): a second pass over the corpus."""
+        return self.kind == "complement" and (self.tf_log or self.length_norm)
 
 
 # The default pseudo-count and unknown-term rule. For text: 1 (Laplace) and
@@ -170,7 +188,7 @@ def fit(table: CountTable, analyzer_options: AnalyzerOptions, options: TrainOpti
     n_docs = int(class_count.sum())
     mostly_mail = 2 * table.mail_docs > n_docs
     alpha = options.alpha if options.alpha is not None else MAIL_ALPHA if mostly_mail else TEXT_ALPHA
-    unknown = options.unknown or (MAIL_UNKNOWN if mostly_mail else TEXT_UNKNOWN)
+    unknown = options.unknown or (MAIL_UNKNOWN if mostly_mail and options.kind == "multinomial" else TEXT_UNKNOWN)
     check_alpha(alpha)
     if n_docs == 0:
         raise NbcliError(
@@ -187,7 +205,22 @@ def fit(table: CountTable, analyzer_options: AnalyzerOptions, options: TrainOpti
             "the corpus has no terms: every document is empty after tokenizing",
             hint="check the documents, --token-pattern and --stop-words",
         )
-    if df is not None or options.max_features is not None:
+    meta = {
+        "n_documents": n_docs,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "nbcli_version": __version__,
+        "options": {**options.described, "alpha": alpha, "unknown_terms": unknown},
+        "mail_documents": int(table.mail_docs),
+    }
+    return build(classes, class_count, vocab, tf, df, analyzer_options, options, alpha, unknown, meta)
+
+
+def build(classes, class_count, vocab, tf, df, analyzer_options, options: TrainOptions, alpha, unknown, meta, fit_count=None) -> Classifier:
+    """Prune (--min-df, --max-df, --max-features, then --select) and build
+    the event model from counts: the end of training, and all of
+    `train --from-model`."""
+    n_docs = int(class_count.sum())
+    if df is not None or options.max_features is not None or options.select is not None:
         keep = prune_mask(
             tf.sum(axis=0),
             df.sum(axis=0) if df is not None else None,
@@ -196,20 +229,92 @@ def fit(table: CountTable, analyzer_options: AnalyzerOptions, options: TrainOpti
             options.max_df,
             options.max_features,
         )
+        if options.select is not None:
+            keep = select_mask(keep, df, class_count, options.select, options.select_by)
         if not keep.all():
             cols = np.flatnonzero(keep)
             vocab = vocab.subset(cols)
             tf = np.ascontiguousarray(tf[:, cols])
             df = np.ascontiguousarray(df[:, cols]) if df is not None else None
-    model = MultinomialNB(classes, class_count, tf, alpha=alpha, prior=options.prior, doc_freq=df, unknown=unknown)
-    meta = {
-        "n_documents": n_docs,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "nbcli_version": __version__,
-        "options": {**options.described, "alpha": alpha, "unknown_terms": unknown},
-        "mail_documents": int(table.mail_docs),
-    }
+            fit_count = np.ascontiguousarray(fit_count[:, cols]) if fit_count is not None else None
+    prior = options.prior if options.prior is not None else "uniform" if options.kind == "complement" else "fit"
+    common = dict(alpha=alpha, prior=prior, doc_freq=df, unknown=unknown, estimate=options.estimate, m_estimate=options.m_estimate, prior_alpha=options.prior_alpha)
+    if options.kind == "complement":
+        idf = smooth_idf(df.sum(axis=0), n_docs) if options.idf else None
+        extra = dict(tf_log=options.tf_log, idf=idf, length_norm=options.length_norm, weight_norm=options.weight_norm)
+        if fit_count is None and idf is not None and not options.needs_second_pass:
+            fit_count = tf * idf  # idf scales each column: the sums need no second pass
+        model = MODELS["complement"](classes, class_count, tf, fit_count=fit_count, **extra, **common)
+    else:
+        model = MODELS[options.kind](classes, class_count, tf, **common)
+    meta = {**meta, "options": {**meta.get("options", {}), "prior": _plain_prior(prior)}}
     return Classifier(analyzer_options, vocab, model, meta)
+
+
+def _plain_prior(prior):
+    return prior if isinstance(prior, str) else ",".join(f"{c}={w:g}" for c, w in prior.items())
+
+
+def select_scores(df: np.ndarray, class_count: np.ndarray, by: str = "ig") -> np.ndarray:
+    """Each term's score for --select, from document frequencies.
+
+    df: (C, V) documents of each class containing the term; class_count (C,).
+    'ig': information gain (nats), H(C) - H(C | term present or absent);
+    'chi2': Pearson's chi-squared statistic of the 2 x C table (present /
+    absent by class), 0 for a term in every document or in none.
+    """
+    from scipy.special import xlogy
+
+    df = np.asarray(df, dtype=np.float64)
+    n_c = np.asarray(class_count, dtype=np.float64)[:, None]
+    n = n_c.sum()
+    present = df
+    absent = n_c - df
+    n1 = present.sum(axis=0)
+    n0 = n - n1
+    if by == "ig":
+        h_c = -xlogy(n_c[:, 0] / n, n_c[:, 0] / n).sum()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            h1 = -np.nan_to_num(xlogy(present / n1, present / n1)).sum(axis=0)
+            h0 = -np.nan_to_num(xlogy(absent / n0, absent / n0)).sum(axis=0)
+        return h_c - (n1 / n) * h1 - (n0 / n) * h0
+    if by == "chi2":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            e1 = n1 * n_c / n
+            e0 = n0 * n_c / n
+            stat = np.nan_to_num((present - e1) ** 2 / e1) + np.nan_to_num((absent - e0) ** 2 / e0)
+        return np.where((n1 > 0) & (n0 > 0), stat.sum(axis=0), 0.0)
+    raise NbcliError(f"--select-by {by!r} is not one of ig, chi2")
+
+
+def select_mask(keep: np.ndarray, df: np.ndarray, class_count: np.ndarray, k: int, by: str) -> np.ndarray:
+    """Of the terms in `keep`, the k with the highest score (ties: by column)."""
+    if df is None:
+        raise NbcliError("--select needs document frequencies, and these counts have none", hint="train from the corpus")
+    candidates = np.flatnonzero(keep)
+    if len(candidates) <= k:
+        return keep
+    scores = select_scores(df[:, candidates], class_count, by)
+    best = np.argsort(-scores, kind="stable")[:k]
+    out = np.zeros_like(keep)
+    out[candidates[best]] = True
+    return out
+
+
+def transformed_sums(classifier: Classifier, docs: Iterable[Document]) -> np.ndarray:
+    """The second pass for complement's document transforms: per-class sums
+    (C, V) of transform(x) over the documents, on the final vocabulary. In
+    this process and in input order, so the sums do not depend on --jobs."""
+    model = classifier.model
+    index = {c: i for i, c in enumerate(classifier.classes)}
+    n_terms = len(classifier.vocabulary)
+    sums = np.zeros(len(index) * n_terms)
+    for batch in batches(docs):
+        X = model.transform(classifier.counts([d.data for d in batch], [d.kind for d in batch]))
+        cls = np.array([index[d.label] for d in batch], dtype=np.int64)
+        rows = np.repeat(np.arange(len(batch)), np.diff(X.indptr))
+        sums += np.bincount(cls[rows] * n_terms + X.indices, weights=X.data, minlength=len(sums))
+    return sums.reshape(len(index), n_terms)
 
 
 def train(docs: Iterable[Document], analyzer_options: AnalyzerOptions, options: TrainOptions, progress=None, jobs: int = 1) -> Classifier:
@@ -217,5 +322,57 @@ def train(docs: Iterable[Document], analyzer_options: AnalyzerOptions, options: 
     analyzer = Analyzer(analyzer_options)
     if options.alpha is not None:
         check_alpha(options.alpha)
+    if options.needs_second_pass and iter(docs) is docs:
+        raise NbcliError("--tf-log and --length-norm read the corpus twice, and this corpus can be read only once")
     table = count_corpus(docs, analyzer, options.needs_doc_freq, progress, jobs)
-    return fit(table, analyzer_options, options)
+    classifier = fit(table, analyzer_options, options)
+    if options.needs_second_pass:
+        classifier.model = classifier.model.rebuilt(fit_count=transformed_sums(classifier, docs))
+    return classifier
+
+
+def refit(old: Classifier, options: TrainOptions, source: str = "model") -> Classifier:
+    """`train --from-model`: a new Classifier from `old`'s stored counts,
+    with the options the user gave (`options.given`) and `old`'s settings
+    for the rest. Pruning and --select narrow the stored vocabulary."""
+    import dataclasses
+
+    model = old.model
+
+    given = options.given
+    kind = options.kind
+    same = kind == model.kind
+    complement = model if model.kind == "complement" and same else None
+    if model.kind == "complement" and model.length_norm and given & {"min_df", "max_df", "max_features", "select"}:
+        raise NbcliError(f"{source} normalises document lengths, so pruning it needs the corpus", hint="train from the corpus instead")
+    alpha = options.alpha if "alpha" in given else model.alpha
+    if "m_estimate" in given:
+        m_estimate = options.m_estimate
+    else:
+        m_estimate = None if "alpha" in given else model.m_estimate
+    prior = options.prior if "prior" in given else model.prior if same else None
+    prior_alpha = options.prior_alpha if "prior_alpha" in given else None if "prior" in given else model.prior_alpha
+    unknown = options.unknown if "unknown_terms" in given else model.unknown if kind == "multinomial" else "skip"
+    new = dataclasses.replace(
+        options,
+        estimate=options.estimate if "estimate" in given else model.estimate,
+        m_estimate=m_estimate,
+        prior=prior,
+        prior_alpha=prior_alpha,
+        tf_log=complement is not None and complement.tf_log,
+        idf=complement is not None and complement.idf is not None,
+        length_norm=complement is not None and complement.length_norm,
+        weight_norm=options.weight_norm or (complement is not None and complement.weight_norm),
+    )
+    fit_count = complement.fit_count if complement is not None else None
+    described = {k: v for k, v in new.described.items() if ("kind" if k == "model" else k) in given}
+    described = {**old.meta.get("options", {}), **described, "alpha": alpha, "unknown_terms": unknown, "model": kind}
+    meta = {
+        **old.meta,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "nbcli_version": __version__,
+        "options": described,
+        "from_model": source,
+    }
+    vocab, tf, df = old.vocabulary, np.asarray(model.feature_count), model.doc_freq
+    return build(model.classes, model.class_count, vocab, tf, None if df is None else np.asarray(df), old.analyzer_options, new, alpha, unknown, meta, fit_count)
