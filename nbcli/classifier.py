@@ -95,6 +95,7 @@ class Classifier:
         return {
             "format_version": format_version(model),
             "kind": model.kind,
+            "transforms": [k.replace("_", "-") for k in ("tf_log", "idf", "length_norm", "weight_norm") if model.spec().get(k)],
             "nbcli_version": self.meta.get("nbcli_version"),
             "created": self.meta.get("created"),
             "documents": self.meta.get("n_documents"),

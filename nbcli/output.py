@@ -77,7 +77,8 @@ def render_info(info: dict, file) -> None:
 
     console = Console(file=file, highlight=False, soft_wrap=True)
     console.print(f"model:       {info['model']}")
-    console.print(f"event model: {info['kind']}")
+    transforms = f" ({', '.join(info['transforms'])})" if info.get("transforms") else ""
+    console.print(f"event model: {info['kind']}{transforms}")
     console.print(f"trained:     {info['documents']} documents, {info['created']}, nbcli {info['nbcli_version']}")
     console.print(f"vocabulary:  {info['vocabulary_size']} terms")
     options = " ".join(f"{k}={v}" for k, v in info["options"].items())

@@ -226,6 +226,9 @@ def test_every_kind_round_trips_and_does_not_depend_on_jobs(tmp_path, options):
         assert np.allclose(getattr(a, name), table, rtol=1e-12, atol=0), name
     info = run(["info", tmp_path / "j1.nb", "--json"])
     assert json.loads(info.stdout)["kind"] == a.kind
+    text = run(["info", tmp_path / "j1.nb", "--top", "3"]).stdout
+    shown = f"event model: {a.kind}" + (" (tf-log, idf, length-norm, weight-norm)" if "--tf-log" in options else "")
+    assert shown + "\n" in text
 
 
 BAD = [
