@@ -9,14 +9,17 @@ import json
 import numpy as np
 import pytest
 import scipy.sparse
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.naive_bayes import BernoulliNB, ComplementNB, MultinomialNB
 
 from nbcli import modelfile
-from nbcli.model import dirichlet_log_estimate, sparse_dot
+from nbcli.model import MODELS, dirichlet_log_estimate, sparse_dot
 from nbcli.sources import Document
 from nbcli.tokenize import AnalyzerOptions
 from nbcli.training import TrainOptions, train
+from nbcli.vectorize import SparseCounts
 
 from conftest import SAMPLES, make_docs, run
 
@@ -361,3 +364,43 @@ def test_version_1_files_still_load(tmp_path, small_model):
     bern = tmp_path / "b.nb"
     assert run(["train", SAMPLES / "topics" / "train.jsonl", "-o", bern, "-q", "--model", "bernoulli"]).exit_code == 0
     assert read_payload(str(bern))["format_version"] == modelfile.FORMAT_VERSION == 2
+
+
+# -- invariants on random count tables ----------------------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n_classes=st.integers(2, 4),
+    n_terms=st.integers(1, 30),
+    kind=st.sampled_from(sorted(MODELS)),
+    alpha=st.sampled_from([1e-6, 0.01, 1.0, 2.5]),
+    estimate=st.sampled_from(["mean", "map"]),
+    extras=st.sampled_from([{}, {"tf_log": True}, {"idf": True, "length_norm": True, "weight_norm": True}]),
+)
+def test_probabilities_sum_to_one_and_the_contract_holds(seed, n_classes, n_terms, kind, alpha, estimate, extras):
+    rng = np.random.default_rng(seed)
+    class_count = rng.integers(1, 20, n_classes).astype(np.float64)
+    doc_freq = rng.integers(0, class_count[:, None] + 1, (n_classes, n_terms))
+    feature_count = doc_freq * rng.integers(1, 4, (n_classes, n_terms))
+    options = dict(alpha=alpha, estimate=estimate, doc_freq=doc_freq)
+    if kind == "complement" and extras:
+        options.update({k: v for k, v in extras.items() if k != "idf"})
+        if extras.get("idf"):
+            options["idf"] = np.log((1 + class_count.sum()) / (1 + doc_freq.sum(axis=0))) + 1
+    try:
+        model = MODELS[kind](["a", "b", "c", "d"][:n_classes], class_count, feature_count, **options)
+    except Exception as exc:  # only the MAP estimate may be refused
+        assert estimate == "map" and "undefined" in str(exc)
+        return
+    docs = rng.integers(0, 3, (7, n_terms))
+    rows, cols = np.nonzero(docs)
+    X = SparseCounts(np.searchsorted(rows, np.arange(8)).astype(np.int64), cols, docs[rows, cols].astype(np.float64), (7, n_terms))
+    log_p = model.predict_log_proba(X)
+    assert np.isfinite(log_p).all()
+    assert np.allclose(np.exp(log_p).sum(axis=1), 1.0)
+    T = model.transform(X)
+    assert np.allclose(model.joint_log_likelihood(X), sparse_dot(T, model.weights) + model.bias + model.log_prior)
+    dense = np.zeros((7, n_terms))
+    np.add.at(dense, (np.repeat(np.arange(7), np.diff(T.indptr)), T.indices), T.data)
+    assert np.allclose(model.joint_log_likelihood(X), dense @ model.weights + model.bias + model.log_prior)
