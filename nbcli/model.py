@@ -40,6 +40,7 @@ from nbcli.errors import NbcliError
 
 
 UNKNOWN_TERMS = ("skip", "smooth")
+DOC_FREQ_HINT = "train from the corpus (a model keeps document frequencies when trained with --model bernoulli, --idf, --select, --min-df or --max-df)"
 EVENT_MODELS = ("multinomial", "bernoulli", "complement")
 ESTIMATES = ("mean", "map")
 
@@ -351,7 +352,7 @@ class BernoulliNB(EventModel):
 
     def derive(self):
         if self.doc_freq is None:
-            raise NbcliError("the Bernoulli model needs document frequencies, and these counts have none", hint="train it from the corpus")
+            raise NbcliError("the Bernoulli model needs document frequencies, and these counts have none", hint=DOC_FREQ_HINT)
         df = np.asarray(self.doc_freq, dtype=np.float64)
         absent = self.class_count[:, None] - df
         m, p = self.m_estimate if self.m_estimate is not None else (None, None)

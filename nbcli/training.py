@@ -16,7 +16,7 @@ import numpy as np
 from nbcli import __version__
 from nbcli.classifier import Classifier
 from nbcli.errors import NbcliError
-from nbcli.model import MODELS, check_alpha, smooth_idf
+from nbcli.model import DOC_FREQ_HINT, MODELS, check_alpha, smooth_idf
 from nbcli.sources import Document, batches
 from nbcli.tokenize import Analyzer, AnalyzerOptions, TokenBatch
 from nbcli.vectorize import Vocabulary, VocabularyBuilder, prune_mask
@@ -290,7 +290,7 @@ def select_scores(df: np.ndarray, class_count: np.ndarray, by: str = "ig") -> np
 def select_mask(keep: np.ndarray, df: np.ndarray, class_count: np.ndarray, k: int, by: str) -> np.ndarray:
     """Of the terms in `keep`, the k with the highest score (ties: by column)."""
     if df is None:
-        raise NbcliError("--select needs document frequencies, and these counts have none", hint="train from the corpus")
+        raise NbcliError("--select needs document frequencies, and these counts have none", hint=DOC_FREQ_HINT)
     candidates = np.flatnonzero(keep)
     if len(candidates) <= k:
         return keep
