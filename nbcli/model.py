@@ -418,7 +418,9 @@ class ComplementNB(EventModel):
         complement = counts.sum(axis=0) - counts
         logged = dirichlet_log_estimate(complement, self.beta(counts.shape[1]), self.estimate)
         if self.weight_norm:
-            weights = logged / logged.sum(axis=1, keepdims=True)
+            # a one-term vocabulary has log theta~ = 0: no evidence, weight 0
+            summed = logged.sum(axis=1, keepdims=True)
+            weights = np.divide(logged, summed, out=np.zeros_like(logged), where=summed != 0)
         else:
             weights = -logged
         n_classes = len(self.classes)
