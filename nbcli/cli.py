@@ -226,9 +226,11 @@ training_options = _apply(
             default=None,
             help="Event model. multinomial: term counts, theta_cj = (N_cj + alpha) / (N_c + alpha |V|). "
             "bernoulli: term presence, theta_cj = (D_cj + alpha) / (N_c + 2 alpha) with D_cj documents of class c "
-            "containing j; absent terms count as evidence too. complement (Rennie et al. 2003): each class is "
-            "estimated from the counts of all the other classes, weights -log theta~_cj; see --tf-log, --idf, "
-            "--length-norm, --weight-norm.  [default: multinomial]",
+            "containing j; absent terms count as evidence too: log pi_c + sum_j log(1 - theta_cj) + sum over present j "
+            "of log(theta_cj / (1 - theta_cj)). complement (Rennie et al. 2003): each class is estimated from the "
+            "counts of all the other classes, theta~_cj = (sum_{c' != c} N_c'j + alpha) / (sum_{c' != c} N_c' + "
+            "alpha |V|), and term j weighs -log theta~_cj; see --tf-log, --idf, --length-norm, --weight-norm.  "
+            "[default: multinomial]",
         ),
         click.option(
             "--estimate",

@@ -404,3 +404,36 @@ def test_probabilities_sum_to_one_and_the_contract_holds(seed, n_classes, n_term
     dense = np.zeros((7, n_terms))
     np.add.at(dense, (np.repeat(np.arange(7), np.diff(T.indptr)), T.indices), T.data)
     assert np.allclose(model.joint_log_likelihood(X), dense @ model.weights + model.bias + model.log_prior)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"kind": "gaussian"},
+        {"estimate": "median"},
+        {"m_estimate": "8"},
+        {"m_estimate": ["x", None]},
+        {"prior_alpha": "x"},
+        {"idf": False},  # complement says no idf, but the file holds an idf array
+    ],
+)
+def test_bad_version_2_model_settings_are_one_line_errors(tmp_path, change):
+    from nbcli.modelfile import read_payload, write_payload
+
+    good = tmp_path / "c.nb"
+    args = ["train", SAMPLES / "topics" / "train.jsonl", "-o", good, "-q", "--model", "complement", "--idf"]
+    assert run(args).exit_code == 0
+    payload = {k: (np.array(v) if isinstance(v, np.ndarray) else v) for k, v in read_payload(str(good)).items()}
+    payload["model"] = {**payload["model"], **change}
+    bad = tmp_path / "bad.nb"
+    write_payload(payload, str(bad))
+    result = run(["predict", bad, SAMPLES / "topics" / "test.jsonl"])
+    assert result.exit_code == 1
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stderr.startswith("nbcli: error:"), result.stderr
+
+
+def test_train_help_documents_each_formula():
+    text = " ".join(run(["train", "--help"]).stdout.split())
+    for needle in ("(D_cj + alpha) / (N_c + 2 alpha)", "theta~_cj", "(N + a - 1) / (T + K (a - 1))", "(N + M P) / (T + M)",
+                   "(N_c + A) / (N + A C)", "ln((1 + N) / (1 + df_j)) + 1", "H(C) - H(C | term present/absent)", "--from-model"):
+        assert needle in text, needle
