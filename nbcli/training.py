@@ -338,7 +338,6 @@ def refit(old: Classifier, options: TrainOptions, source: str = "model") -> Clas
     import dataclasses
 
     model = old.model
-
     given = options.given
     kind = options.kind
     same = kind == model.kind
