@@ -58,22 +58,23 @@ class Classifier:
                 raise result
             yield batch, result
 
-    def evaluate(self, docs: Iterable[Document], progress=None, jobs: int = 1) -> dict:
-        """Classify labelled documents and report the metrics (see `metrics`)."""
-        from nbcli.metrics import classification_report
-
-        index = {c: i for i, c in enumerate(self.classes)}
-        true_labels, pred_labels, log_p_true = [], [], []
+    def score_labelled(self, docs: Iterable[Document], progress=None, jobs: int = 1) -> tuple[list[str], np.ndarray]:
+        """(true labels, log-posteriors (n_docs, n_classes)) of labelled documents."""
+        true_labels, parts = [], []
         for batch, log_proba in self.classify(docs, jobs):
-            best = log_proba.argmax(axis=1)
-            for i, doc in enumerate(batch):
-                true_labels.append(doc.label)
-                pred_labels.append(self.classes[best[i]])
-                j = index.get(doc.label)
-                log_p_true.append(log_proba[i, j] if j is not None else np.nan)
+            true_labels.extend(doc.label for doc in batch)
+            parts.append(log_proba)
             if progress is not None:
                 progress(batch)
-        return classification_report(true_labels, pred_labels, self.classes, np.array(log_p_true))
+        log_proba = np.vstack(parts) if parts else np.zeros((0, len(self.classes)))
+        return true_labels, log_proba
+
+    def evaluate(self, docs: Iterable[Document], options=None, progress=None, jobs: int = 1) -> dict:
+        """Classify labelled documents and report the metrics (see `evaluation`)."""
+        from nbcli.evaluation import report
+
+        true_labels, log_proba = self.score_labelled(docs, progress, jobs)
+        return report(true_labels, log_proba, self.classes, options)
 
     def describe(self, top: int = 10) -> dict:
         """What `nbcli info` shows, as a JSON-ready dict."""

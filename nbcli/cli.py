@@ -170,6 +170,37 @@ jobs_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="JSON output for scripts.")
 
 
+class Limit(click.ParamType):
+    """METRIC=VALUE for --fail-under / --fail-over."""
+
+    name = "METRIC=V"
+
+    def convert(self, value, param, ctx):
+        from nbcli.evaluation import parse_limit
+
+        if isinstance(value, tuple):
+            return value
+        try:
+            return parse_limit(value)
+        except NbcliError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+# How a two-class spam model's P(spam) becomes a verdict: `filter` and `eval`.
+cutoff_options = _apply(
+    [
+        click.option("--spam-cutoff", type=click.FloatRange(0, 1), default=DEFAULT_SPAM_CUTOFF, show_default=True, help="P(spam) at or above this is spam."),
+        click.option("--ham-cutoff", type=click.FloatRange(0, 1), default=DEFAULT_HAM_CUTOFF, show_default=True, help="P(spam) at or below this is ham; in between is unsure. Equal cut-offs: no unsure band."),
+        click.option("--spam-class", default="spam", show_default=True, help="The spam class of a two-class model."),
+    ]
+)
+
+
+def _check_cutoffs(spam_cutoff, ham_cutoff):
+    if ham_cutoff > spam_cutoff:
+        raise click.UsageError(f"--ham-cutoff {ham_cutoff} is above --spam-cutoff {spam_cutoff}")
+
+
 # The options that decide what a model learns: shared by `train` and by the
 # commands that train models of their own (cross-validation, tuning). Add a
 # new training option here and read it in `_training_setup`.
@@ -422,6 +453,10 @@ def predict(model, inputs, as_json, **kw):
 @click.argument("model")
 @click.argument("corpus", nargs=-1)
 @click.option("--label", "label_pairs", multiple=True, metavar="CLASS=PATH", help="Documents in PATH have true class CLASS. Repeatable.")
+@cutoff_options
+@click.option("--target-fpr", type=click.FloatRange(0, 1), metavar="RATE", help="Also report the lowest spam cut-off whose ham false-positive rate on these documents is at most RATE, and the spam recall it leaves.")
+@click.option("--fail-under", multiple=True, type=Limit(), help="Exit 1 if METRIC is under V (e.g. accuracy=0.98). Repeatable.")
+@click.option("--fail-over", multiple=True, type=Limit(), help="Exit 1 if METRIC is over V (e.g. ham_fpr=0.001). Repeatable.")
 @json_option
 @read_options
 @jobs_option
@@ -431,14 +466,25 @@ def eval_(model, corpus, label_pairs, as_json, **kw):
 
     CORPUS is given as for 'nbcli train'. Prints accuracy, per-class
     precision, recall, F1 and support, macro and weighted averages, the
-    confusion matrix and the log loss: tables for people, or --json.
+    confusion matrix and the log loss; for a two-class model with a spam
+    class also the ROC AUC and, at the cut-offs, the ham false-positive
+    rate, spam recall and unsure fraction. Tables for people, or --json.
+
+    --fail-under/--fail-over METRIC=V make the exit status 1 when a metric
+    is out of bounds (after the report is written), for cron jobs. METRIC is
+    one of: accuracy, log_loss, macro_precision, macro_recall, macro_f1,
+    weighted_precision, weighted_recall, weighted_f1, auc, ham_fpr,
+    spam_recall, unsure, target_spam_recall, target_ham_fpr.
 
     \b
     Example:
       nbcli eval mail.nb sample_corpora/mail/test
+      nbcli eval mail.nb sample_corpora/mail/test --target-fpr 0.001
+      nbcli eval mail.nb new-mail/ --fail-under accuracy=0.98 --fail-over ham_fpr=0.001
       nbcli eval topics.nb sample_corpora/topics/test.jsonl --json
     """
     diagnostics = _diagnostics(kw["quiet"])
+    _check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
     if not corpus and not label_pairs:
         raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
     from nbcli import modelfile
@@ -448,19 +494,35 @@ def eval_(model, corpus, label_pairs, as_json, **kw):
     classifier = modelfile.load(model)
     docs = labeled_corpus(corpus, pairs, _read_opts(kw, diagnostics))
     with diagnostics.progress("evaluating", docs.total) as advance:
-        report = classifier.evaluate(docs, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"])
+        report = classifier.evaluate(docs, _eval_options(kw), progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"])
     if report["documents"] == 0:
         raise NbcliError("the evaluation corpus has no documents", hint="check the paths")
+    _report(report, model, as_json, kw)
+    diagnostics.finish()
+
+
+def _eval_options(kw):
+    from nbcli.evaluation import EvalOptions
+
+    return EvalOptions(kw["spam_class"], kw["spam_cutoff"], kw["ham_cutoff"], kw["target_fpr"])
+
+
+def _report(report, source, as_json, kw):
+    """Write an eval report, then fail on a broken --fail-under/--fail-over."""
+    from nbcli.evaluation import check_limits, flat_metrics
+
     if as_json:
         import json
 
-        report = {"model": model, **report}
-        _write(json.dumps(report, ensure_ascii=False))
+        _write(json.dumps({"model": source, **report}, ensure_ascii=False))
     else:
         from nbcli.output import render_eval
 
-        render_eval(report, sys.stdout, model)
-    diagnostics.finish()
+        render_eval(report, sys.stdout, source or "predictions")
+    sys.stdout.flush()
+    reason = check_limits(flat_metrics(report), kw["fail_under"], kw["fail_over"])
+    if reason:
+        raise NbcliError(reason)
 
 
 @cli.command()
@@ -494,9 +556,7 @@ def info(model, top, as_json):
 @cli.command("filter")
 @click.argument("model")
 @click.argument("input", required=False, metavar="[INPUT]")
-@click.option("--spam-cutoff", type=click.FloatRange(0, 1), default=DEFAULT_SPAM_CUTOFF, show_default=True, help="P(spam) at or above this is spam.")
-@click.option("--ham-cutoff", type=click.FloatRange(0, 1), default=DEFAULT_HAM_CUTOFF, show_default=True, help="P(spam) at or below this is ham; in between is unsure. Equal cut-offs: no unsure band.")
-@click.option("--spam-class", default="spam", show_default=True, help="The spam class of a two-class model.")
+@cutoff_options
 @click.option("--split", "split_dir", metavar="DIR", help="Append each message to DIR/<verdict>.mbox instead of writing to stdout.")
 @click.option("--exit-codes", is_flag=True, help="Exit 0 spam, 1 ham, 2 unsure, 3 error (bogofilter's codes; for one message).")
 @jobs_option
@@ -526,8 +586,7 @@ def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_c
     from nbcli import filtering
 
     diagnostics = _diagnostics(quiet)
-    if ham_cutoff > spam_cutoff:
-        raise click.UsageError(f"--ham-cutoff {ham_cutoff} is above --spam-cutoff {spam_cutoff}")
+    _check_cutoffs(spam_cutoff, ham_cutoff)
     path = input or "-"
     if path == "-" and sys.stdin.isatty():
         raise click.UsageError("no INPUT given and stdin is a terminal; give a message or mbox file, or - for stdin")

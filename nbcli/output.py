@@ -67,6 +67,30 @@ def render_eval(report: dict, file, source: str) -> None:
     console.print(matrix)
     if report.get("unknown_classes"):
         console.print(f"classes the model does not know: {', '.join(report['unknown_classes'])}")
+    if report.get("spam_filter"):
+        for line in spam_filter_lines(report["spam_filter"]):
+            console.print(line)
+
+
+def spam_filter_lines(sf: dict) -> list[str]:
+    """The spam-filter figures of an eval report, for people."""
+    lines = [
+        f"spam filter ({sf['spam_class']} against {sf['ham_class']}): ROC AUC {_fmt(sf['auc'])}",
+        f"  at cut-offs spam >= {sf['spam_cutoff']:g}, ham <= {sf['ham_cutoff']:g}: ham false-positive rate "
+        f"{_fmt(sf['ham_fpr'])}, spam recall {_fmt(sf['spam_recall'])}, unsure {_fmt(sf['unsure'])}",
+    ]
+    t = sf.get("target_fpr")
+    if t:
+        where = (
+            "every document is spam"
+            if t["log_odds_cutoff"] is None
+            else f"spam when log-odds > {t['log_odds_cutoff']:.4g} (P(spam) > {t['spam_cutoff']!r})"
+        )
+        lines.append(
+            f"  for ham false-positive rate <= {t['target']:g}: {where}: ham false-positive rate "
+            f"{_fmt(t['ham_fpr'])}, spam recall {_fmt(t['spam_recall'])}"
+        )
+    return lines
 
 
 def render_info(info: dict, file) -> None:

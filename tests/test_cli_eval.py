@@ -79,3 +79,53 @@ def test_eval_with_label_pairs(tmp_path, topic_model):
     result = run(["eval", model, "--label", f"food={test_dir / 'food'}", "--json"])
     report = json.loads(result.stdout)
     assert report["documents"] == 75 and report["classes"][[r["class"] for r in report["classes"]].index("food")]["support"] == 75
+
+
+@pytest.fixture(scope="module")
+def mail_model(tmp_path_factory):
+    from conftest import SAMPLES
+
+    model = tmp_path_factory.mktemp("mail") / "mail.nb"
+    assert run(["train", SAMPLES / "mail" / "train", "-o", model, "-q"]).exit_code == 0
+    return model, SAMPLES / "mail" / "test"
+
+
+def test_spam_filter_metrics_agree_with_scikit_learn(mail_model):
+    model, test_dir = mail_model
+    result = run(["eval", model, test_dir, "--json", "--target-fpr", "0.01"])
+    sf = json.loads(result.stdout)["spam_filter"]
+    clf = modelfile.load(str(model))
+    from nbcli.sources import labeled_corpus, ReadOptions
+
+    labels, log_proba = clf.score_labelled(labeled_corpus([str(test_dir)], [], ReadOptions()))
+    s = clf.classes.index("spam")
+    is_spam = np.array(labels) == "spam"
+    log_odds = log_proba[:, s] - log_proba[:, 1 - s]
+    assert sf["auc"] == pytest.approx(skm.roc_auc_score(is_spam, log_odds))
+    p = np.exp(log_proba[:, s])
+    assert sf["ham_fpr"] == pytest.approx(((p >= 0.99) & ~is_spam).sum() / (~is_spam).sum())
+    assert sf["spam_recall"] == pytest.approx(((p >= 0.99) & is_spam).sum() / is_spam.sum())
+    target = sf["target_fpr"]
+    assert target["ham_fpr"] <= 0.01
+    assert target["spam_recall"] == pytest.approx((log_odds[is_spam] > target["log_odds_cutoff"]).mean())
+    text = run(["eval", model, test_dir, "--target-fpr", "0.01"]).stdout
+    assert "spam filter (spam against ham): ROC AUC 0.9" in text and "for ham false-positive rate <= 0.01: spam when log-odds >" in text
+
+
+def test_fail_under_and_over_exit_codes(mail_model):
+    model, test_dir = mail_model
+    ok = run(["eval", model, test_dir, "--json", "--fail-under", "accuracy=0.5", "--fail-over", "ham_fpr=0.5"])
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["accuracy"] > 0.5
+    bad = run(["eval", model, test_dir, "--json", "--fail-under", "accuracy=0.999"])
+    assert bad.exit_code == 1 and json.loads(bad.stdout)  # the report is still written
+    assert bad.stderr.startswith("nbcli: error: accuracy 0.97") and bad.stderr.endswith(" is under 0.999 (--fail-under accuracy=0.999)\n")
+    bad = run(["eval", model, test_dir, "-q", "--fail-over", "ham_fpr=0"])
+    assert bad.exit_code == 1 and bad.stderr.count("\n") == 1 and "is over 0 (--fail-over ham_fpr=0)" in bad.stderr
+    usage = run(["eval", model, test_dir, "--fail-under", "accuracy"])
+    assert usage.exit_code == 2 and "'accuracy' is not METRIC=VALUE" in usage.stderr and usage.stderr.count("\n") == 1
+    usage = run(["eval", model, test_dir, "--fail-under", "nope=1"])
+    assert usage.exit_code == 2 and "'nope' is not a metric" in usage.stderr
+    missing = run(["eval", model, test_dir, "--fail-under", "target_spam_recall=0.5"])
+    assert missing.exit_code == 1 and "does not report target_spam_recall" in missing.stderr
+    usage = run(["eval", model, test_dir, "--ham-cutoff", "0.9", "--spam-cutoff", "0.5"])
+    assert usage.exit_code == 2 and "--ham-cutoff 0.9 is above --spam-cutoff 0.5" in usage.stderr
