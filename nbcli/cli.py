@@ -393,7 +393,8 @@ def predict(model, inputs, as_json, **kw):
     Empty documents are skipped with a warning.
 
     TSV output: id<TAB>label<TAB>probability of that label. With --json:
-    {"id", "label", "probability", "probabilities": {class: p, ...}}.
+    {"id", "label", "probability", "probabilities": {class: p, ...},
+    "log_probabilities": {class: log p, ...}}.
 
     \b
     Example:
@@ -434,7 +435,7 @@ def predict(model, inputs, as_json, **kw):
             for i, doc in enumerate(batch):
                 label = classes[best[i]]
                 if as_json:
-                    lines.append(prediction_json(doc.id, label, dict(zip(classes, proba[i].tolist()))))
+                    lines.append(prediction_json(doc.id, label, dict(zip(classes, proba[i].tolist())), dict(zip(classes, log_proba[i].tolist()))))
                 else:
                     lines.append(prediction_tsv(doc.id, label, float(proba[i, best[i]])))
             sys.stdout.write("\n".join(lines) + "\n")
@@ -450,9 +451,10 @@ def predict(model, inputs, as_json, **kw):
 
 
 @cli.command("eval")
-@click.argument("model")
-@click.argument("corpus", nargs=-1)
+@click.argument("args", nargs=-1, metavar="[MODEL] [CORPUS]...")
 @click.option("--label", "label_pairs", multiple=True, metavar="CLASS=PATH", help="Documents in PATH have true class CLASS. Repeatable.")
+@click.option("--predictions", metavar="FILE", help="Evaluate 'nbcli predict --json' lines from FILE (- for stdin) instead of a model: no MODEL or CORPUS.")
+@click.option("--truth", metavar="FILE", help="With --predictions: true labels as id<TAB>label lines [default: the class folder in each id].")
 @cutoff_options
 @click.option("--target-fpr", type=click.FloatRange(0, 1), metavar="RATE", help="Also report the lowest spam cut-off whose ham false-positive rate on these documents is at most RATE, and the spam recall it leaves.")
 @click.option("--fail-under", multiple=True, type=Limit(), help="Exit 1 if METRIC is under V (e.g. accuracy=0.98). Repeatable.")
@@ -461,10 +463,13 @@ def predict(model, inputs, as_json, **kw):
 @read_options
 @jobs_option
 @quiet_option
-def eval_(model, corpus, label_pairs, as_json, **kw):
+def eval_(args, label_pairs, predictions, truth, as_json, **kw):
     """Evaluate a model on labelled documents.
 
-    CORPUS is given as for 'nbcli train'. Prints accuracy, per-class
+    CORPUS is given as for 'nbcli train'. With --predictions, the report
+    is computed from the JSON lines of 'nbcli predict --json' instead, the
+    true class of each document taken from the class folder in its id (as
+    in corpus/spam/0001.eml) or from --truth. Prints accuracy, per-class
     precision, recall, F1 and support, macro and weighted averages, the
     confusion matrix and the log loss; for a two-class model with a spam
     class also the ROC AUC and, at the cut-offs, the ham false-positive
@@ -482,9 +487,21 @@ def eval_(model, corpus, label_pairs, as_json, **kw):
       nbcli eval mail.nb sample_corpora/mail/test --target-fpr 0.001
       nbcli eval mail.nb new-mail/ --fail-under accuracy=0.98 --fail-over ham_fpr=0.001
       nbcli eval topics.nb sample_corpora/topics/test.jsonl --json
+      nbcli predict mail.nb test/ --json | nbcli eval --predictions -
     """
     diagnostics = _diagnostics(kw["quiet"])
     _check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
+    if truth and not predictions:
+        raise click.UsageError("--truth goes with --predictions")
+    if predictions:
+        if args or label_pairs:
+            raise click.UsageError("--predictions takes no MODEL, CORPUS or --label: the predictions hold the model's output")
+        report = _eval_predictions(predictions, truth, kw)
+        _report(report, None, as_json, kw)
+        return
+    if not args:
+        raise click.UsageError("give MODEL and CORPUS, or --predictions FILE")
+    model, corpus = args[0], args[1:]
     if not corpus and not label_pairs:
         raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
     from nbcli import modelfile
@@ -499,6 +516,32 @@ def eval_(model, corpus, label_pairs, as_json, **kw):
         raise NbcliError("the evaluation corpus has no documents", hint="check the paths")
     _report(report, model, as_json, kw)
     diagnostics.finish()
+
+
+def _text_lines(path):
+    """The lines of a UTF-8 text file, or of stdin for -."""
+    if path == "-":
+        return sys.stdin
+    if not os.path.isfile(path):
+        raise NbcliError(f"{path}: no such file")
+    return open(path, encoding="utf-8", errors="replace")
+
+
+def _eval_predictions(path, truth_path, kw):
+    from nbcli.evaluation import report
+    from nbcli.predictions import read_predictions, read_truth
+
+    truth = None
+    if truth_path:
+        with _text_lines(truth_path) as lines:
+            truth = read_truth(lines, truth_path)
+    lines = _text_lines(path)
+    try:
+        labels, log_proba, classes = read_predictions(lines, "stdin" if path == "-" else path, truth)
+    finally:
+        if path != "-":
+            lines.close()
+    return report(labels, log_proba, classes, _eval_options(kw))
 
 
 def _eval_options(kw):

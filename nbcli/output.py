@@ -3,7 +3,8 @@
 Formats (stable; documented in the README):
 - predict TSV: `id<TAB>label<TAB>probability`, one line per document. Tabs,
   newlines and backslashes in ids are escaped as \\t, \\n, \\r and \\\\.
-- predict JSON lines: {"id", "label", "probability", "probabilities"}.
+- predict JSON lines: {"id", "label", "probability", "probabilities",
+  "log_probabilities"} (and "explanation" with --explain).
 Probabilities are printed as Python/JSON floats (shortest repr that reads
 back exactly).
 """
@@ -23,11 +24,16 @@ def prediction_tsv(doc_id: str, label: str, probability: float) -> str:
     return f"{tsv_field(doc_id)}\t{tsv_field(label)}\t{probability!r}"
 
 
-def prediction_json(doc_id: str, label: str, probabilities: dict[str, float]) -> str:
-    return json.dumps(
-        {"id": doc_id, "label": label, "probability": probabilities[label], "probabilities": probabilities},
-        ensure_ascii=False,
-    )
+def prediction_json(doc_id: str, label: str, probabilities: dict[str, float], log_probabilities: dict[str, float], **extra) -> str:
+    record = {
+        "id": doc_id,
+        "label": label,
+        "probability": probabilities[label],
+        "probabilities": probabilities,
+        "log_probabilities": log_probabilities,
+        **extra,
+    }
+    return json.dumps(record, ensure_ascii=False)
 
 
 def _fmt(x) -> str:

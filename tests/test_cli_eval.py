@@ -129,3 +129,55 @@ def test_fail_under_and_over_exit_codes(mail_model):
     assert missing.exit_code == 1 and "does not report target_spam_recall" in missing.stderr
     usage = run(["eval", model, test_dir, "--ham-cutoff", "0.9", "--spam-cutoff", "0.5"])
     assert usage.exit_code == 2 and "--ham-cutoff 0.9 is above --spam-cutoff 0.5" in usage.stderr
+
+
+def _without_model(text):
+    report = json.loads(text)
+    report.pop("model")
+    return report
+
+
+@pytest.mark.parametrize("which", ["mail", "topics"])
+def test_predictions_give_the_same_report_as_the_model(which, mail_model, topic_model):
+    model, test_dir = mail_model if which == "mail" else topic_model[:2]
+    direct = run(["eval", model, test_dir, "--json", "--target-fpr", "0.01"])
+    lines = run(["predict", model, test_dir, "--json"]).stdout
+    piped = run(["eval", "--predictions", "-", "--json", "--target-fpr", "0.01"], input=lines)
+    assert piped.exit_code == 0, piped.stderr
+    assert _without_model(piped.stdout) == _without_model(direct.stdout)
+    assert json.loads(piped.stdout)["model"] is None
+    text = run(["eval", "--predictions", "-"], input=lines).stdout
+    assert text.startswith("predictions: ")
+
+
+def test_predictions_with_a_truth_file(tmp_path, topic_model):
+    model, test_dir, _, _ = topic_model
+    lines = run(["predict", model, test_dir, "--json"]).stdout
+    records = [json.loads(line) for line in lines.splitlines()]
+    truth = tmp_path / "truth.tsv"
+    # ids moved out of their class folders: the truth file names the classes
+    truth.write_text("".join(f"doc{i}\t{r['id'].split('/')[-2]}\n" for i, r in enumerate(records)))
+    moved = "".join(json.dumps({**r, "id": f"doc{i}"}) + "\n" for i, r in enumerate(records))
+    pred_file = tmp_path / "pred.jsonl"
+    pred_file.write_text(moved)
+    got = run(["eval", "--predictions", pred_file, "--truth", truth, "--json"])
+    assert _without_model(got.stdout) == _without_model(run(["eval", model, test_dir, "--json"]).stdout)
+    bad = run(["eval", "--predictions", "-"], input=moved)
+    assert bad.exit_code == 1 and bad.stderr == "nbcli: error: stdin:1: the true class of 'doc0' is unknown: the id has no folder named after a class; give --truth FILE with id<TAB>label lines\n"
+
+
+@pytest.mark.parametrize(
+    "args, stdin, code, message",
+    [
+        (["--predictions", "-"], "a\tb\t0.5\n", 1, "nbcli: error: stdin:1: not a prediction line; give the output of 'nbcli predict --json'"),
+        (["--predictions", "-"], "", 1, "nbcli: error: stdin: no prediction lines; give the output of 'nbcli predict --json'"),
+        (["--predictions", "-"], '{"id": "a/x", "probabilities": {"a": 1, "b": 0}}\n{"id": "b/y", "probabilities": {"a": 1}}\n', 1, "nbcli: error: stdin:2: its classes differ from the first line's (a, b)"),
+        (["--predictions", "nowhere.jsonl"], None, 1, "nbcli: error: nowhere.jsonl: no such file"),
+        (["x.nb", "--predictions", "-"], "", 2, "nbcli: error: --predictions takes no MODEL, CORPUS or --label: the predictions hold the model's output (see 'nbcli eval --help')"),
+        (["--truth", "t.tsv", "x.nb", "c"], None, 2, "nbcli: error: --truth goes with --predictions (see 'nbcli eval --help')"),
+        ([], None, 2, "nbcli: error: give MODEL and CORPUS, or --predictions FILE (see 'nbcli eval --help')"),
+    ],
+)
+def test_predictions_errors(args, stdin, code, message):
+    result = run(["eval", *args], input=stdin)
+    assert result.exit_code == code and result.stderr == message + "\n"
