@@ -48,6 +48,27 @@ class Classifier:
         str or bytes (see `Analyzer.analyze` for kinds)."""
         return self.model.predict_log_proba(self.counts(docs, kinds))
 
+    def explain(self, docs: list, kinds: list[str] | None = None, top: int = 10) -> list[dict]:
+        """Per document, the `top` terms that pushed it most toward its class
+        against the runner-up (see `explain.explain`), as JSON-ready dicts:
+        {"versus", "log_odds", "prior", "unknown": {"count", "contribution"},
+        "terms": [{"term", "count", "contribution"}]}."""
+        from nbcli.explain import explain
+
+        out = []
+        for e in explain(self.model, self.counts(docs, kinds), top):
+            names = self.vocabulary.terms(np.array([t[0] for t in e["terms"]], dtype=np.int64))
+            out.append(
+                {
+                    "versus": self.classes[e["versus"]],
+                    "log_odds": e["log_odds"],
+                    "prior": e["prior"],
+                    "unknown": {"count": e["unknown"][0], "contribution": e["unknown"][1]},
+                    "terms": [{"term": n, "count": t[1], "contribution": t[2]} for n, t in zip(names, e["terms"])],
+                }
+            )
+        return out
+
     def classify(self, docs: Iterable[Document], jobs: int = 1) -> Iterator[tuple[list[Document], np.ndarray]]:
         """(batch of documents, their log-posteriors) for a stream of
         documents, in order (jobs: see `parallel`)."""

@@ -377,14 +377,23 @@ def train(corpus, output, label_pairs, **kw):
     diagnostics.finish()
 
 
+explain_option = click.option(
+    "--explain",
+    type=click.IntRange(1),
+    metavar="N",
+    help="Add the N terms that pushed each decision most, with their contributions in log-odds toward the chosen class against the runner-up.",
+)
+
+
 @cli.command()
 @click.argument("model")
 @click.argument("inputs", nargs=-1, metavar="[INPUT]...")
 @json_option
+@explain_option
 @read_options
 @jobs_option
 @quiet_option
-def predict(model, inputs, as_json, **kw):
+def predict(model, inputs, as_json, explain, **kw):
     """Classify documents: one line per document on stdout.
 
     INPUT is a file (one document), a folder (every file below it), a
@@ -396,10 +405,19 @@ def predict(model, inputs, as_json, **kw):
     {"id", "label", "probability", "probabilities": {class: p, ...},
     "log_probabilities": {class: log p, ...}}.
 
+    --explain N adds the N terms with the largest contributions to the
+    log-odds of the chosen class against the runner-up: in TSV, three more
+    columns per term (term, count, contribution); in JSON, "explanation":
+    {"versus", "log_odds", "prior", "unknown": {"count", "contribution"},
+    "terms": [{"term", "count", "contribution"}, ...]}, where the
+    contributions of all terms, the prior and the unknown terms add up to
+    log_odds.
+
     \b
     Example:
       nbcli predict mail.nb sample_corpora/mail/test/spam/0001.eml
       nbcli predict mail.nb --json - < message.eml
+      nbcli predict mail.nb --explain 5 message.eml
       nbcli predict topics.nb sample_corpora/topics/test.jsonl | cut -f2 | sort | uniq -c
     """
     from nbcli.output import prediction_json, prediction_tsv
@@ -431,13 +449,15 @@ def predict(model, inputs, as_json, **kw):
         for batch, log_proba in classifier.classify(nonempty(docs), kw["jobs"]):
             best = log_proba.argmax(axis=1)
             proba = np.exp(log_proba)
+            why = classifier.explain([d.data for d in batch], [d.kind for d in batch], explain) if explain else None
             lines = []
             for i, doc in enumerate(batch):
                 label = classes[best[i]]
                 if as_json:
-                    lines.append(prediction_json(doc.id, label, dict(zip(classes, proba[i].tolist())), dict(zip(classes, log_proba[i].tolist()))))
+                    extra = {"explanation": why[i]} if why else {}
+                    lines.append(prediction_json(doc.id, label, dict(zip(classes, proba[i].tolist())), dict(zip(classes, log_proba[i].tolist())), **extra))
                 else:
-                    lines.append(prediction_tsv(doc.id, label, float(proba[i, best[i]])))
+                    lines.append(prediction_tsv(doc.id, label, float(proba[i, best[i]]), why[i]["terms"] if why else ()))
             sys.stdout.write("\n".join(lines) + "\n")
             sys.stdout.flush()
             written += len(batch)
@@ -602,9 +622,10 @@ def info(model, top, as_json):
 @cutoff_options
 @click.option("--split", "split_dir", metavar="DIR", help="Append each message to DIR/<verdict>.mbox instead of writing to stdout.")
 @click.option("--exit-codes", is_flag=True, help="Exit 0 spam, 1 ham, 2 unsure, 3 error (bogofilter's codes; for one message).")
+@explain_option
 @jobs_option
 @quiet_option
-def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_codes, jobs, quiet):
+def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_codes, explain, jobs, quiet):
     """Pass mail through, adding a verdict header: for cron and procmail.
 
     Reads one message, or an mbox, from INPUT or stdin and writes every
@@ -613,6 +634,9 @@ def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_c
     probability of the class named). An earlier X-NB-Class header is
     replaced. A message that cannot be classified passes through unchanged
     with the verdict 'error', and the run goes on: nothing is dropped.
+    --explain N adds a second header, X-NB-Evidence, with the class
+    compared against, the log-odds, the prior's part and the N terms that
+    pushed the verdict most ('term' count contribution).
 
     Exit status: 0 if every message was classified, 1 otherwise; with
     --exit-codes and one message, 0 spam, 1 ham, 2 unsure, 3 error (with
@@ -660,7 +684,7 @@ def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_c
             out.write(data)
             out.flush()
 
-    seen = filtering.run(read_messages(path), classifier, verdicts, write, diagnostics.warn, model_error, jobs)
+    seen = filtering.run(read_messages(path), classifier, verdicts, write, diagnostics.warn, model_error, jobs, explain or 0)
     diagnostics.finish()
     failed = "error" in seen or classifier is None
     if exit_codes:

@@ -19,7 +19,9 @@ Scoring is linear in the counts x of a document:
 
 Every event model derives the same three tables from its counts, so one
 scorer serves them all: `log_prior` (C,), `weights` (V, C) and `bias` (C,),
-with jll = X @ weights + bias + log_prior.
+with jll = transform(X) @ weights + bias + log_prior (+ each document's
+number of unknown tokens times `unknown_weight` (C,) when unknown ==
+'smooth'). `explain.py` relies on this contract.
 """
 
 from __future__ import annotations
@@ -155,6 +157,12 @@ class MultinomialNB:
         unknown = np.log(self.alpha) - log_total if self.unknown == "smooth" else np.zeros(len(self.classes))
         return lp, np.ascontiguousarray(log_theta.T), np.zeros(len(self.classes)), unknown
 
+    def transform(self, X):
+        """The feature values this model scores: the counts themselves
+        (another event model may binarise or reweight them, keeping the
+        sparsity pattern)."""
+        return X
+
     @property
     def log_theta(self) -> np.ndarray:
         """log theta_cj, shape (C, V)."""
@@ -164,7 +172,7 @@ class MultinomialNB:
         """log P(c) + log P(x | c) up to a per-document constant, (D, C).
         X may carry `unknown`, each document's number of tokens outside the
         vocabulary."""
-        jll = sparse_dot(X, self.weights) + (self.bias + self.log_prior)
+        jll = sparse_dot(self.transform(X), self.weights) + (self.bias + self.log_prior)
         unknown = getattr(X, "unknown", None)
         if unknown is not None and self.unknown == "smooth":
             jll += np.asarray(unknown, dtype=np.float64)[:, None] * self.unknown_weight

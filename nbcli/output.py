@@ -1,7 +1,8 @@
 """Result writers: TSV and JSON lines for machines, rich tables for people.
 
 Formats (stable; documented in the README):
-- predict TSV: `id<TAB>label<TAB>probability`, one line per document. Tabs,
+- predict TSV: `id<TAB>label<TAB>probability`, one line per document (with
+  --explain, three more columns per term: term, count, contribution). Tabs,
   newlines and backslashes in ids are escaped as \\t, \\n, \\r and \\\\.
 - predict JSON lines: {"id", "label", "probability", "probabilities",
   "log_probabilities"} (and "explanation" with --explain).
@@ -20,8 +21,13 @@ def tsv_field(value: str) -> str:
     return value.translate(_TSV_ESCAPES)
 
 
-def prediction_tsv(doc_id: str, label: str, probability: float) -> str:
-    return f"{tsv_field(doc_id)}\t{tsv_field(label)}\t{probability!r}"
+def prediction_tsv(doc_id: str, label: str, probability: float, terms=()) -> str:
+    """terms: explanation terms, written as three more columns each:
+    term, count, contribution."""
+    line = f"{tsv_field(doc_id)}\t{tsv_field(label)}\t{probability!r}"
+    for t in terms:
+        line += f"\t{tsv_field(t['term'])}\t{t['count']}\t{t['contribution']:+.4f}"
+    return line
 
 
 def prediction_json(doc_id: str, label: str, probabilities: dict[str, float], log_probabilities: dict[str, float], **extra) -> str:
@@ -118,6 +124,8 @@ def render_info(info: dict, file) -> None:
     for row in info["classes"]:
         classes.add_row(row["class"], str(row["documents"]), str(row["tokens"]), f"{row['prior']:.4f}")
     console.print(classes)
+    if not any(info["top_terms"].values()):
+        return
     console.print("most indicative terms (log-odds against the other classes)")
     top = Table(box=box.SIMPLE_HEAD)
     for cls in info["top_terms"]:
