@@ -475,15 +475,19 @@ def predict(model, inputs, as_json, explain, **kw):
 @click.option("--label", "label_pairs", multiple=True, metavar="CLASS=PATH", help="Documents in PATH have true class CLASS. Repeatable.")
 @click.option("--predictions", metavar="FILE", help="Evaluate 'nbcli predict --json' lines from FILE (- for stdin) instead of a model: no MODEL or CORPUS.")
 @click.option("--truth", metavar="FILE", help="With --predictions: true labels as id<TAB>label lines [default: the class folder in each id].")
+@click.option("--cv", type=click.IntRange(2), metavar="K", help="Cross-validate instead of evaluating a model: train and test K stratified folds of CORPUS (no MODEL), with the training options of 'nbcli train'.")
+@click.option("--seed", type=int, default=0, show_default=True, help="With --cv: the seed that deals documents to folds.")
 @cutoff_options
 @click.option("--target-fpr", type=click.FloatRange(0, 1), metavar="RATE", help="Also report the lowest spam cut-off whose ham false-positive rate on these documents is at most RATE, and the spam recall it leaves.")
 @click.option("--fail-under", multiple=True, type=Limit(), help="Exit 1 if METRIC is under V (e.g. accuracy=0.98). Repeatable.")
 @click.option("--fail-over", multiple=True, type=Limit(), help="Exit 1 if METRIC is over V (e.g. ham_fpr=0.001). Repeatable.")
 @json_option
 @read_options
+@training_options
 @jobs_option
 @quiet_option
-def eval_(args, label_pairs, predictions, truth, as_json, **kw):
+@click.pass_context
+def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, as_json, **kw):
     """Evaluate a model on labelled documents.
 
     CORPUS is given as for 'nbcli train'. With --predictions, the report
@@ -511,6 +515,16 @@ def eval_(args, label_pairs, predictions, truth, as_json, **kw):
     """
     diagnostics = _diagnostics(kw["quiet"])
     _check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
+    if cv:
+        if predictions:
+            raise click.UsageError("--cv and --predictions do not go together")
+        if not args and not label_pairs:
+            raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH to cross-validate")
+        report = _cross_validate(args, label_pairs, cv, seed, kw, diagnostics)
+        _report_cv(report, as_json, kw)
+        diagnostics.finish()
+        return
+    _refuse_training_options(ctx, ["seed", *_TRAINING_OPTION_NAMES], "--cv")
     if truth and not predictions:
         raise click.UsageError("--truth goes with --predictions")
     if predictions:
@@ -562,6 +576,60 @@ def _eval_predictions(path, truth_path, kw):
         if path != "-":
             lines.close()
     return report(labels, log_proba, classes, _eval_options(kw))
+
+
+_TRAINING_OPTION_NAMES = [
+    "token_pattern", "ngrams", "stop_words", "min_df", "max_df", "max_features",
+    "alpha", "unknown_terms", "no_mail", "max_message_bytes", "prior",
+]  # fmt: skip
+
+
+def _refuse_training_options(ctx, names, needs):
+    """Options given on the command line that only make sense with `needs`."""
+    from click.core import ParameterSource
+
+    given = [n for n in names if ctx.get_parameter_source(n) is ParameterSource.COMMANDLINE]
+    if given:
+        raise click.UsageError(f"--{given[0].replace('_', '-')} needs {needs}")
+
+
+def _analysed(corpus, label_pairs, kw, diagnostics):
+    """(AnalyzerOptions, TrainOptions, the corpus read and analysed once)
+    for commands that train their own models."""
+    from nbcli.crossval import analyse
+    from nbcli.sources import labeled_corpus, parse_label_pair
+    from nbcli.tokenize import Analyzer
+
+    pairs = [parse_label_pair(p) for p in label_pairs]
+    analyzer_options, options = _training_setup(kw)
+    docs = labeled_corpus(corpus, pairs, _read_opts(kw, diagnostics))
+    with diagnostics.progress("reading", docs.total) as advance:
+        analysed = analyse(docs, Analyzer(analyzer_options), progress=lambda batch: advance(docs.progress(batch)))
+    return analyzer_options, options, analysed
+
+
+def _cross_validate(corpus, label_pairs, k, seed, kw, diagnostics):
+    from nbcli.crossval import cross_validate
+
+    analyzer_options, options, analysed = _analysed(corpus, label_pairs, kw, diagnostics)
+    return cross_validate(analysed, k, seed, analyzer_options, options, _eval_options(kw), kw["jobs"])
+
+
+def _report_cv(report, as_json, kw):
+    from nbcli.evaluation import check_limits
+
+    if as_json:
+        import json
+
+        _write(json.dumps(report, ensure_ascii=False))
+    else:
+        from nbcli.output import render_cv
+
+        render_cv(report, sys.stdout)
+    sys.stdout.flush()
+    reason = check_limits({n: m["mean"] for n, m in report["metrics"].items()}, kw["fail_under"], kw["fail_over"])
+    if reason:
+        raise NbcliError(f"mean {reason}")
 
 
 def _eval_options(kw):

@@ -134,3 +134,31 @@ def render_info(info: dict, file) -> None:
     for i in range(max(map(len, columns), default=0)):
         top.add_row(*(f"{col[i]['term']} {col[i]['log_odds']:+.2f}" if i < len(col) else "" for col in columns))
     console.print(top)
+
+
+def render_cv(report: dict, file) -> None:
+    """A cross-validation report for people: each metric's mean and
+    standard deviation over the folds, and the figure of each fold."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=file, highlight=False, soft_wrap=True)
+    console.print(f"{report['folds']}-fold stratified cross-validation of {report['documents']} documents (seed {report['seed']})")
+    table = Table(box=box.SIMPLE_HEAD)
+    table.add_column("metric")
+    table.add_column("mean ± std", justify="right")
+    table.add_column("folds", justify="left")
+    for name, m in report["metrics"].items():
+        folds = []
+        for r in report["fold_reports"]:
+            flat = _flat(r)
+            folds.append(_fmt(flat.get(name)))
+        table.add_row(name, f"{m['mean']:.4f} ± {m['std']:.4f}", " ".join(folds))
+    console.print(table)
+
+
+def _flat(report):
+    from nbcli.evaluation import flat_metrics
+
+    return flat_metrics(report)
