@@ -196,6 +196,16 @@ cutoff_options = _apply(
 )
 
 
+target_fpr_option = click.option(
+    "--target-fpr",
+    type=click.FloatRange(0, 1),
+    metavar="RATE",
+    help="Also report the lowest spam cut-off whose ham false-positive rate on the evaluated documents is at most RATE, "
+    "and the spam recall it leaves (metrics target_spam_recall, target_ham_fpr).",
+)
+seed_option = click.option("--seed", type=int, default=0, show_default=True, help="Cross-validation: the seed that deals documents to folds.")
+
+
 def _check_cutoffs(spam_cutoff, ham_cutoff):
     if ham_cutoff > spam_cutoff:
         raise click.UsageError(f"--ham-cutoff {ham_cutoff} is above --spam-cutoff {spam_cutoff}")
@@ -476,9 +486,9 @@ def predict(model, inputs, as_json, explain, **kw):
 @click.option("--predictions", metavar="FILE", help="Evaluate 'nbcli predict --json' lines from FILE (- for stdin) instead of a model: no MODEL or CORPUS.")
 @click.option("--truth", metavar="FILE", help="With --predictions: true labels as id<TAB>label lines [default: the class folder in each id].")
 @click.option("--cv", type=click.IntRange(2), metavar="K", help="Cross-validate instead of evaluating a model: train and test K stratified folds of CORPUS (no MODEL), with the training options of 'nbcli train'.")
-@click.option("--seed", type=int, default=0, show_default=True, help="With --cv: the seed that deals documents to folds.")
+@seed_option
 @cutoff_options
-@click.option("--target-fpr", type=click.FloatRange(0, 1), metavar="RATE", help="Also report the lowest spam cut-off whose ham false-positive rate on these documents is at most RATE, and the spam recall it leaves.")
+@target_fpr_option
 @click.option("--fail-under", multiple=True, type=Limit(), help="Exit 1 if METRIC is under V (e.g. accuracy=0.98). Repeatable.")
 @click.option("--fail-over", multiple=True, type=Limit(), help="Exit 1 if METRIC is over V (e.g. ham_fpr=0.001). Repeatable.")
 @json_option
@@ -654,6 +664,82 @@ def _report(report, source, as_json, kw):
     reason = check_limits(flat_metrics(report), kw["fail_under"], kw["fail_over"])
     if reason:
         raise NbcliError(reason)
+
+
+@cli.command()
+@click.argument("corpus", nargs=-1)
+@click.option("--label", "label_pairs", multiple=True, metavar="CLASS=PATH", help="Documents in PATH have class CLASS. Repeatable.")
+@click.option("--cv", type=click.IntRange(2), default=5, show_default=True, metavar="K", help="Folds of the cross-validation.")
+@seed_option
+@click.option("--metric", default="accuracy", show_default=True, help="The metric to optimise (its mean over the folds): any of 'nbcli eval --fail-under'; log_loss, ham_fpr, unsure and target_ham_fpr are minimised, the others maximised.")
+@cutoff_options
+@target_fpr_option
+@json_option
+@read_options
+@training_options
+@jobs_option
+@quiet_option
+@click.pass_context
+def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
+    """Find training settings by cross-validation over a small grid.
+
+    Cross-validates every combination of the grid (alpha: 1, 0.1, 0.01,
+    0.001, 0.0001) on the same stratified folds of CORPUS, with the other
+    training options as given, and prints each combination's mean ± std of
+    --metric, the best settings, and, last, the 'nbcli train' command line
+    that trains them. The corpus is read and analysed once.
+
+    \b
+    Example:
+      nbcli tune sample_corpora/mail/train
+      nbcli tune corpus/ --metric target_spam_recall --target-fpr 0.001
+      $(nbcli tune corpus/ | tail -1 | sed 's/MODEL$/mail.nb/')
+    """
+    from nbcli import tuning
+    from nbcli.evaluation import METRICS
+
+    diagnostics = _diagnostics(kw["quiet"])
+    _check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
+    if metric not in METRICS:
+        raise click.BadParameter(f"{metric!r} is not a metric; use one of {', '.join(METRICS)}", param_hint="'--metric'")
+    if not corpus and not label_pairs:
+        raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
+    analyzer_options, options, analysed = _analysed(corpus, label_pairs, kw, diagnostics)
+    result = tuning.tune(analysed, cv, seed, analyzer_options, options, _eval_options(kw), metric, kw["jobs"])
+    given = _given_options(ctx, {"label_pairs", *_TRAINING_OPTION_NAMES, *_READ_OPTION_NAMES})
+    result["command"] = tuning.train_command(list(corpus), given, result["best"])
+    if as_json:
+        import json
+
+        _write(json.dumps(result, ensure_ascii=False))
+    else:
+        from nbcli.output import render_tune
+
+        render_tune(result, sys.stdout)
+    diagnostics.finish()
+
+
+_READ_OPTION_NAMES = ["input_format", "text_field", "label_field", "id_field", "no_header", "max_doc_bytes"]
+
+
+def _given_options(ctx, names) -> list[tuple[str, object]]:
+    """(option, value) of each option in `names` given on the command line,
+    in the command's order; flags have the value True."""
+    from click.core import ParameterSource
+
+    out = []
+    for param in ctx.command.params:
+        if param.name not in names or ctx.get_parameter_source(param.name) is not ParameterSource.COMMANDLINE:
+            continue
+        option = max(param.opts, key=len)
+        value = ctx.params[param.name]
+        if getattr(param, "is_flag", False):
+            out.append((option, True))
+        elif getattr(param, "multiple", False):
+            out.extend((option, v) for v in value)
+        else:
+            out.append((option, value))
+    return out
 
 
 @cli.command()

@@ -149,17 +149,23 @@ def _score(f: int) -> dict:
     return score_fold(_job[0], f, *_job[1:])
 
 
-def cross_validate(corpus: AnalysedCorpus, k: int, seed: int, analyzer_options, options, eval_options, jobs: int = 1) -> dict:
+def fold_counts(corpus: AnalysedCorpus, k: int, seed: int, doc_freq: bool) -> FoldCounts:
+    """The corpus dealt to k stratified folds, with each fold's counts."""
+    check_folds(corpus, k)
+    return FoldCounts(corpus, stratified_folds(corpus.y, k, seed), k, doc_freq)
+
+
+def cross_validate(corpus: AnalysedCorpus, k: int, seed: int, analyzer_options, options, eval_options, jobs: int = 1, counts: FoldCounts | None = None) -> dict:
     """The cross-validation report: {"folds", "seed", "documents",
     "metrics": {name: {"mean", "std"}}, "fold_reports": [eval report...]}.
-    std is the population standard deviation over the folds."""
+    std is the population standard deviation over the folds. counts: the
+    `fold_counts` of an earlier call with the same k and seed, to reuse."""
     global _job
     from nbcli import parallel
     from nbcli.evaluation import flat_metrics
 
-    check_folds(corpus, k)
-    fold = stratified_folds(corpus.y, k, seed)
-    counts = FoldCounts(corpus, fold, k, options.needs_doc_freq)
+    if counts is None or (options.needs_doc_freq and counts.total_df is None):
+        counts = fold_counts(corpus, k, seed, options.needs_doc_freq)
     workers = min(k, jobs if jobs > 0 else parallel.cpu_count())
     if jobs == 0 and len(corpus.y) < parallel.AUTO_DOCS:
         workers = 1

@@ -158,6 +158,31 @@ def render_cv(report: dict, file) -> None:
     console.print(table)
 
 
+def render_tune(result: dict, file) -> None:
+    """`nbcli tune` for people; the last line is the train command alone."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=file, highlight=False, soft_wrap=True)
+    console.print(
+        f"{result['folds']}-fold stratified cross-validation of {result['documents']} documents (seed {result['seed']}), "
+        f"by {result['metric']}"
+    )
+    names = list(result["best"])
+    table = Table(box=box.SIMPLE_HEAD)
+    for name in names:
+        table.add_column(name, justify="right")
+    table.add_column(f"{result['metric']} mean ± std", justify="right")
+    table.add_column("")
+    for row in result["results"]:
+        mark = "best" if row["settings"] == result["best"] else ""
+        table.add_row(*(f"{row['settings'][n]:g}" if isinstance(row["settings"][n], float) else str(row["settings"][n]) for n in names), f"{row['mean']:.4f} ± {row['std']:.4f}", mark)
+    console.print(table)
+    console.print("train the best with:")
+    console.print(result["command"])
+
+
 def _flat(report):
     from nbcli.evaluation import flat_metrics
 
