@@ -491,13 +491,14 @@ def predict(model, inputs, as_json, explain, **kw):
 @target_fpr_option
 @click.option("--fail-under", multiple=True, type=Limit(), help="Exit 1 if METRIC is under V (e.g. accuracy=0.98). Repeatable.")
 @click.option("--fail-over", multiple=True, type=Limit(), help="Exit 1 if METRIC is over V (e.g. ham_fpr=0.001). Repeatable.")
+@click.option("--plot", metavar="FILE", help="Also draw the ROC curve (a spam model) or the confusion matrix (others) into FILE: .svg, or .png with the extra nbcli[plot] (matplotlib).")
 @json_option
 @read_options
 @training_options
 @jobs_option
 @quiet_option
 @click.pass_context
-def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, as_json, **kw):
+def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, **kw):
     """Evaluate a model on labelled documents.
 
     CORPUS is given as for 'nbcli train'. With --predictions, the report
@@ -525,7 +526,13 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, as_json, **kw):
     """
     diagnostics = _diagnostics(kw["quiet"])
     _check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
+    if plot:
+        from nbcli.plot import check_path
+
+        check_path(plot)
     if cv:
+        if plot:
+            raise click.UsageError("--plot does not go with --cv: evaluate a model, or predictions, to plot")
         if predictions:
             raise click.UsageError("--cv and --predictions do not go together")
         if not args and not label_pairs:
@@ -540,8 +547,8 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, as_json, **kw):
     if predictions:
         if args or label_pairs:
             raise click.UsageError("--predictions takes no MODEL, CORPUS or --label: the predictions hold the model's output")
-        report = _eval_predictions(predictions, truth, kw)
-        _report(report, None, as_json, kw)
+        labels, log_proba, classes = _read_predictions(predictions, truth)
+        _evaluated(labels, log_proba, classes, None, plot, as_json, kw)
         return
     if not args:
         raise click.UsageError("give MODEL and CORPUS, or --predictions FILE")
@@ -555,11 +562,29 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, as_json, **kw):
     classifier = modelfile.load(model)
     docs = labeled_corpus(corpus, pairs, _read_opts(kw, diagnostics))
     with diagnostics.progress("evaluating", docs.total) as advance:
-        report = classifier.evaluate(docs, _eval_options(kw), progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"])
-    if report["documents"] == 0:
+        labels, log_proba = classifier.score_labelled(docs, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"])
+    if not labels:
         raise NbcliError("the evaluation corpus has no documents", hint="check the paths")
-    _report(report, model, as_json, kw)
+    _evaluated(labels, log_proba, classifier.classes, model, plot, as_json, kw)
     diagnostics.finish()
+
+
+def _evaluated(labels, log_proba, classes, source, plot, as_json, kw):
+    """Report on scored documents, draw the --plot, then check the limits."""
+    from nbcli.evaluation import figure, report
+
+    options = _eval_options(kw)
+    result = report(labels, log_proba, classes, options)
+    if plot:
+        from nbcli import plot as plotting
+
+        drawing = figure(labels, log_proba, classes, result, options)
+        if plotting.check_path(plot) == "svg":
+            with open(plot, "w", encoding="utf-8") as fh:
+                fh.write(plotting.svg(drawing))
+        else:
+            plotting.png(drawing, plot)
+    _report(result, source, as_json, kw)
 
 
 def _text_lines(path):
@@ -571,8 +596,8 @@ def _text_lines(path):
     return open(path, encoding="utf-8", errors="replace")
 
 
-def _eval_predictions(path, truth_path, kw):
-    from nbcli.evaluation import report
+def _read_predictions(path, truth_path):
+    """(true labels, log-posteriors, classes) from prediction lines."""
     from nbcli.predictions import read_predictions, read_truth
 
     truth = None
@@ -581,11 +606,10 @@ def _eval_predictions(path, truth_path, kw):
             truth = read_truth(lines, truth_path)
     lines = _text_lines(path)
     try:
-        labels, log_proba, classes = read_predictions(lines, "stdin" if path == "-" else path, truth)
+        return read_predictions(lines, "stdin" if path == "-" else path, truth)
     finally:
         if path != "-":
             lines.close()
-    return report(labels, log_proba, classes, _eval_options(kw))
 
 
 _TRAINING_OPTION_NAMES = [

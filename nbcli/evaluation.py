@@ -136,3 +136,23 @@ def check_limits(metrics: dict[str, float], under: list[tuple[str, float]], over
             if broken(metrics[name], limit):
                 return f"{name} {metrics[name]:.6g} is {word} {limit:g} (--fail-{word} {name}={limit:g})"
     return None
+
+
+def figure(true_labels: list[str], log_proba: np.ndarray, classes: list[str], rep: dict, options: EvalOptions | None = None) -> dict:
+    """What `--plot` draws: for a spam model (see `report`) the ROC curve
+    of the log-odds of spam, {"kind": "roc", "fpr", "tpr", "auc",
+    "title"}; else the confusion matrix, {"kind": "confusion", "labels",
+    "matrix", "title"}."""
+    from nbcli import binary_metrics as bm
+
+    options = options or EvalOptions()
+    sf = rep.get("spam_filter")
+    if sf is None:
+        cm = rep["confusion_matrix"]
+        return {"kind": "confusion", "labels": cm["labels"], "matrix": cm["matrix"], "title": f"confusion matrix ({rep['documents']} documents)"}
+    s = classes.index(sf["spam_class"])
+    known = np.array([t in classes for t in true_labels], dtype=bool)
+    lp = np.asarray(log_proba)[known]
+    is_spam = np.array([t == sf["spam_class"] for t in true_labels], dtype=bool)[known]
+    fpr, tpr = bm.roc_curve(lp[:, s] - lp[:, 1 - s], is_spam)
+    return {"kind": "roc", "fpr": fpr.tolist(), "tpr": tpr.tolist(), "auc": sf["auc"], "title": f"ROC: {sf['spam_class']} against {sf['ham_class']}"}
