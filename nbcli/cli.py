@@ -579,11 +579,14 @@ def _evaluated(labels, log_proba, classes, source, plot, as_json, kw):
         from nbcli import plot as plotting
 
         drawing = figure(labels, log_proba, classes, result, options)
-        if plotting.check_path(plot) == "svg":
-            with open(plot, "w", encoding="utf-8") as fh:
-                fh.write(plotting.svg(drawing))
-        else:
-            plotting.png(drawing, plot)
+        try:
+            if plotting.check_path(plot) == "svg":
+                with open(plot, "w", encoding="utf-8") as fh:
+                    fh.write(plotting.svg(drawing))
+            else:
+                plotting.png(drawing, plot)
+        except OSError as exc:
+            raise NbcliError(f"--plot {plot}: {exc.strerror or exc}") from None
     _report(result, source, as_json, kw)
 
 
@@ -592,7 +595,7 @@ def _text_lines(path):
     if path == "-":
         return sys.stdin
     if not os.path.isfile(path):
-        raise NbcliError(f"{path}: no such file")
+        raise NbcliError(f"{path}: {'a folder, not a file' if os.path.isdir(path) else 'no such file'}")
     return open(path, encoding="utf-8", errors="replace")
 
 

@@ -185,5 +185,12 @@ def check_folds(corpus: AnalysedCorpus, k: int) -> None:
         raise NbcliError("the corpus has no documents", hint="check the paths")
     if len(corpus.classes) < 2:
         raise NbcliError(f"the corpus has only one class ({corpus.classes[0]})", hint="cross-validation needs documents of at least two classes")
+    sizes = np.bincount(corpus.y, minlength=len(corpus.classes))
+    if sizes.min() < 2:
+        lonely = corpus.classes[int(sizes.argmin())]
+        raise NbcliError(
+            f"class {lonely} has only one document: a fold's training part would lack it",
+            hint="cross-validation needs at least two documents of each class",
+        )
     if k > len(corpus.y):
         raise NbcliError(f"--cv {k} needs at least {k} documents; the corpus has {len(corpus.y)}")

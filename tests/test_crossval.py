@@ -75,7 +75,8 @@ def test_eval_cv_json_and_parallel_folds(corpus_dir):
     assert text.startswith("3-fold stratified cross-validation of 300 documents (seed 0)") and "accuracy" in text and " ± " in text
 
 
-def test_eval_cv_limits_and_errors(tmp_path, corpus_dir):
+def test_eval_cv_limits_and_errors(tmp_path, corpus_dir, make_class_folders):
+    tiny = make_class_folders(["apple pie", "apple tart", "apple crumble", "banana split"], ["a", "a", "a", "b"], name="tiny")
     bad = run(["eval", "--cv", "3", corpus_dir, "--fail-under", "accuracy=0.9999", "-q"])
     assert bad.exit_code == 1 and bad.stderr.startswith("nbcli: error: mean accuracy ")
     assert run(["eval", "--cv", "3", corpus_dir, "--fail-under", "accuracy=0.5", "-q"]).exit_code == 0
@@ -88,6 +89,7 @@ def test_eval_cv_limits_and_errors(tmp_path, corpus_dir):
         (["--cv", "3", corpus_dir, "--alpha", "0"], 1, "--alpha must be a positive number"),
         (["--cv", "400", corpus_dir], 1, "--cv 400 needs at least 400 documents; the corpus has 300"),
         (["--cv", "3", "--label", f"ham={corpus_dir / 'ham'}"], 1, "the corpus has only one class (ham)"),
+        (["--cv", "2", tiny], 1, "class b has only one document: a fold's training part would lack it; cross-validation needs at least two documents of each class"),
     ]:
         result = run(["eval", *args])
         assert result.exit_code == code and message in result.stderr and result.stderr.count("\n") == 1, (args, result.stderr)

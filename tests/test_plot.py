@@ -72,3 +72,5 @@ def test_png_without_matplotlib_and_other_errors(tmp_path, models, monkeypatch, 
     texts, labels = make_docs(40, seed=1, classes=["a", "b"])
     result = run(["eval", "--cv", "2", make_class_folders(texts, labels), "--plot", tmp_path / "x.svg"])
     assert result.exit_code == 2 and "--plot does not go with --cv" in result.stderr
+    result = run(["eval", model, test, "--plot", tmp_path / "no" / "such" / "x.svg", "-q"])
+    assert result.exit_code == 1 and result.stderr == f"nbcli: error: --plot {tmp_path / 'no' / 'such' / 'x.svg'}: No such file or directory\n"
