@@ -42,7 +42,8 @@ def tune(corpus, k: int, seed: int, analyzer_options, options, eval_options, met
         trial = dataclasses.replace(options, **settings, described={**options.described, **settings})
         report = cross_validate(corpus, k, seed, analyzer_options, trial, eval_options, jobs, counts)
         if metric not in report["metrics"]:
-            raise NbcliError(f"--metric {metric}: cross-validation does not report {metric} for this corpus", hint="spam-filter metrics need two classes, one of them the spam class")
+            hint = "give --target-fpr" if metric.startswith("target_") else "spam-filter metrics need two classes, one of them the spam class"
+            raise NbcliError(f"--metric {metric}: cross-validation does not report {metric} for this corpus", hint=hint)
         results.append({"settings": settings, **report["metrics"][metric]})
     sign = 1 if metric in SMALLER_IS_BETTER else -1
     best = min(range(len(results)), key=lambda i: (sign * results[i]["mean"], i))
