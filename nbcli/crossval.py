@@ -79,8 +79,8 @@ def stratified_folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:
 
 
 class FoldCounts:
-    """Per-fold class and term counts, so that any fold's training counts
-    are one subtraction away."""
+    """Per-fold class and term counts (sparse), and the corpus's (dense),
+    so that any fold's training counts are one subtraction away."""
 
     def __init__(self, corpus: AnalysedCorpus, fold: np.ndarray, k: int, doc_freq: bool):
         import scipy.sparse
@@ -94,17 +94,21 @@ class FoldCounts:
         for f in range(k):
             rows = np.flatnonzero(fold == f)
             part = onehot[rows].T
-            self.tf.append(np.asarray((part @ corpus.X[rows]).todense(), dtype=np.int64))
-            self.df.append(np.asarray((part @ binary[rows]).todense(), dtype=np.int64) if doc_freq else None)
+            self.tf.append((part @ corpus.X[rows]).tocsr())  # sparse: (C, V) per fold
+            self.df.append((part @ binary[rows]).tocsr() if doc_freq else None)
             self.docs.append(np.bincount(corpus.y[rows], minlength=C).astype(np.float64))
-        self.total_tf = sum(self.tf)
-        self.total_df = sum(self.df) if doc_freq else None
+        self.total_tf = _dense(onehot.T @ corpus.X)
+        self.total_df = _dense(onehot.T @ binary) if doc_freq else None
         self.total_docs = sum(self.docs)
 
     def training(self, f: int):
-        """(class_count, tf, df) of every fold but f."""
-        df = self.total_df - self.df[f] if self.total_df is not None else None
-        return self.total_docs - self.docs[f], self.total_tf - self.tf[f], df
+        """(class_count, tf, df) of every fold but f, dense (C, V) int64."""
+        df = self.total_df - _dense(self.df[f]) if self.total_df is not None else None
+        return self.total_docs - self.docs[f], self.total_tf - _dense(self.tf[f]), df
+
+
+def _dense(m) -> np.ndarray:
+    return np.rint(m.toarray()).astype(np.int64)
 
 
 def fold_classifier(counts: FoldCounts, f: int, analyzer_options, options):
