@@ -339,6 +339,8 @@ def cli():
       nbcli train sample_corpora/mail/train -o mail.nb
       nbcli predict mail.nb message.eml
       nbcli eval mail.nb sample_corpora/mail/test
+      nbcli eval --cv 5 sample_corpora/mail/train
+      nbcli tune sample_corpora/mail/train
       nbcli info mail.nb
     """
 
@@ -499,12 +501,18 @@ def predict(model, inputs, as_json, explain, **kw):
 @quiet_option
 @click.pass_context
 def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, **kw):
-    """Evaluate a model on labelled documents.
+    """Evaluate a model, predictions, or training settings.
 
-    CORPUS is given as for 'nbcli train'. With --predictions, the report
-    is computed from the JSON lines of 'nbcli predict --json' instead, the
-    true class of each document taken from the class folder in its id (as
-    in corpus/spam/0001.eml) or from --truth. Prints accuracy, per-class
+    \b
+      nbcli eval MODEL CORPUS...        a model on labelled documents
+      nbcli eval --predictions FILE     'nbcli predict --json' lines (- for stdin)
+      nbcli eval --cv K CORPUS...       K-fold cross-validation of training settings
+
+    CORPUS is given as for 'nbcli train'. With --predictions, the true
+    class of each document is taken from the class folder in its id (as in
+    corpus/spam/0001.eml) or from --truth. With --cv, the training options
+    (--alpha, --ngrams, ...) are those of 'nbcli train' (they need --cv),
+    and each metric is reported as mean ± std over the folds. Prints accuracy, per-class
     precision, recall, F1 and support, macro and weighted averages, the
     confusion matrix and the log loss; for a two-class model with a spam
     class also the ROC AUC and, at the cut-offs, the ham false-positive
@@ -523,6 +531,8 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
       nbcli eval mail.nb new-mail/ --fail-under accuracy=0.98 --fail-over ham_fpr=0.001
       nbcli eval topics.nb sample_corpora/topics/test.jsonl --json
       nbcli predict mail.nb test/ --json | nbcli eval --predictions -
+      nbcli eval --cv 10 --seed 1 sample_corpora/mail/train --alpha 0.01
+      nbcli eval mail.nb sample_corpora/mail/test --plot roc.svg
     """
     diagnostics = _diagnostics(kw["quiet"])
     _check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
