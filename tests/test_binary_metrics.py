@@ -64,3 +64,33 @@ def test_report_flat_metrics_and_limits():
     assert "spam_filter" not in multi
     with pytest.raises(Exception, match="does not report auc"):
         check_limits(flat_metrics(multi), [("auc", 0.9)], [])
+
+
+def test_target_fpr_cutoff_is_the_lowest_that_keeps_the_rate():
+    """Against brute force over every candidate cut-off, with ties."""
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        n = int(rng.integers(1, 40))
+        scores = rng.integers(-5, 6, size=n).astype(float)
+        is_spam = rng.random(n) < 0.5
+        target = float(rng.choice([0.0, 0.05, 0.1, 0.25, 0.5]))
+        got = bm.cutoff_for_fpr(scores, is_spam, target)
+        n_ham = int((~is_spam).sum())
+
+        def fpr(t):
+            return ((scores > t) & ~is_spam).sum() / n_ham if n_ham else 0.0
+
+        ok = [t for t in np.unique(np.r_[scores, -np.inf]) if fpr(t) <= target + 1e-12]
+        lowest = min(ok)
+        if lowest == -np.inf:  # only when there is no ham: everything may be spam
+            assert n_ham == 0 and got["log_odds_cutoff"] is None and got["spam_recall"] == 1.0
+        else:
+            # no lower cut-off keeps the rate; this one does
+            assert got["log_odds_cutoff"] is not None and fpr(got["log_odds_cutoff"]) <= target
+            assert _recall(scores, is_spam, got["log_odds_cutoff"]) == pytest.approx(_recall(scores, is_spam, lowest))
+            assert got["spam_recall"] == pytest.approx(_recall(scores, is_spam, lowest))
+            assert got["ham_fpr"] == pytest.approx(fpr(lowest))
+
+
+def _recall(scores, is_spam, t):
+    return ((scores > t) & is_spam).sum() / is_spam.sum() if is_spam.any() else 0.0
