@@ -48,8 +48,12 @@ def _log_row(record: dict, classes: list[str], where: str) -> list[float]:
     if not isinstance(probs, dict) or sorted(probs) != sorted(classes):
         raise NbcliError(f"{where}: its classes differ from the first line's ({', '.join(classes)})")
     if isinstance(logs, dict) and sorted(logs) == sorted(classes):
-        return [float(logs[c]) for c in classes]
-    return [math.log(p) if p > 0 else -math.inf for p in (float(probs[c]) for c in classes)]
+        row = [float(logs[c]) for c in classes]
+    else:
+        row = [math.log(p) if p > 0 else -math.inf if p == 0 else math.nan for p in (float(probs[c]) for c in classes)]
+    if not all(v <= 0 for v in row) or max(row) == -math.inf:
+        raise NbcliError(f"{where}: probabilities must lie between 0 and 1, not all 0")
+    return row
 
 
 def read_predictions(lines: Iterable[str], name: str, truth: dict[str, str] | None = None) -> tuple[list[str], np.ndarray, list[str]]:
