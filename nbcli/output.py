@@ -149,12 +149,12 @@ def render_cv(report: dict, file) -> None:
     table.add_column("metric")
     table.add_column("mean ± std", justify="right")
     table.add_column("folds", justify="left")
+    from nbcli.evaluation import flat_metrics
+
+    flats = [flat_metrics(r) for r in report["fold_reports"]]
     for name, m in report["metrics"].items():
-        folds = []
-        for r in report["fold_reports"]:
-            flat = _flat(r)
-            folds.append(_fmt(flat.get(name)))
-        table.add_row(name, f"{m['mean']:.4f} ± {m['std']:.4f}", " ".join(folds))
+        folds = " ".join(_fmt(flat.get(name)) for flat in flats)
+        table.add_row(name, f"{m['mean']:.4f} ± {m['std']:.4f}", folds)
     console.print(table)
 
 
@@ -181,9 +181,3 @@ def render_tune(result: dict, file) -> None:
     console.print(table)
     console.print("train the best with:")
     console.print(result["command"])
-
-
-def _flat(report):
-    from nbcli.evaluation import flat_metrics
-
-    return flat_metrics(report)
