@@ -3,8 +3,9 @@
 No I/O. GRID maps a `TrainOptions` field to its candidate values; every
 combination is cross-validated on the same folds (the corpus is read and
 analysed once, the folds counted once), and the best by one metric wins.
-Adding a dimension is one line here (and its command-line spelling in
-OPTION_NAMES if it is not `--field-name`).
+Adding a dimension is one line here, e.g. "kind": ["multinomial",
+"bernoulli", "complement"] (and its command-line spelling in OPTION_NAMES if
+it is not `--field-name`).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ GRID: dict[str, list] = {
     "alpha": [1.0, 0.1, 0.01, 0.001, 0.0001],
 }
 
-# `nbcli train` options whose name is not the field name with dashes.
-OPTION_NAMES = {"unknown": "--unknown-terms"}
+# `nbcli train` options whose name is not the field name with dashes (the
+# event model kind is the field `kind`, spelled --model on the command line).
+OPTION_NAMES = {"unknown": "--unknown-terms", "kind": "--model"}
 
 # Metrics where smaller is better; for all others larger is better.
 SMALLER_IS_BETTER = {"log_loss", "ham_fpr", "unsure", "target_ham_fpr"}

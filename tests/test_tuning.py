@@ -21,6 +21,7 @@ def test_grid_combinations_and_command_line():
     assert all(isinstance(v, list) for v in tuning.GRID.values()) and "alpha" in tuning.GRID
     command = tuning.train_command(["my corpus"], [("--alpha", 3.0), ("--no-mail", True), ("--label", "spam=s p")], {"alpha": 0.01, "unknown": "smooth"})
     assert command == "nbcli train 'my corpus' --no-mail --label 'spam=s p' --alpha 0.01 --unknown-terms smooth -o MODEL"
+    assert tuning.train_command(["c"], [("--model", "multinomial")], {"kind": "complement"}) == "nbcli train c --model complement -o MODEL"
 
 
 def test_tune_prints_the_best_and_a_command_that_trains_it(tmp_path, make_class_folders):
