@@ -38,6 +38,10 @@ run: $(VENV)/.installed
 	$(BIN)/nbcli predict $(OUT)/mail.nb sample_corpora/mail/test/ham/0001.eml sample_corpora/mail/test/ham/0002.eml sample_corpora/mail/test/spam/0001.eml sample_corpora/mail/test/spam/0002.eml
 	@echo "== evaluate on the held-out messages"
 	$(BIN)/nbcli eval $(OUT)/mail.nb sample_corpora/mail/test
+	@echo "== why: the terms that pushed a message to spam"
+	$(BIN)/nbcli predict $(OUT)/mail.nb sample_corpora/mail/test/spam/0001.eml --explain 5
+	@echo "== 5-fold cross-validation of the training corpus"
+	$(BIN)/nbcli eval --cv 5 sample_corpora/mail/train --target-fpr 0.01
 	@echo "== filter an mbox: each message gets an X-NB-Class header"
 	$(BIN)/nbcli filter $(OUT)/mail.nb sample_corpora/mail/inbox.mbox | grep "^X-NB-Class"
 	@echo "== topics: train on sample_corpora/topics/train.jsonl, evaluate on test.jsonl"

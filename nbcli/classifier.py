@@ -48,6 +48,27 @@ class Classifier:
         str or bytes (see `Analyzer.analyze` for kinds)."""
         return self.model.predict_log_proba(self.counts(docs, kinds))
 
+    def explain(self, docs: list, kinds: list[str] | None = None, top: int = 10) -> list[dict]:
+        """Per document, the `top` terms that pushed it most toward its class
+        against the runner-up (see `explain.explain`), as JSON-ready dicts:
+        {"versus", "log_odds", "prior", "unknown": {"count", "contribution"},
+        "terms": [{"term", "count", "contribution"}]}."""
+        from nbcli.explain import explain
+
+        out = []
+        for e in explain(self.model, self.counts(docs, kinds), top):
+            names = self.vocabulary.terms(np.array([t[0] for t in e["terms"]], dtype=np.int64))
+            out.append(
+                {
+                    "versus": self.classes[e["versus"]],
+                    "log_odds": e["log_odds"],
+                    "prior": e["prior"],
+                    "unknown": {"count": e["unknown"][0], "contribution": e["unknown"][1]},
+                    "terms": [{"term": n, "count": t[1], "contribution": t[2]} for n, t in zip(names, e["terms"])],
+                }
+            )
+        return out
+
     def classify(self, docs: Iterable[Document], jobs: int = 1) -> Iterator[tuple[list[Document], np.ndarray]]:
         """(batch of documents, their log-posteriors) for a stream of
         documents, in order (jobs: see `parallel`)."""
@@ -58,22 +79,23 @@ class Classifier:
                 raise result
             yield batch, result
 
-    def evaluate(self, docs: Iterable[Document], progress=None, jobs: int = 1) -> dict:
-        """Classify labelled documents and report the metrics (see `metrics`)."""
-        from nbcli.metrics import classification_report
-
-        index = {c: i for i, c in enumerate(self.classes)}
-        true_labels, pred_labels, log_p_true = [], [], []
+    def score_labelled(self, docs: Iterable[Document], progress=None, jobs: int = 1) -> tuple[list[str], np.ndarray]:
+        """(true labels, log-posteriors (n_docs, n_classes)) of labelled documents."""
+        true_labels, parts = [], []
         for batch, log_proba in self.classify(docs, jobs):
-            best = log_proba.argmax(axis=1)
-            for i, doc in enumerate(batch):
-                true_labels.append(doc.label)
-                pred_labels.append(self.classes[best[i]])
-                j = index.get(doc.label)
-                log_p_true.append(log_proba[i, j] if j is not None else np.nan)
+            true_labels.extend(doc.label for doc in batch)
+            parts.append(log_proba)
             if progress is not None:
                 progress(batch)
-        return classification_report(true_labels, pred_labels, self.classes, np.array(log_p_true))
+        log_proba = np.vstack(parts) if parts else np.zeros((0, len(self.classes)))
+        return true_labels, log_proba
+
+    def evaluate(self, docs: Iterable[Document], options=None, progress=None, jobs: int = 1) -> dict:
+        """Classify labelled documents and report the metrics (see `evaluation`)."""
+        from nbcli.evaluation import report
+
+        true_labels, log_proba = self.score_labelled(docs, progress, jobs)
+        return report(true_labels, log_proba, self.classes, options)
 
     def describe(self, top: int = 10) -> dict:
         """What `nbcli info` shows, as a JSON-ready dict."""

@@ -170,6 +170,47 @@ jobs_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="JSON output for scripts.")
 
 
+class Limit(click.ParamType):
+    """METRIC=VALUE for --fail-under / --fail-over."""
+
+    name = "METRIC=V"
+
+    def convert(self, value, param, ctx):
+        from nbcli.evaluation import parse_limit
+
+        if isinstance(value, tuple):
+            return value
+        try:
+            return parse_limit(value)
+        except NbcliError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+# How a two-class spam model's P(spam) becomes a verdict: `filter` and `eval`.
+cutoff_options = _apply(
+    [
+        click.option("--spam-cutoff", type=click.FloatRange(0, 1), default=DEFAULT_SPAM_CUTOFF, show_default=True, help="P(spam) at or above this is spam."),
+        click.option("--ham-cutoff", type=click.FloatRange(0, 1), default=DEFAULT_HAM_CUTOFF, show_default=True, help="P(spam) at or below this is ham; in between is unsure. Equal cut-offs: no unsure band."),
+        click.option("--spam-class", default="spam", show_default=True, help="The spam class of a two-class model."),
+    ]
+)
+
+
+target_fpr_option = click.option(
+    "--target-fpr",
+    type=click.FloatRange(0, 1),
+    metavar="RATE",
+    help="Also report the lowest spam cut-off whose ham false-positive rate on the evaluated documents is at most RATE, "
+    "and the spam recall it leaves (metrics target_spam_recall, target_ham_fpr).",
+)
+seed_option = click.option("--seed", type=int, default=0, show_default=True, help="Cross-validation: the seed that deals documents to folds.")
+
+
+def _check_cutoffs(spam_cutoff, ham_cutoff):
+    if ham_cutoff > spam_cutoff:
+        raise click.UsageError(f"--ham-cutoff {ham_cutoff} is above --spam-cutoff {spam_cutoff}")
+
+
 # The options that decide what a model learns: shared by `train` and by the
 # commands that train models of their own (cross-validation, tuning). Add a
 # new training option here and read it in `_training_setup`.
@@ -396,6 +437,8 @@ def cli():
       nbcli train sample_corpora/mail/train -o mail.nb
       nbcli predict mail.nb message.eml
       nbcli eval mail.nb sample_corpora/mail/test
+      nbcli eval --cv 5 sample_corpora/mail/train
+      nbcli tune sample_corpora/mail/train
       nbcli info mail.nb
     """
 
@@ -476,14 +519,23 @@ def _retrain(path, corpus, label_pairs, kw):
     return refit(old, options, path)
 
 
+explain_option = click.option(
+    "--explain",
+    type=click.IntRange(1),
+    metavar="N",
+    help="Add the N terms that pushed each decision most, with their contributions in log-odds toward the chosen class against the runner-up.",
+)
+
+
 @cli.command()
 @click.argument("model")
 @click.argument("inputs", nargs=-1, metavar="[INPUT]...")
 @json_option
+@explain_option
 @read_options
 @jobs_option
 @quiet_option
-def predict(model, inputs, as_json, **kw):
+def predict(model, inputs, as_json, explain, **kw):
     """Classify documents: one line per document on stdout.
 
     INPUT is a file (one document), a folder (every file below it), a
@@ -492,12 +544,22 @@ def predict(model, inputs, as_json, **kw):
     Empty documents are skipped with a warning.
 
     TSV output: id<TAB>label<TAB>probability of that label. With --json:
-    {"id", "label", "probability", "probabilities": {class: p, ...}}.
+    {"id", "label", "probability", "probabilities": {class: p, ...},
+    "log_probabilities": {class: log p, ...}}.
+
+    --explain N adds the N terms with the largest contributions to the
+    log-odds of the chosen class against the runner-up: in TSV, three more
+    columns per term (term, count, contribution); in JSON, "explanation":
+    {"versus", "log_odds", "prior", "unknown": {"count", "contribution"},
+    "terms": [{"term", "count", "contribution"}, ...]}, where the
+    contributions of all terms, the prior and the unknown terms add up to
+    log_odds.
 
     \b
     Example:
       nbcli predict mail.nb sample_corpora/mail/test/spam/0001.eml
       nbcli predict mail.nb --json - < message.eml
+      nbcli predict mail.nb --explain 5 message.eml
       nbcli predict topics.nb sample_corpora/topics/test.jsonl | cut -f2 | sort | uniq -c
     """
     from nbcli.output import prediction_json, prediction_tsv
@@ -529,13 +591,15 @@ def predict(model, inputs, as_json, **kw):
         for batch, log_proba in classifier.classify(nonempty(docs), kw["jobs"]):
             best = log_proba.argmax(axis=1)
             proba = np.exp(log_proba)
+            why = classifier.explain([d.data for d in batch], [d.kind for d in batch], explain) if explain else None
             lines = []
             for i, doc in enumerate(batch):
                 label = classes[best[i]]
                 if as_json:
-                    lines.append(prediction_json(doc.id, label, dict(zip(classes, proba[i].tolist()))))
+                    extra = {"explanation": why[i]} if why else {}
+                    lines.append(prediction_json(doc.id, label, dict(zip(classes, proba[i].tolist())), dict(zip(classes, log_proba[i].tolist())), **extra))
                 else:
-                    lines.append(prediction_tsv(doc.id, label, float(proba[i, best[i]])))
+                    lines.append(prediction_tsv(doc.id, label, float(proba[i, best[i]]), why[i]["terms"] if why else ()))
             sys.stdout.write("\n".join(lines) + "\n")
             sys.stdout.flush()
             written += len(batch)
@@ -549,26 +613,86 @@ def predict(model, inputs, as_json, **kw):
 
 
 @cli.command("eval")
-@click.argument("model")
-@click.argument("corpus", nargs=-1)
+@click.argument("args", nargs=-1, metavar="[MODEL] [CORPUS]...")
 @click.option("--label", "label_pairs", multiple=True, metavar="CLASS=PATH", help="Documents in PATH have true class CLASS. Repeatable.")
+@click.option("--predictions", metavar="FILE", help="Evaluate 'nbcli predict --json' lines from FILE (- for stdin) instead of a model: no MODEL or CORPUS.")
+@click.option("--truth", metavar="FILE", help="With --predictions: true labels as id<TAB>label lines [default: the class folder in each id].")
+@click.option("--cv", type=click.IntRange(2), metavar="K", help="Cross-validate instead of evaluating a model: train and test K stratified folds of CORPUS (no MODEL), with the training options of 'nbcli train'.")
+@seed_option
+@cutoff_options
+@target_fpr_option
+@click.option("--fail-under", multiple=True, type=Limit(), help="Exit 1 if METRIC is under V (e.g. accuracy=0.98). Repeatable.")
+@click.option("--fail-over", multiple=True, type=Limit(), help="Exit 1 if METRIC is over V (e.g. ham_fpr=0.001). Repeatable.")
+@click.option("--plot", metavar="FILE", help="Also draw the ROC curve (a spam model) or the confusion matrix (others) into FILE: .svg, or .png with the extra nbcli[plot] (matplotlib).")
 @json_option
 @read_options
+@training_options
 @jobs_option
 @quiet_option
-def eval_(model, corpus, label_pairs, as_json, **kw):
-    """Evaluate a model on labelled documents.
+@click.pass_context
+def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, **kw):
+    """Evaluate a model, predictions, or training settings.
 
-    CORPUS is given as for 'nbcli train'. Prints accuracy, per-class
+    \b
+      nbcli eval MODEL CORPUS...        a model on labelled documents
+      nbcli eval --predictions FILE     'nbcli predict --json' lines (- for stdin)
+      nbcli eval --cv K CORPUS...       K-fold cross-validation of training settings
+
+    CORPUS is given as for 'nbcli train'. With --predictions, the true
+    class of each document is taken from the class folder in its id (as in
+    corpus/spam/0001.eml) or from --truth. With --cv, the training options
+    (--alpha, --ngrams, ...) are those of 'nbcli train' (they need --cv),
+    and each metric is reported as mean ± std over the folds. Prints accuracy, per-class
     precision, recall, F1 and support, macro and weighted averages, the
-    confusion matrix and the log loss: tables for people, or --json.
+    confusion matrix and the log loss; for a two-class model with a spam
+    class also the ROC AUC and, at the cut-offs, the ham false-positive
+    rate, spam recall and unsure fraction. Tables for people, or --json.
+
+    --fail-under/--fail-over METRIC=V make the exit status 1 when a metric
+    is out of bounds (after the report is written), for cron jobs. METRIC is
+    one of: accuracy, log_loss, macro_precision, macro_recall, macro_f1,
+    weighted_precision, weighted_recall, weighted_f1, auc, ham_fpr,
+    spam_recall, unsure, target_spam_recall, target_ham_fpr.
 
     \b
     Example:
       nbcli eval mail.nb sample_corpora/mail/test
+      nbcli eval mail.nb sample_corpora/mail/test --target-fpr 0.001
+      nbcli eval mail.nb new-mail/ --fail-under accuracy=0.98 --fail-over ham_fpr=0.001
       nbcli eval topics.nb sample_corpora/topics/test.jsonl --json
+      nbcli predict mail.nb test/ --json | nbcli eval --predictions -
+      nbcli eval --cv 10 --seed 1 sample_corpora/mail/train --alpha 0.01
+      nbcli eval mail.nb sample_corpora/mail/test --plot roc.svg
     """
     diagnostics = _diagnostics(kw["quiet"])
+    _check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
+    if plot:
+        from nbcli.plot import check_path
+
+        check_path(plot)
+    if cv:
+        if plot:
+            raise click.UsageError("--plot does not go with --cv: evaluate a model, or predictions, to plot")
+        if predictions:
+            raise click.UsageError("--cv and --predictions do not go together")
+        if not args and not label_pairs:
+            raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH to cross-validate")
+        report = _cross_validate(args, label_pairs, cv, seed, kw, diagnostics)
+        _report_cv(report, as_json, kw)
+        diagnostics.finish()
+        return
+    _refuse_training_options(ctx, ["seed", *_TRAINING_OPTION_NAMES], "--cv")
+    if truth and not predictions:
+        raise click.UsageError("--truth goes with --predictions")
+    if predictions:
+        if args or label_pairs:
+            raise click.UsageError("--predictions takes no MODEL, CORPUS or --label: the predictions hold the model's output")
+        labels, log_proba, classes = _read_predictions(predictions, truth)
+        _evaluated(labels, log_proba, classes, None, plot, as_json, kw)
+        return
+    if not args:
+        raise click.UsageError("give MODEL and CORPUS, or --predictions FILE")
+    model, corpus = args[0], args[1:]
     if not corpus and not label_pairs:
         raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
     from nbcli import modelfile
@@ -578,19 +702,216 @@ def eval_(model, corpus, label_pairs, as_json, **kw):
     classifier = modelfile.load(model)
     docs = labeled_corpus(corpus, pairs, _read_opts(kw, diagnostics))
     with diagnostics.progress("evaluating", docs.total) as advance:
-        report = classifier.evaluate(docs, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"])
-    if report["documents"] == 0:
+        labels, log_proba = classifier.score_labelled(docs, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"])
+    if not labels:
         raise NbcliError("the evaluation corpus has no documents", hint="check the paths")
+    _evaluated(labels, log_proba, classifier.classes, model, plot, as_json, kw)
+    diagnostics.finish()
+
+
+def _evaluated(labels, log_proba, classes, source, plot, as_json, kw):
+    """Report on scored documents, draw the --plot, then check the limits."""
+    from nbcli.evaluation import figure, report
+
+    options = _eval_options(kw)
+    result = report(labels, log_proba, classes, options)
+    if plot:
+        from nbcli import plot as plotting
+
+        drawing = figure(labels, log_proba, classes, result, options)
+        try:
+            if plotting.check_path(plot) == "svg":
+                with open(plot, "w", encoding="utf-8") as fh:
+                    fh.write(plotting.svg(drawing))
+            else:
+                plotting.png(drawing, plot)
+        except OSError as exc:
+            raise NbcliError(f"--plot {plot}: {exc.strerror or exc}") from None
+    _report(result, source, as_json, kw)
+
+
+def _text_lines(path):
+    """The lines of a UTF-8 text file, or of stdin for -."""
+    if path == "-":
+        return sys.stdin
+    if not os.path.isfile(path):
+        raise NbcliError(f"{path}: {'a folder, not a file' if os.path.isdir(path) else 'no such file'}")
+    return open(path, encoding="utf-8", errors="replace")
+
+
+def _read_predictions(path, truth_path):
+    """(true labels, log-posteriors, classes) from prediction lines."""
+    from nbcli.predictions import read_predictions, read_truth
+
+    truth = None
+    if truth_path:
+        with _text_lines(truth_path) as lines:
+            truth = read_truth(lines, truth_path)
+    lines = _text_lines(path)
+    try:
+        return read_predictions(lines, "stdin" if path == "-" else path, truth)
+    finally:
+        if path != "-":
+            lines.close()
+
+
+def _unfixed(grid: dict, kw) -> dict:
+    """The grid without the dimensions the user fixed on the command line
+    (say --model bernoulli): those keep the user's value."""
+    names = {"unknown": "unknown_terms"}  # TrainOptions field -> option key
+    return {f: v for f, v in grid.items() if kw[names.get(f, f)] == _TRAINING_DEFAULTS[names.get(f, f)]}
+
+
+_TRAINING_OPTION_NAMES = list(_TRAINING_DEFAULTS)  # every option of the training_options bundle
+
+
+def _refuse_training_options(ctx, names, needs):
+    """Options given on the command line that only make sense with `needs`."""
+    from click.core import ParameterSource
+
+    given = [n for n in names if ctx.get_parameter_source(n) is ParameterSource.COMMANDLINE]
+    if given:
+        raise click.UsageError(f"--{given[0].replace('_', '-')} needs {needs}")
+
+
+def _analysed(corpus, label_pairs, kw, diagnostics):
+    """(AnalyzerOptions, TrainOptions, the corpus read and analysed once)
+    for commands that train their own models."""
+    from nbcli.crossval import analyse
+    from nbcli.sources import labeled_corpus, parse_label_pair
+    from nbcli.tokenize import Analyzer
+
+    pairs = [parse_label_pair(p) for p in label_pairs]
+    analyzer_options, options = _training_setup(kw)
+    docs = labeled_corpus(corpus, pairs, _read_opts(kw, diagnostics))
+    with diagnostics.progress("reading", docs.total) as advance:
+        analysed = analyse(docs, Analyzer(analyzer_options), progress=lambda batch: advance(docs.progress(batch)))
+    return analyzer_options, options, analysed
+
+
+def _cross_validate(corpus, label_pairs, k, seed, kw, diagnostics):
+    from nbcli.crossval import cross_validate
+
+    analyzer_options, options, analysed = _analysed(corpus, label_pairs, kw, diagnostics)
+    return cross_validate(analysed, k, seed, analyzer_options, options, _eval_options(kw), kw["jobs"])
+
+
+def _report_cv(report, as_json, kw):
+    from nbcli.evaluation import check_limits
+
     if as_json:
         import json
 
-        report = {"model": model, **report}
         _write(json.dumps(report, ensure_ascii=False))
+    else:
+        from nbcli.output import render_cv
+
+        render_cv(report, sys.stdout)
+    sys.stdout.flush()
+    reason = check_limits({n: m["mean"] for n, m in report["metrics"].items()}, kw["fail_under"], kw["fail_over"])
+    if reason:
+        raise NbcliError(f"mean {reason}")
+
+
+def _eval_options(kw):
+    from nbcli.evaluation import EvalOptions
+
+    return EvalOptions(kw["spam_class"], kw["spam_cutoff"], kw["ham_cutoff"], kw["target_fpr"])
+
+
+def _report(report, source, as_json, kw):
+    """Write an eval report, then fail on a broken --fail-under/--fail-over."""
+    from nbcli.evaluation import check_limits, flat_metrics
+
+    if as_json:
+        import json
+
+        _write(json.dumps({"model": source, **report}, ensure_ascii=False))
     else:
         from nbcli.output import render_eval
 
-        render_eval(report, sys.stdout, model)
+        render_eval(report, sys.stdout, source or "predictions")
+    sys.stdout.flush()
+    reason = check_limits(flat_metrics(report), kw["fail_under"], kw["fail_over"])
+    if reason:
+        raise NbcliError(reason)
+
+
+@cli.command()
+@click.argument("corpus", nargs=-1)
+@click.option("--label", "label_pairs", multiple=True, metavar="CLASS=PATH", help="Documents in PATH have class CLASS. Repeatable.")
+@click.option("--cv", type=click.IntRange(2), default=5, show_default=True, metavar="K", help="Folds of the cross-validation.")
+@seed_option
+@click.option("--metric", default="accuracy", show_default=True, help="The metric to optimise (its mean over the folds): any of 'nbcli eval --fail-under'; log_loss, ham_fpr, unsure and target_ham_fpr are minimised, the others maximised.")
+@cutoff_options
+@target_fpr_option
+@json_option
+@read_options
+@training_options
+@jobs_option
+@quiet_option
+@click.pass_context
+def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
+    """Find training settings by cross-validation over a small grid.
+
+    Cross-validates every combination of the grid (--model multinomial,
+    bernoulli, complement; --alpha 1, 0.1, 0.01, 0.001, 0.0001) on the same
+    stratified folds of CORPUS, with the other training options as given (a
+    grid option you give is fixed, not searched), and prints each combination's mean ± std of
+    --metric, the best settings, and, last, the 'nbcli train' command line
+    that trains them. The corpus is read and analysed once.
+
+    \b
+    Example:
+      nbcli tune sample_corpora/mail/train
+      nbcli tune corpus/ --metric target_spam_recall --target-fpr 0.001
+      $(nbcli tune corpus/ | tail -1 | sed 's/MODEL$/mail.nb/')
+    """
+    from nbcli import tuning
+    from nbcli.evaluation import METRICS
+
+    diagnostics = _diagnostics(kw["quiet"])
+    _check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
+    if metric not in METRICS:
+        raise click.BadParameter(f"{metric!r} is not a metric; use one of {', '.join(METRICS)}", param_hint="'--metric'")
+    if not corpus and not label_pairs:
+        raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
+    analyzer_options, options, analysed = _analysed(corpus, label_pairs, kw, diagnostics)
+    result = tuning.tune(analysed, cv, seed, analyzer_options, options, _eval_options(kw), metric, kw["jobs"], _unfixed(tuning.GRID, kw))
+    given = _given_options(ctx, {"label_pairs", *_TRAINING_OPTION_NAMES, *_READ_OPTION_NAMES})
+    result["command"] = tuning.train_command(list(corpus), given, result["best"])
+    if as_json:
+        import json
+
+        _write(json.dumps(result, ensure_ascii=False))
+    else:
+        from nbcli.output import render_tune
+
+        render_tune(result, sys.stdout)
     diagnostics.finish()
+
+
+_READ_OPTION_NAMES = ["input_format", "text_field", "label_field", "id_field", "no_header", "max_doc_bytes"]
+
+
+def _given_options(ctx, names) -> list[tuple[str, object]]:
+    """(option, value) of each option in `names` given on the command line,
+    in the command's order; flags have the value True."""
+    from click.core import ParameterSource
+
+    out = []
+    for param in ctx.command.params:
+        if param.name not in names or ctx.get_parameter_source(param.name) is not ParameterSource.COMMANDLINE:
+            continue
+        option = max(param.opts, key=len)
+        value = ctx.params[param.name]
+        if getattr(param, "is_flag", False):
+            out.append((option, True))
+        elif getattr(param, "multiple", False):
+            out.extend((option, v) for v in value)
+        else:
+            out.append((option, value))
+    return out
 
 
 @cli.command()
@@ -624,14 +945,13 @@ def info(model, top, as_json):
 @cli.command("filter")
 @click.argument("model")
 @click.argument("input", required=False, metavar="[INPUT]")
-@click.option("--spam-cutoff", type=click.FloatRange(0, 1), default=DEFAULT_SPAM_CUTOFF, show_default=True, help="P(spam) at or above this is spam.")
-@click.option("--ham-cutoff", type=click.FloatRange(0, 1), default=DEFAULT_HAM_CUTOFF, show_default=True, help="P(spam) at or below this is ham; in between is unsure. Equal cut-offs: no unsure band.")
-@click.option("--spam-class", default="spam", show_default=True, help="The spam class of a two-class model.")
+@cutoff_options
 @click.option("--split", "split_dir", metavar="DIR", help="Append each message to DIR/<verdict>.mbox instead of writing to stdout.")
 @click.option("--exit-codes", is_flag=True, help="Exit 0 spam, 1 ham, 2 unsure, 3 error (bogofilter's codes; for one message).")
+@explain_option
 @jobs_option
 @quiet_option
-def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_codes, jobs, quiet):
+def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_codes, explain, jobs, quiet):
     """Pass mail through, adding a verdict header: for cron and procmail.
 
     Reads one message, or an mbox, from INPUT or stdin and writes every
@@ -640,6 +960,9 @@ def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_c
     probability of the class named). An earlier X-NB-Class header is
     replaced. A message that cannot be classified passes through unchanged
     with the verdict 'error', and the run goes on: nothing is dropped.
+    --explain N adds a second header, X-NB-Evidence, with the class
+    compared against, the log-odds, the prior's part and the N terms that
+    pushed the verdict most ('term' count contribution).
 
     Exit status: 0 if every message was classified, 1 otherwise; with
     --exit-codes and one message, 0 spam, 1 ham, 2 unsure, 3 error (with
@@ -656,8 +979,7 @@ def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_c
     from nbcli import filtering
 
     diagnostics = _diagnostics(quiet)
-    if ham_cutoff > spam_cutoff:
-        raise click.UsageError(f"--ham-cutoff {ham_cutoff} is above --spam-cutoff {spam_cutoff}")
+    _check_cutoffs(spam_cutoff, ham_cutoff)
     path = input or "-"
     if path == "-" and sys.stdin.isatty():
         raise click.UsageError("no INPUT given and stdin is a terminal; give a message or mbox file, or - for stdin")
@@ -688,7 +1010,7 @@ def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_c
             out.write(data)
             out.flush()
 
-    seen = filtering.run(read_messages(path), classifier, verdicts, write, diagnostics.warn, model_error, jobs)
+    seen = filtering.run(read_messages(path), classifier, verdicts, write, diagnostics.warn, model_error, jobs, explain or 0)
     diagnostics.finish()
     failed = "error" in seen or classifier is None
     if exit_codes:

@@ -30,9 +30,37 @@ import numpy as np
 from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF  # noqa: F401 (re-exported)
 
 HEADER = b"X-NB-Class"
+EVIDENCE_HEADER = b"X-NB-Evidence"
 EXIT_CODES = {"spam": 0, "ham": 1, "unsure": 2, "error": 3}  # bogofilter's
 
-_OUR_FIELD = re.compile(rb"x-nb-class[ \t]*:", re.IGNORECASE)
+_OUR_FIELD = re.compile(rb"x-nb-(class|evidence)[ \t]*:", re.IGNORECASE)
+
+
+def _folded(name: bytes, items: list[str], eol: bytes, width: int = 78) -> bytes:
+    """A header field `name: item; item; ...`, folded before an item where
+    a line would pass `width` (items are never split)."""
+    out = name + b":"
+    line_len = len(out)
+    for k, item in enumerate(items):
+        piece = re.sub(r"[\x00-\x1f\x7f]", " ", item).encode("ascii", "replace") + (b";" if k < len(items) - 1 else b"")
+        if line_len + 1 + len(piece) > width and line_len > len(name) + 1:
+            out += eol + b"\t" + piece
+            line_len = 8 + len(piece)
+        else:
+            out += b" " + piece
+            line_len += 1 + len(piece)
+    return out + eol
+
+
+def evidence_items(explanation: dict) -> list[str]:
+    """An explanation (see `Classifier.explain`) as header items: the class
+    compared with, the prior, unknown terms, then 'term' count contribution."""
+    items = [f"versus {explanation['versus']}", f"log-odds {explanation['log_odds']:+.2f}", f"prior {explanation['prior']:+.2f}"]
+    u = explanation["unknown"]
+    if u["count"]:
+        items.append(f"unknown terms {u['count']} {u['contribution']:+.2f}")
+    items += [f"'{t['term']}' {t['count']} {t['contribution']:+.2f}" for t in explanation["terms"]]
+    return items
 
 
 def _header_start(message: bytes) -> int | None:
@@ -43,16 +71,20 @@ def _header_start(message: bytes) -> int | None:
     return None if eol < 0 else eol + 1
 
 
-def with_header(message: bytes, value: str) -> bytes:
-    """`message` with the header line `X-NB-Class: value` added (or an
-    earlier one replaced), nothing else changed."""
+def with_header(message: bytes, value: str, evidence: list[str] | None = None) -> bytes:
+    """`message` with the header line `X-NB-Class: value` added (or earlier
+    X-NB-Class and X-NB-Evidence fields replaced), and with evidence an
+    `X-NB-Evidence:` field after it listing those items, folded; nothing
+    else changed."""
     start = _header_start(message)
     if start is None:
         return message  # nothing but a From_ line: no header block to add to
     first_end = message.find(b"\n", start)
     eol = b"\r\n" if first_end > start and message[first_end - 1 : first_end] == b"\r" else b"\n"
     line = HEADER + b": " + value.encode("ascii", "replace") + eol
-    # Find earlier X-NB-Class fields (with their continuation lines).
+    if evidence is not None:
+        line += _folded(EVIDENCE_HEADER, evidence, eol)
+    # Find earlier X-NB-Class and X-NB-Evidence fields (with their continuation lines).
     spans = []
     pos = start
     while pos < len(message):
@@ -151,13 +183,14 @@ class SplitWriter:
             os.close(fd)
 
 
-def run(messages, classifier, verdicts: Verdicts | None, write, warn, model_error: str | None = None, jobs: int = 1):
+def run(messages, classifier, verdicts: Verdicts | None, write, warn, model_error: str | None = None, jobs: int = 1, explain: int = 0):
     """Classify and write every message of `messages` (raw bytes) in order.
 
     write(verdict, message_bytes) puts a message out; warn(text) reports a
     message that passed through unchanged. `classifier`/`verdicts` are None
     when the model could not be loaded (every message then passes through
-    with the verdict "error"). Returns the list of verdicts.
+    with the verdict "error"). explain > 0 adds an X-NB-Evidence header
+    with that many terms. Returns the list of verdicts.
     """
     from nbcli import parallel
     from nbcli.sources import Document, batches
@@ -180,7 +213,8 @@ def run(messages, classifier, verdicts: Verdicts | None, write, warn, model_erro
                     raise ValueError("empty message")
                 row = rows[i] if rows is not None else classifier.log_proba([doc.data], ["mail"])[0]
                 verdict, label, p = verdicts.of(row)
-                out = with_header(doc.data, header_value(label, p))
+                evidence = evidence_items(classifier.explain([doc.data], ["mail"], explain)[0]) if explain else None
+                out = with_header(doc.data, header_value(label, p), evidence)
             except Exception as exc:
                 verdict, out = "error", doc.data
                 if classifier is not None:

@@ -25,6 +25,7 @@ serves them all: `log_prior` (C,), `weights` (V, C), `bias` (C,) and
 
 where transform(X) is the identity (multinomial), presence (bernoulli) or
 Rennie et al.'s tf-log / idf / length normalisation (complement).
+`explain.py` relies on this contract.
 
 Smoothing (see `dirichlet_log_estimate`): each class's distribution gets a
 Dirichlet(beta) prior, beta = alpha in every cell by default, or beta = M P

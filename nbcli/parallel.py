@@ -214,3 +214,18 @@ def _result(batch, async_result):
         return batch, async_result.get()
     except Exception as exc:
         return batch, exc
+
+
+# -- independent tasks -------------------------------------------------------------
+
+
+def map_forked(fn, items, workers: int) -> list:
+    """[fn(item) for item in items], in `workers` forked processes when
+    workers > 1 (fn and the data it reads must be module-level, set before
+    the call: workers inherit them)."""
+    items = list(items)
+    ctx = _context() if workers > 1 and len(items) > 1 else None
+    if ctx is None:
+        return [fn(item) for item in items]
+    with ctx.Pool(min(workers, len(items))) as pool:
+        return pool.map(fn, items)

@@ -185,8 +185,15 @@ def count_corpus(docs: Iterable[Document], analyzer: Analyzer, doc_freq: bool, p
 def fit(table: CountTable, analyzer_options: AnalyzerOptions, options: TrainOptions) -> Classifier:
     """Prune the vocabulary, smooth the counts, and build the Classifier."""
     classes, class_count, vocab, tf, df = table.finish()
+    return fit_counts(classes, class_count, vocab, tf, df, table.mail_docs, analyzer_options, options)
+
+
+def fit_counts(classes, class_count, vocab, tf, df, mail_docs, analyzer_options: AnalyzerOptions, options: TrainOptions) -> Classifier:
+    """The Classifier of finished counts: classes (C,) by name, class_count
+    (C,), vocab, tf and df (C, V) (df may be None), and how many of the
+    documents were mail (which decides the defaults)."""
     n_docs = int(class_count.sum())
-    mostly_mail = 2 * table.mail_docs > n_docs
+    mostly_mail = 2 * mail_docs > n_docs
     alpha = options.alpha if options.alpha is not None else MAIL_ALPHA if mostly_mail else TEXT_ALPHA
     unknown = options.unknown or (MAIL_UNKNOWN if mostly_mail and options.kind == "multinomial" else TEXT_UNKNOWN)
     check_alpha(alpha)
@@ -210,7 +217,7 @@ def fit(table: CountTable, analyzer_options: AnalyzerOptions, options: TrainOpti
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "nbcli_version": __version__,
         "options": {**options.described, "alpha": alpha, "unknown_terms": unknown},
-        "mail_documents": int(table.mail_docs),
+        "mail_documents": int(mail_docs),
     }
     return build(classes, class_count, vocab, tf, df, analyzer_options, options, alpha, unknown, meta)
 

@@ -79,3 +79,112 @@ def test_eval_with_label_pairs(tmp_path, topic_model):
     result = run(["eval", model, "--label", f"food={test_dir / 'food'}", "--json"])
     report = json.loads(result.stdout)
     assert report["documents"] == 75 and report["classes"][[r["class"] for r in report["classes"]].index("food")]["support"] == 75
+
+
+@pytest.fixture(scope="module")
+def mail_model(tmp_path_factory):
+    from conftest import SAMPLES
+
+    model = tmp_path_factory.mktemp("mail") / "mail.nb"
+    assert run(["train", SAMPLES / "mail" / "train", "-o", model, "-q"]).exit_code == 0
+    return model, SAMPLES / "mail" / "test"
+
+
+def test_spam_filter_metrics_agree_with_scikit_learn(mail_model):
+    model, test_dir = mail_model
+    result = run(["eval", model, test_dir, "--json", "--target-fpr", "0.01"])
+    sf = json.loads(result.stdout)["spam_filter"]
+    clf = modelfile.load(str(model))
+    from nbcli.sources import labeled_corpus, ReadOptions
+
+    labels, log_proba = clf.score_labelled(labeled_corpus([str(test_dir)], [], ReadOptions()))
+    s = clf.classes.index("spam")
+    is_spam = np.array(labels) == "spam"
+    log_odds = log_proba[:, s] - log_proba[:, 1 - s]
+    assert sf["auc"] == pytest.approx(skm.roc_auc_score(is_spam, log_odds))
+    p = np.exp(log_proba[:, s])
+    assert sf["ham_fpr"] == pytest.approx(((p >= 0.99) & ~is_spam).sum() / (~is_spam).sum())
+    assert sf["spam_recall"] == pytest.approx(((p >= 0.99) & is_spam).sum() / is_spam.sum())
+    target = sf["target_fpr"]
+    assert target["ham_fpr"] <= 0.01
+    assert target["spam_recall"] == pytest.approx((log_odds[is_spam] > target["log_odds_cutoff"]).mean())
+    text = run(["eval", model, test_dir, "--target-fpr", "0.01"]).stdout
+    assert "spam filter (spam against ham): ROC AUC 0.9" in text and "for ham false-positive rate <= 0.01: spam when log-odds >" in text
+
+
+def test_fail_under_and_over_exit_codes(mail_model):
+    model, test_dir = mail_model
+    ok = run(["eval", model, test_dir, "--json", "--fail-under", "accuracy=0.5", "--fail-over", "ham_fpr=0.5"])
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["accuracy"] > 0.5
+    bad = run(["eval", model, test_dir, "--json", "--fail-under", "accuracy=0.999"])
+    assert bad.exit_code == 1 and json.loads(bad.stdout)  # the report is still written
+    assert bad.stderr.startswith("nbcli: error: accuracy 0.97") and bad.stderr.endswith(" is under 0.999 (--fail-under accuracy=0.999)\n")
+    bad = run(["eval", model, test_dir, "-q", "--fail-over", "ham_fpr=0"])
+    assert bad.exit_code == 1 and bad.stderr.count("\n") == 1 and "is over 0 (--fail-over ham_fpr=0)" in bad.stderr
+    usage = run(["eval", model, test_dir, "--fail-under", "accuracy"])
+    assert usage.exit_code == 2 and "'accuracy' is not METRIC=VALUE" in usage.stderr and usage.stderr.count("\n") == 1
+    usage = run(["eval", model, test_dir, "--fail-under", "nope=1"])
+    assert usage.exit_code == 2 and "'nope' is not a metric" in usage.stderr
+    missing = run(["eval", model, test_dir, "--fail-under", "target_spam_recall=0.5"])
+    assert missing.exit_code == 1 and "does not report target_spam_recall" in missing.stderr
+    usage = run(["eval", model, test_dir, "--ham-cutoff", "0.9", "--spam-cutoff", "0.5"])
+    assert usage.exit_code == 2 and "--ham-cutoff 0.9 is above --spam-cutoff 0.5" in usage.stderr
+
+
+def _without_model(text):
+    report = json.loads(text)
+    report.pop("model")
+    return report
+
+
+@pytest.mark.parametrize("which", ["mail", "topics"])
+def test_predictions_give_the_same_report_as_the_model(which, mail_model, topic_model):
+    model, test_dir = mail_model if which == "mail" else topic_model[:2]
+    direct = run(["eval", model, test_dir, "--json", "--target-fpr", "0.01"])
+    lines = run(["predict", model, test_dir, "--json"]).stdout
+    piped = run(["eval", "--predictions", "-", "--json", "--target-fpr", "0.01"], input=lines)
+    assert piped.exit_code == 0, piped.stderr
+    assert _without_model(piped.stdout) == _without_model(direct.stdout)
+    assert json.loads(piped.stdout)["model"] is None
+    text = run(["eval", "--predictions", "-"], input=lines).stdout
+    assert text.startswith("predictions: ")
+
+
+def test_predictions_with_a_truth_file(tmp_path, topic_model):
+    model, test_dir, _, _ = topic_model
+    lines = run(["predict", model, test_dir, "--json"]).stdout
+    records = [json.loads(line) for line in lines.splitlines()]
+    truth = tmp_path / "truth.tsv"
+    # ids moved out of their class folders: the truth file names the classes
+    truth.write_text("".join(f"doc{i}\t{r['id'].split('/')[-2]}\n" for i, r in enumerate(records)))
+    moved = "".join(json.dumps({**r, "id": f"doc{i}"}) + "\n" for i, r in enumerate(records))
+    pred_file = tmp_path / "pred.jsonl"
+    pred_file.write_text(moved)
+    got = run(["eval", "--predictions", pred_file, "--truth", truth, "--json"])
+    assert _without_model(got.stdout) == _without_model(run(["eval", model, test_dir, "--json"]).stdout)
+    bad = run(["eval", "--predictions", "-"], input=moved)
+    assert bad.exit_code == 1 and bad.stderr == "nbcli: error: stdin:1: the true class of 'doc0' is unknown: the id has no folder named after a class; give --truth FILE with id<TAB>label lines\n"
+
+
+@pytest.mark.parametrize(
+    "args, stdin, code, message",
+    [
+        (["--predictions", "-"], "a\tb\t0.5\n", 1, "nbcli: error: stdin:1: not a prediction line; give the output of 'nbcli predict --json'"),
+        (["--predictions", "-"], "", 1, "nbcli: error: stdin: no prediction lines; give the output of 'nbcli predict --json'"),
+        (["--predictions", "-"], '{"id": "a/x", "probabilities": {"a": 1, "b": 0}}\n{"id": "b/y", "probabilities": {"a": 1}}\n', 1, "nbcli: error: stdin:2: its classes differ from the first line's (a, b)"),
+        (["--predictions", "nowhere.jsonl"], None, 1, "nbcli: error: nowhere.jsonl: no such file"),
+        (["--predictions", "tests"], None, 1, "nbcli: error: tests: a folder, not a file"),
+        (["--predictions", "-", "--truth", "nowhere.tsv"], "", 1, "nbcli: error: nowhere.tsv: no such file"),
+        (["--predictions", "-", "--truth", "pyproject.toml"], "", 1, "nbcli: error: pyproject.toml:1: not id<TAB>label; the truth file has one id<TAB>label line per document"),
+        (["--predictions", "-"], '{"id": "a/x", "probabilities": {"a": "x", "b": 0.5}}\n', 1, "nbcli: error: stdin:1: probabilities must be numbers"),
+        (["--predictions", "-"], '{"id": "a/x", "probabilities": {"a": -1, "b": 0.5}}\n', 1, "nbcli: error: stdin:1: probabilities must lie between 0 and 1, not all 0"),
+        (["--predictions", "-"], '{"id": "a/x", "probabilities": {"a": 0, "b": 0}}\n', 1, "nbcli: error: stdin:1: probabilities must lie between 0 and 1, not all 0"),
+        (["--predictions", "-"], '{"id": "a/x", "probabilities": {"a": 0.5, "b": 0.5}, "log_probabilities": {"a": NaN, "b": 0}}\n', 1, "nbcli: error: stdin:1: probabilities must lie between 0 and 1, not all 0"),
+        (["x.nb", "--predictions", "-"], "", 2, "nbcli: error: --predictions takes no MODEL, CORPUS or --label: the predictions hold the model's output (see 'nbcli eval --help')"),
+        (["--truth", "t.tsv", "x.nb", "c"], None, 2, "nbcli: error: --truth goes with --predictions (see 'nbcli eval --help')"),
+        ([], None, 2, "nbcli: error: give MODEL and CORPUS, or --predictions FILE (see 'nbcli eval --help')"),
+    ],
+)
+def test_predictions_errors(args, stdin, code, message):
+    result = run(["eval", *args], input=stdin)
+    assert result.exit_code == code and result.stderr == message + "\n"

@@ -1,0 +1,220 @@
+"""K-fold cross-validation that reads and analyses the corpus once.
+
+Counts are the sufficient statistic of a Naive Bayes model, so after one
+pass that keeps each document's term counts (a CSR matrix over the whole
+corpus's vocabulary), fold k's model needs no second reading: its counts are
+the corpus's counts minus fold k's. Its vocabulary is the terms that occur
+in the other folds, pruned by the training options, exactly as `nbcli
+train` on those documents would build it; the documents of fold k are then
+scored on that vocabulary (their other terms are unknown terms). The one
+difference from training on the other folds: the mail defaults (alpha, the
+unknown-term rule) are decided once for the whole corpus.
+
+Folds are stratified: each class's documents, shuffled with the seed, are
+dealt to the folds in turn (continuing from class to class), so every
+class is split as evenly as it can be and the folds' sizes differ by at
+most one. Folds are scored in parallel in forked workers (jobs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+
+
+@dataclass
+class AnalysedCorpus:
+    """X: scipy CSR (n_docs, n_terms) term counts; y: class index per
+    document; classes: sorted names; vocab: the Vocabulary of X's columns;
+    mail_docs: documents read as mail."""
+
+    X: object
+    y: np.ndarray
+    classes: list[str]
+    vocab: object
+    mail_docs: int
+
+
+def analyse(docs, analyzer, progress=None) -> AnalysedCorpus:
+    """One pass over labelled documents, keeping each one's counts."""
+    import scipy.sparse
+
+    from nbcli.sources import batches
+    from nbcli.vectorize import VocabularyBuilder
+
+    builder = VocabularyBuilder()
+    ids, ptrs, labels = [], [np.zeros(1, dtype=np.int64)], []
+    offset = 0
+    for batch in batches(docs):
+        tokens = analyzer.analyze([d.data for d in batch], [d.kind for d in batch])
+        ids.append(builder.ids(tokens))
+        ptrs.append(np.asarray(tokens.doc_ptr[1:], dtype=np.int64) + offset)
+        offset += len(ids[-1])
+        labels.extend(d.label for d in batch)
+        if progress is not None:
+            progress(batch)
+    vocab, new_of_old = builder.finish()
+    indices = new_of_old[np.concatenate(ids)] if ids else np.zeros(0, dtype=np.int64)
+    X = scipy.sparse.csr_matrix((np.ones(len(indices)), indices, np.concatenate(ptrs)), shape=(len(labels), len(vocab)))
+    X.sum_duplicates()
+    classes = sorted(set(labels))
+    index = {c: i for i, c in enumerate(classes)}
+    y = np.array([index[lab] for lab in labels], dtype=np.int64)
+    return AnalysedCorpus(X, y, classes, vocab, analyzer.mail_docs)
+
+
+def stratified_folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """The fold (0..k-1) of each document, stratified by class y."""
+    rng = np.random.default_rng(seed)
+    fold = np.empty(len(y), dtype=np.int64)
+    dealt = 0
+    for c in np.unique(y):
+        members = rng.permutation(np.flatnonzero(y == c))
+        fold[members] = (dealt + np.arange(len(members))) % k
+        dealt += len(members)
+    return fold
+
+
+class FoldCounts:
+    """Per-fold class and term counts (sparse), and the corpus's (dense),
+    so that any fold's training counts are one subtraction away."""
+
+    def __init__(self, corpus: AnalysedCorpus, fold: np.ndarray, k: int, doc_freq: bool):
+        import scipy.sparse
+
+        self.corpus, self.fold, self.k = corpus, fold, k
+        C = len(corpus.classes)
+        onehot = scipy.sparse.csr_matrix((np.ones(len(corpus.y)), corpus.y, np.arange(len(corpus.y) + 1)), shape=(len(corpus.y), C))
+        binary = corpus.X.copy()
+        binary.data[:] = 1
+        self.tf, self.df, self.docs = [], [], []
+        for f in range(k):
+            rows = np.flatnonzero(fold == f)
+            part = onehot[rows].T
+            self.tf.append((part @ corpus.X[rows]).tocsr())  # sparse: (C, V) per fold
+            self.df.append((part @ binary[rows]).tocsr() if doc_freq else None)
+            self.docs.append(np.bincount(corpus.y[rows], minlength=C).astype(np.float64))
+        self.total_tf = _dense(onehot.T @ corpus.X)
+        self.total_df = _dense(onehot.T @ binary) if doc_freq else None
+        self.total_docs = sum(self.docs)
+
+    def training(self, f: int):
+        """(class_count, tf, df) of every fold but f, dense (C, V) int64."""
+        df = self.total_df - _dense(self.df[f]) if self.total_df is not None else None
+        return self.total_docs - self.docs[f], self.total_tf - _dense(self.tf[f]), df
+
+
+def _dense(m) -> np.ndarray:
+    return np.rint(m.toarray()).astype(np.int64)
+
+
+def fold_classifier(counts: FoldCounts, f: int, analyzer_options, options):
+    """The Classifier trained on every fold but f."""
+    from nbcli.training import fit_counts
+
+    corpus = counts.corpus
+    class_count, tf, df = counts.training(f)
+    present = np.flatnonzero(class_count > 0)
+    seen = np.flatnonzero(tf[present].sum(axis=0) > 0)
+    tf = tf[present][:, seen]
+    df = df[present][:, seen] if df is not None else None
+    mail_docs = corpus.mail_docs * class_count.sum() / max(len(corpus.y), 1)
+    classes = [corpus.classes[c] for c in present.tolist()]
+    clf = fit_counts(classes, class_count[present], corpus.vocab.subset(seen), tf, df, mail_docs, analyzer_options, options)
+    if options.needs_second_pass:
+        # complement's --tf-log / --length-norm: the per-class sums of the
+        # training documents' transformed counts, on the fold's vocabulary
+        # (what `training.transformed_sums` computes in a second reading)
+        rows = np.flatnonzero(counts.fold != f)
+        X = clf.model.transform(_on_vocabulary(corpus, rows, clf))
+        index = {name: i for i, name in enumerate(clf.classes)}
+        cls = np.array([index[corpus.classes[c]] for c in corpus.y[rows].tolist()], dtype=np.int64)
+        n_terms = len(clf.vocabulary)
+        row_of = np.repeat(np.arange(len(rows)), np.diff(X.indptr))
+        sums = np.bincount(cls[row_of] * n_terms + X.indices, weights=X.data, minlength=len(index) * n_terms)
+        clf.model = clf.model.rebuilt(fit_count=sums.reshape(len(index), n_terms))
+    return clf
+
+
+def _on_vocabulary(corpus: AnalysedCorpus, rows: np.ndarray, clf):
+    """The counts of documents `rows` on the classifier's vocabulary, their
+    other terms counted as unknown tokens (SparseCounts)."""
+    from nbcli.vectorize import SparseCounts
+
+    X = corpus.X[rows]
+    column = clf.vocabulary.lookup(corpus.vocab.hashes)  # global column -> model column, -1 unknown
+    mapped = column[X.indices]
+    known = mapped >= 0
+    row_of = np.repeat(np.arange(len(rows)), np.diff(X.indptr))
+    unknown = np.bincount(row_of[~known], weights=X.data[~known], minlength=len(rows)).astype(np.int64)
+    indptr = np.r_[0, np.cumsum(np.bincount(row_of[known], minlength=len(rows)))]
+    return SparseCounts(indptr, mapped[known], X.data[known], (len(rows), len(clf.vocabulary)), unknown)
+
+
+def score_fold(counts: FoldCounts, f: int, analyzer_options, options, eval_options) -> dict:
+    """The eval report of fold f's documents under the model of the others."""
+    from nbcli.evaluation import report
+
+    corpus = counts.corpus
+    clf = fold_classifier(counts, f, analyzer_options, options)
+    rows = np.flatnonzero(counts.fold == f)
+    Xf = _on_vocabulary(corpus, rows, clf)
+    log_proba = clf.model.predict_log_proba(Xf)
+    return report([corpus.classes[c] for c in corpus.y[rows].tolist()], log_proba, clf.classes, eval_options)
+
+
+_job = None  # (counts, analyzer_options, options, eval_options): set before forking
+
+
+def _score(f: int) -> dict:
+    return score_fold(_job[0], f, *_job[1:])
+
+
+def fold_counts(corpus: AnalysedCorpus, k: int, seed: int, doc_freq: bool) -> FoldCounts:
+    """The corpus dealt to k stratified folds, with each fold's counts."""
+    check_folds(corpus, k)
+    return FoldCounts(corpus, stratified_folds(corpus.y, k, seed), k, doc_freq)
+
+
+def cross_validate(corpus: AnalysedCorpus, k: int, seed: int, analyzer_options, options, eval_options, jobs: int = 1, counts: FoldCounts | None = None) -> dict:
+    """The cross-validation report: {"folds", "seed", "documents",
+    "metrics": {name: {"mean", "std"}}, "fold_reports": [eval report...]}.
+    std is the population standard deviation over the folds. counts: the
+    `fold_counts` of an earlier call with the same k and seed, to reuse."""
+    global _job
+    from nbcli import parallel
+    from nbcli.evaluation import flat_metrics
+
+    if counts is None or (options.needs_doc_freq and counts.total_df is None):
+        counts = fold_counts(corpus, k, seed, options.needs_doc_freq)
+    workers = min(k, jobs if jobs > 0 else parallel.cpu_count())
+    if jobs == 0 and len(corpus.y) < parallel.AUTO_DOCS:
+        workers = 1
+    _job = (counts, analyzer_options, options, eval_options)
+    try:
+        reports = parallel.map_forked(_score, range(k), workers)
+    finally:
+        _job = None
+    flats = [flat_metrics(r) for r in reports]
+    names = [n for n in flats[0] if all(n in f for f in flats)]
+    metrics = {n: {"mean": float(np.mean([f[n] for f in flats])), "std": float(np.std([f[n] for f in flats]))} for n in names}
+    return {"folds": k, "seed": seed, "documents": int(len(corpus.y)), "metrics": metrics, "fold_reports": reports}
+
+
+def check_folds(corpus: AnalysedCorpus, k: int) -> None:
+    if len(corpus.y) == 0:
+        raise NbcliError("the corpus has no documents", hint="check the paths")
+    if len(corpus.classes) < 2:
+        raise NbcliError(f"the corpus has only one class ({corpus.classes[0]})", hint="cross-validation needs documents of at least two classes")
+    sizes = np.bincount(corpus.y, minlength=len(corpus.classes))
+    if sizes.min() < 2:
+        lonely = corpus.classes[int(sizes.argmin())]
+        raise NbcliError(
+            f"class {lonely} has only one document: a fold's training part would lack it",
+            hint="cross-validation needs at least two documents of each class",
+        )
+    if k > len(corpus.y):
+        raise NbcliError(f"--cv {k} needs at least {k} documents; the corpus has {len(corpus.y)}")

@@ -1,0 +1,121 @@
+"""Pictures of an evaluation: the ROC curve of a spam model, or the
+confusion matrix of any model.
+
+SVG is written by hand (no dependency); PNG needs matplotlib, the optional
+extra `nbcli[plot]`. The SVG builders are pure functions returning text.
+"""
+
+from __future__ import annotations
+
+from xml.sax.saxutils import escape
+
+from nbcli.errors import NbcliError
+
+FORMATS = (".svg", ".png")
+_FONT = 'font-family="sans-serif" font-size="12"'
+_TITLE = 'font-family="sans-serif" font-size="14"'
+
+
+def check_path(path: str) -> str:
+    """The image format of `path` from its suffix (.svg or .png)."""
+    suffix = path[path.rfind(".") :].lower() if "." in path else ""
+    if suffix not in FORMATS:
+        raise NbcliError(f"--plot {path}: the file name must end in .svg or .png")
+    return suffix[1:]
+
+
+def roc_svg(fpr, tpr, auc: float | None, title: str) -> str:
+    """An SVG ROC curve: false-positive rate across, true-positive rate up."""
+    size, pad = 360, 50
+    x = lambda v: pad + v * size  # noqa: E731
+    y = lambda v: pad + (1 - v) * size  # noqa: E731
+    parts = [_svg_head(size + 2 * pad, size + 2 * pad + 10)]
+    for k in range(11):
+        v = k / 10
+        parts.append(f'<line x1="{x(v):.1f}" y1="{y(0):.1f}" x2="{x(v):.1f}" y2="{y(1):.1f}" stroke="#eee"/>')
+        parts.append(f'<line x1="{x(0):.1f}" y1="{y(v):.1f}" x2="{x(1):.1f}" y2="{y(v):.1f}" stroke="#eee"/>')
+        if k % 2 == 0:
+            parts.append(f'<text x="{x(v):.1f}" y="{y(0) + 16:.1f}" text-anchor="middle" {_FONT}>{v:.1f}</text>')
+            parts.append(f'<text x="{x(0) - 6:.1f}" y="{y(v) + 4:.1f}" text-anchor="end" {_FONT}>{v:.1f}</text>')
+    parts.append(f'<rect x="{pad}" y="{pad}" width="{size}" height="{size}" fill="none" stroke="#333"/>')
+    parts.append(f'<line x1="{x(0)}" y1="{y(0)}" x2="{x(1)}" y2="{y(1)}" stroke="#999" stroke-dasharray="4 4"/>')
+    points = " ".join(f"{x(a):.2f},{y(b):.2f}" for a, b in zip(fpr, tpr))
+    parts.append(f'<polyline points="{points}" fill="none" stroke="#c0392b" stroke-width="2"/>')
+    label = title if auc is None else f"{title} (AUC {auc:.4f})"
+    parts.append(f'<text x="{pad + size / 2}" y="{pad - 18}" text-anchor="middle" {_TITLE}>{escape(label)}</text>')
+    parts.append(f'<text x="{pad + size / 2}" y="{y(0) + 36:.1f}" text-anchor="middle" {_FONT}>false-positive rate</text>')
+    parts.append(f'<text x="16" y="{pad + size / 2}" text-anchor="middle" {_FONT} transform="rotate(-90 16 {pad + size / 2})">true-positive rate</text>')
+    return "\n".join(parts) + "\n</svg>\n"
+
+
+def confusion_svg(labels: list[str], matrix: list[list[int]], title: str) -> str:
+    """An SVG confusion matrix: rows true classes, columns predicted ones,
+    each cell shaded by its share of the row."""
+    n = len(labels)
+    cell, left, top = 56, 20 + 8 * max(map(len, labels), default=1), 90
+    width, height = left + n * cell + 20, top + n * cell + 40
+    parts = [_svg_head(width, height)]
+    parts.append(f'<text x="{width / 2}" y="20" text-anchor="middle" {_TITLE}>{escape(title)}</text>')
+    parts.append(f'<text x="{left + n * cell / 2}" y="40" text-anchor="middle" {_FONT}>predicted class</text>')
+    for i, row in enumerate(matrix):
+        total = sum(row) or 1
+        ty = top + i * cell
+        parts.append(f'<text x="{left - 6}" y="{ty + cell / 2 + 4}" text-anchor="end" {_FONT}>{escape(labels[i])}</text>')
+        for j, count in enumerate(row):
+            share = count / total
+            shade = int(255 - 200 * share)
+            colour = f"rgb({shade},{shade},255)"
+            ink = "#fff" if share > 0.6 else "#000"
+            parts.append(f'<rect x="{left + j * cell}" y="{ty}" width="{cell}" height="{cell}" fill="{colour}" stroke="#fff"/>')
+            parts.append(f'<text x="{left + j * cell + cell / 2}" y="{ty + cell / 2 + 4}" text-anchor="middle" fill="{ink}" {_FONT}>{count}</text>')
+    for j, lab in enumerate(labels):
+        parts.append(f'<text x="{left + j * cell + cell / 2}" y="{top - 8}" text-anchor="middle" {_FONT}>{escape(lab)}</text>')
+    parts.append(f'<text x="{left + n * cell / 2}" y="{top + n * cell + 24}" text-anchor="middle" {_FONT}>rows: true class</text>')
+    return "\n".join(parts) + "\n</svg>\n"
+
+
+def _svg_head(width: float, height: float) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}">\n<rect width="100%" height="100%" fill="#fff"/>'
+    )
+
+
+def png(figure: dict, path: str) -> None:
+    """Write a figure (see `evaluation.figure`) as PNG with matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise NbcliError("--plot PNG needs matplotlib", hint="install it with: pip install 'nbcli[plot]' (or write .svg, which needs nothing)") from None
+    fig, ax = plt.subplots(figsize=(5, 5), dpi=100)
+    if figure["kind"] == "roc":
+        ax.plot(figure["fpr"], figure["tpr"], color="#c0392b", lw=2)
+        ax.plot([0, 1], [0, 1], color="#999", ls="--")
+        ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="false-positive rate", ylabel="true-positive rate")
+        auc = figure["auc"]
+        ax.set_title(figure["title"] if auc is None else f"{figure['title']} (AUC {auc:.4f})")
+    else:
+        import numpy as np
+
+        m = np.array(figure["matrix"], dtype=float)
+        share = m / np.maximum(m.sum(axis=1, keepdims=True), 1)
+        ax.imshow(share, cmap="Blues", vmin=0, vmax=1)
+        n = len(figure["labels"])
+        ax.set_xticks(range(n), figure["labels"], rotation=45, ha="right")
+        ax.set_yticks(range(n), figure["labels"])
+        for i in range(n):
+            for j in range(n):
+                ax.text(j, i, str(int(m[i, j])), ha="center", va="center", color="white" if share[i, j] > 0.6 else "black")
+        ax.set(xlabel="predicted class", ylabel="true class", title=figure["title"])
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+    plt.close(fig)
+
+
+def svg(figure: dict) -> str:
+    if figure["kind"] == "roc":
+        return roc_svg(figure["fpr"], figure["tpr"], figure["auc"], figure["title"])
+    return confusion_svg(figure["labels"], figure["matrix"], figure["title"])

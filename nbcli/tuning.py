@@ -1,0 +1,76 @@
+"""`nbcli tune`: cross-validation over a small grid of training options.
+
+No I/O. GRID maps a `TrainOptions` field to its candidate values; every
+combination is cross-validated on the same folds (the corpus is read and
+analysed once, the folds counted once), and the best by one metric wins.
+Adding a dimension is one line here (and its command-line spelling in
+OPTION_NAMES if it is not `--field-name`). A dimension the user fixes on the
+command line (say --model bernoulli) is not searched: `nbcli tune` leaves it
+out of the grid.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import shlex
+
+GRID: dict[str, list] = {
+    "kind": ["multinomial", "bernoulli", "complement"],
+    "alpha": [1.0, 0.1, 0.01, 0.001, 0.0001],
+}
+
+# `nbcli train` options whose name is not the field name with dashes (the
+# event model kind is the field `kind`, spelled --model on the command line).
+OPTION_NAMES = {"unknown": "--unknown-terms", "kind": "--model"}
+
+# Metrics where smaller is better; for all others larger is better.
+SMALLER_IS_BETTER = {"log_loss", "ham_fpr", "unsure", "target_ham_fpr"}
+
+
+def combinations(grid: dict[str, list]) -> list[dict]:
+    """Every combination of the grid's values, in grid order."""
+    names = list(grid)
+    return [dict(zip(names, values)) for values in itertools.product(*(grid[n] for n in names))]
+
+
+def tune(corpus, k: int, seed: int, analyzer_options, options, eval_options, metric: str, jobs: int = 1, grid: dict | None = None) -> dict:
+    """{"metric", "folds", "seed", "documents", "results": [{"settings",
+    "mean", "std"}], "best": settings}. Ties go to the earlier combination."""
+    from nbcli.crossval import cross_validate, fold_counts
+    from nbcli.errors import NbcliError
+
+    trials = [
+        (settings, dataclasses.replace(options, **settings, described={**options.described, **settings}))
+        for settings in combinations(GRID if grid is None else grid)
+    ]
+    counts = fold_counts(corpus, k, seed, any(trial.needs_doc_freq for _, trial in trials))
+    results = []
+    for settings, trial in trials:
+        report = cross_validate(corpus, k, seed, analyzer_options, trial, eval_options, jobs, counts)
+        if metric not in report["metrics"]:
+            hint = "give --target-fpr" if metric.startswith("target_") else "spam-filter metrics need two classes, one of them the spam class"
+            raise NbcliError(f"--metric {metric}: cross-validation does not report {metric} for this corpus", hint=hint)
+        results.append({"settings": settings, **report["metrics"][metric]})
+    sign = 1 if metric in SMALLER_IS_BETTER else -1
+    best = min(range(len(results)), key=lambda i: (sign * results[i]["mean"], i))
+    return {"metric": metric, "folds": k, "seed": seed, "documents": int(len(corpus.y)), "results": results, "best": results[best]["settings"]}
+
+
+def option_name(field: str) -> str:
+    return OPTION_NAMES.get(field, "--" + field.replace("_", "-"))
+
+
+def train_command(corpus: list[str], given: list[tuple[str, object]], best: dict) -> str:
+    """The `nbcli train` command line: the corpus, the options given (as
+    (option, value or True for a flag) pairs, those the grid decides left
+    out), the best settings, and -o MODEL."""
+    decided = {option_name(f) for f in best}
+    words = ["nbcli", "train", *corpus]
+    for option, value in given:
+        if option in decided:
+            continue
+        words += [option] if value is True else [option, str(value)]
+    for field, value in best.items():
+        words += [option_name(field), f"{value:g}" if isinstance(value, float) else str(value)]
+    return shlex.join(words + ["-o", "MODEL"])
