@@ -8,6 +8,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 
 from nbcli.errors import NbcliError
 from nbcli.tokenize import Analyzer, AnalyzerOptions
+from nbcli import vectorize
 from nbcli.vectorize import HashIndex, Vectorizer, Vocabulary, VocabularyBuilder, prune_mask
 
 from conftest import make_docs
@@ -97,3 +98,21 @@ def test_pruning_matches_scikit_learn():
 def test_pruning_everything_away_is_an_error_with_a_hint():
     with pytest.raises(NbcliError, match="no terms remain.*lower --min-df"):
         prune_mask(np.array([1, 2]), np.array([1, 1]), 10, min_df=5)
+
+
+@pytest.mark.parametrize("n_terms", [1, 7, 5000])
+def test_bucket_lookup_agrees_with_binary_search(n_terms):
+    # big batches use the bucket index, small ones a binary search: the
+    # columns must be the same, for known and unknown terms alike
+    rng = np.random.default_rng(n_terms)
+    hashes = np.unique(rng.integers(0, 2**63, n_terms * 2, dtype=np.int64).astype(np.uint64) * np.uint64(2))[:n_terms]
+    vocab = Vocabulary(hashes, *vectorize._pack([f"t{i}" for i in range(len(hashes))]))
+    known = hashes[rng.integers(0, len(hashes), 70_000)]
+    unknown = rng.integers(0, 2**63, 30_000, dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(1)  # odd: never in vocab
+    queries = np.concatenate([known, unknown, hashes[:1] + np.uint64(2)])
+    assert len(queries) >= vectorize._BUCKET_MIN_QUERIES
+    want = np.concatenate([vocab.lookup(chunk) for chunk in np.array_split(queries, 64)])  # small: binary search
+    got = vocab.lookup(queries)
+    assert (got == want).all()
+    assert (got[: len(known)] >= 0).all() and (got[len(known) : -1] == -1).all()
+    assert (vocab.hashes[got[: len(known)]] == known).all()
