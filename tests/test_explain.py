@@ -46,6 +46,22 @@ def mail_model(tmp_path_factory):
     return model
 
 
+@pytest.mark.parametrize("kind", [["--model", "bernoulli"], ["--model", "complement", "--tf-log", "--idf", "--length-norm"]], ids=["bernoulli", "complement"])
+def test_explanations_of_every_model_kind_sum_to_the_log_odds(tmp_path, kind):
+    # bernoulli's absent terms live in its bias, complement scores transformed
+    # counts: the explanation goes through the same contract either way
+    model = tmp_path / "m.nb"
+    assert run(["train", SAMPLES / "mail" / "train", "-o", model, "-q", *kind]).exit_code == 0
+    result = run(["predict", model, SAMPLES / "mail" / "test", "--json", "--explain", "100000"])
+    assert result.exit_code == 0, result.stderr
+    for line in result.stdout.splitlines():
+        rec = json.loads(line)
+        e, lp = rec["explanation"], rec["log_probabilities"]
+        assert e["log_odds"] == pytest.approx(lp[rec["label"]] - lp[e["versus"]], rel=1e-9, abs=1e-9)
+        total = sum(t["contribution"] for t in e["terms"]) + e["prior"] + e["unknown"]["contribution"]
+        assert total == pytest.approx(e["log_odds"], rel=1e-9, abs=1e-9)
+
+
 def test_predict_explain_json_and_tsv(mail_model):
     docs = [SAMPLES / "mail" / "test" / "spam" / "0007.eml", SAMPLES / "mail" / "test" / "ham" / "0003.eml"]
     result = run(["predict", mail_model, *docs, "--json", "--explain", "100000"])
