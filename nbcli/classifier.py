@@ -46,17 +46,27 @@ class Classifier:
     def log_proba(self, docs: list, kinds: list[str] | None = None) -> np.ndarray:
         """log P(class | document), shape (len(docs), n_classes); docs are
         str or bytes (see `Analyzer.analyze` for kinds)."""
-        return self.model.predict_log_proba(self.counts(docs, kinds))
+        return self.score(docs, kinds)
+
+    def score(self, docs: list, kinds: list[str] | None = None, explain: int = 0):
+        """`log_proba`, or with explain > 0 (log_proba, `explain`), from one
+        analysis of the documents."""
+        X = self.counts(docs, kinds)
+        log_proba = self.model.predict_log_proba(X)
+        return (log_proba, self._explanations(X, explain)) if explain else log_proba
 
     def explain(self, docs: list, kinds: list[str] | None = None, top: int = 10) -> list[dict]:
         """Per document, the `top` terms that pushed it most toward its class
         against the runner-up (see `explain.explain`), as JSON-ready dicts:
         {"versus", "log_odds", "prior", "unknown": {"count", "contribution"},
         "terms": [{"term", "count", "contribution"}]}."""
+        return self._explanations(self.counts(docs, kinds), top)
+
+    def _explanations(self, X, top: int) -> list[dict]:
         from nbcli.explain import explain
 
         out = []
-        for e in explain(self.model, self.counts(docs, kinds), top):
+        for e in explain(self.model, X, top):
             names = self.vocabulary.terms(np.array([t[0] for t in e["terms"]], dtype=np.int64))
             out.append(
                 {
@@ -69,12 +79,13 @@ class Classifier:
             )
         return out
 
-    def classify(self, docs: Iterable[Document], jobs: int = 1) -> Iterator[tuple[list[Document], np.ndarray]]:
-        """(batch of documents, their log-posteriors) for a stream of
+    def classify(self, docs: Iterable[Document], jobs: int = 1, explain: int = 0) -> Iterator[tuple[list[Document], object]]:
+        """(batch of documents, their `score`: log-posteriors, or with
+        explain > 0 (log-posteriors, explanations)) for a stream of
         documents, in order (jobs: see `parallel`)."""
         from nbcli import parallel
 
-        for batch, result in parallel.classify(self, batches(docs), jobs):
+        for batch, result in parallel.classify(self, batches(docs), jobs, explain):
             if isinstance(result, Exception):
                 raise result
             yield batch, result

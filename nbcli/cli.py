@@ -588,10 +588,10 @@ def predict(model, inputs, as_json, explain, **kw):
             yield doc
 
     with diagnostics.progress("classifying", docs.total) as advance:
-        for batch, log_proba in classifier.classify(nonempty(docs), kw["jobs"]):
+        for batch, result in classifier.classify(nonempty(docs), kw["jobs"], explain or 0):
+            log_proba, why = result if explain else (result, None)
             best = log_proba.argmax(axis=1)
             proba = np.exp(log_proba)
-            why = classifier.explain([d.data for d in batch], [d.kind for d in batch], explain) if explain else None
             lines = []
             for i, doc in enumerate(batch):
                 label = classes[best[i]]

@@ -200,10 +200,11 @@ def run(messages, classifier, verdicts: Verdicts | None, write, warn, model_erro
     if classifier is None:
         scored = ((batch, None) for batch in batches(stream))
     else:
-        scored = parallel.classify(classifier, batches(stream), jobs)
-    for batch, rows in scored:
-        if isinstance(rows, Exception):
-            rows = None  # find the bad message(s) one at a time below
+        scored = parallel.classify(classifier, batches(stream), jobs, explain)
+    for batch, result in scored:
+        rows = whys = None  # on an exception: find the bad message(s) one at a time below
+        if not isinstance(result, Exception):
+            rows, whys = result if explain else (result, None)
         for i, doc in enumerate(batch):
             verdict, out = "error", doc.data
             try:
@@ -211,9 +212,13 @@ def run(messages, classifier, verdicts: Verdicts | None, write, warn, model_erro
                     raise RuntimeError(model_error or "no model")
                 if not doc.data.strip():
                     raise ValueError("empty message")
-                row = rows[i] if rows is not None else classifier.log_proba([doc.data], ["mail"])[0]
+                if rows is not None:
+                    row, why = rows[i], whys[i] if explain else None
+                else:
+                    one = classifier.score([doc.data], ["mail"], explain)
+                    row, why = (one[0][0], one[1][0]) if explain else (one[0], None)
                 verdict, label, p = verdicts.of(row)
-                evidence = evidence_items(classifier.explain([doc.data], ["mail"], explain)[0]) if explain else None
+                evidence = evidence_items(why) if explain else None
                 out = with_header(doc.data, header_value(label, p), evidence)
             except Exception as exc:
                 verdict, out = "error", doc.data

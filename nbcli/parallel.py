@@ -169,14 +169,15 @@ def _check_alive(procs) -> None:
 _classifier = None  # set before forking; workers inherit it
 
 
-def _score(datas, kinds):
-    return _classifier.log_proba(datas, kinds)
+def _score(datas, kinds, explain):
+    return _classifier.score(datas, kinds, explain)
 
 
-def classify(classifier, batches: Iterable[list], jobs: int) -> Iterator[tuple[list, object]]:
-    """(batch, log-posteriors or an exception) for each batch, in order.
-    An exception in place of the log-posteriors means the batch could not
-    be scored in a worker; the caller decides what to do."""
+def classify(classifier, batches: Iterable[list], jobs: int, explain: int = 0) -> Iterator[tuple[list, object]]:
+    """(batch, `Classifier.score` of the batch or an exception) for each
+    batch, in order: the log-posteriors, or with explain > 0 (log-posteriors,
+    explanations). An exception in place of the result means the batch could
+    not be scored; the caller decides what to do."""
     global _classifier
     switch = _Switch(jobs)
     it = iter(batches)
@@ -184,23 +185,23 @@ def classify(classifier, batches: Iterable[list], jobs: int) -> Iterator[tuple[l
         if switch.parallel_now(batch):
             _classifier = classifier
             try:
-                yield from _classify_in_pool(_chain(batch, it), switch.workers)
+                yield from _classify_in_pool(_chain(batch, it), switch.workers, explain)
             finally:
                 _classifier = None
             return
         try:
-            yield batch, classifier.log_proba([d.data for d in batch], [d.kind for d in batch])
+            yield batch, classifier.score([d.data for d in batch], [d.kind for d in batch], explain)
         except Exception as exc:
             yield batch, exc
 
 
-def _classify_in_pool(batches, workers):
+def _classify_in_pool(batches, workers, explain):
     ctx = _context()
     pool = ctx.Pool(workers)
     pending: deque = deque()
     try:
         for batch in batches:
-            pending.append((batch, pool.apply_async(_score, ([d.data for d in batch], [d.kind for d in batch]))))
+            pending.append((batch, pool.apply_async(_score, ([d.data for d in batch], [d.kind for d in batch], explain))))
             if len(pending) >= 2 * workers:
                 yield _result(*pending.popleft())
         while pending:

@@ -110,7 +110,7 @@ def test_a_message_that_cannot_be_classified_passes_through_and_the_run_goes_on(
     class Picky:
         classes = ["ham", "spam"]
 
-        def log_proba(self, docs, kinds):
+        def score(self, docs, kinds, explain=0):
             if any(b"POISON" in d for d in docs):
                 raise ValueError("cannot read this one")
             return np.log(np.tile([0.999, 0.001], (len(docs), 1)))

@@ -99,10 +99,10 @@ def test_diagnostics_limits_warnings():
 def test_unexpected_errors_are_one_line_without_traceback(tmp_path, monkeypatch, small_model):
     from nbcli import classifier
 
-    def boom(self, docs, kinds=None):
+    def boom(self, docs, kinds=None, explain=0):
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr(classifier.Classifier, "log_proba", boom)
+    monkeypatch.setattr(classifier.Classifier, "score", boom)
     result = run(["predict", small_model, "-"], input="x")
     assert result.exit_code == 1
     assert result.stderr == "nbcli: internal error: RuntimeError: simulated bug (please report it; NBCLI_DEBUG=1 shows the traceback)\n"

@@ -42,9 +42,13 @@ def test_predict_and_filter_output_do_not_depend_on_jobs(tmp_path):
     for jobs in (1, 2):
         predicted = run(["predict", model, MAIL / "test", "--json", "--jobs", jobs])
         filtered = run(["filter", model, MAIL / "inbox.mbox", "--jobs", jobs])
-        assert predicted.exit_code == 0 and filtered.exit_code == 0
-        outputs[jobs] = (predicted.stdout, filtered.stdout_bytes)
+        # explanations are computed in the workers, from the same analysis
+        explained = run(["predict", model, MAIL / "test", "--explain", "4", "--jobs", jobs])
+        evidence = run(["filter", model, MAIL / "inbox.mbox", "--explain", "4", "--jobs", jobs])
+        assert all(r.exit_code == 0 for r in (predicted, filtered, explained, evidence))
+        outputs[jobs] = (predicted.stdout, filtered.stdout_bytes, explained.stdout, evidence.stdout_bytes)
     assert outputs[1] == outputs[2]
+    assert outputs[2][3].count(b"X-NB-Evidence:") == outputs[2][1].count(b"X-NB-Class:") > 0
     # input order is kept: ids come out in the order the files are read
     ids = [line.split('"id": "')[1].split('"')[0] for line in outputs[2][0].splitlines()]
     assert len(ids) == len(list((MAIL / "test").rglob("*.eml"))) and ids == sorted(ids)
