@@ -430,13 +430,19 @@ def extract(raw: bytes, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, fast: bool =
 # email package. tests/test_mail.py checks that both paths give the same
 # tokens on every message of the sample corpora.
 
-_FIELD = re.compile(r"(?m)^([!-9;-~]+):[ \t]*(.*(?:\n[ \t].*)*)")
 _CHARSET = re.compile(r'(?i);\s*charset\s*=\s*"?([^";\s]*)"?')
 # The fields _header_tokens and the fast path read; the others are skipped.
 _WANTED = {
     "subject", "from", "to", "cc", "delivered-to", "received", "x-mailer", "user-agent",
     "content-type", "content-transfer-encoding", "content-disposition",
 }
+# A clean header block: every line a field ("Name: value") or a continuation.
+_CLEAN_BLOCK = re.compile(rb"(?:[!-9;-~]+:[^\n]*\n(?:[ \t][^\n]*\n)*)+")
+# The wanted fields of a clean block, with "\n" put in front of the block:
+# the pattern then starts with a literal, which the regex engine finds fast.
+_WANTED_FIELD = re.compile(
+    r"(?i)\n(" + "|".join(sorted(map(re.escape, _WANTED), key=len, reverse=True)) + r"):[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)"
+)
 _SIMPLE_ENCODINGS = {"", "7bit", "8bit", "binary", "base64", "quoted-printable"}
 
 
@@ -481,14 +487,11 @@ def _simple_message(raw: bytes):
         block, body = raw[start : end_crlf + 1], raw[end_crlf + 3 :]
     else:
         block, body = raw[start : end + 1], raw[end + 2 :]
-    found = _FIELD.findall(block.decode("ascii", "surrogateescape"))
-    if not found or len(found) + sum(value.count("\n") for _, value in found) != block.count(b"\n"):
+    if not _CLEAN_BLOCK.fullmatch(block):
         return None  # some line is neither a field nor a continuation
     fields: dict[str, list[str]] = {}
-    for name, value in found:
-        name = name.lower()
-        if name in _WANTED:
-            fields.setdefault(name, []).append(value.rstrip("\r"))
+    for name, value in _WANTED_FIELD.findall("\n" + block.decode("ascii", "surrogateescape")):
+        fields.setdefault(name.lower(), []).append(value.rstrip("\r"))
     headers = _Headers(fields)
     params = headers.get("content-type", "").partition(";")[2]
     if (
