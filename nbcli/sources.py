@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import stat
 import sys
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
@@ -162,17 +163,6 @@ def _cap(data: bytes, name: str, opts: ReadOptions) -> bytes:
     return data
 
 
-def _open_binary(path: str, opts: ReadOptions):
-    """A binary file object for a path or '-', or None (with a warning)."""
-    if path == "-":
-        return sys.stdin.buffer
-    try:
-        return open(path, "rb", buffering=0)
-    except OSError as exc:
-        opts.warn(f"skipping {path}: {exc.strerror}")
-        return None
-
-
 def _read_upto(fh, n: int) -> bytes:
     chunks, size = [], 0
     while size < n:
@@ -187,9 +177,62 @@ def _read_upto(fh, n: int) -> bytes:
 def _file_docs(path: str, fmt: str, label: str | None, opts: ReadOptions) -> Iterator[Document]:
     """The documents of one non-table file (or '-'): one document, or the
     messages of an mbox. `fmt` is auto, text, eml or mbox."""
-    fh = _open_binary(path, opts)
-    if fh is None:
+    if path == "-":
+        yield from _stream_docs(sys.stdin.buffer, path, fmt, label, opts)
         return
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        opts.warn(f"skipping {path}: {exc.strerror}")
+        return
+    try:
+        data = _read_regular(fd, opts.max_doc_bytes)
+    except OSError as exc:
+        os.close(fd)
+        opts.warn(f"skipping {path}: {exc.strerror}")
+        return
+    if data is not None:
+        os.close(fd)
+        yield from _docs_in_bytes(data, path, fmt, label)
+        return
+    fh = open(fd, "rb", buffering=0)  # closes fd
+    try:
+        yield from _stream_docs(fh, path, fmt, label, opts)
+    finally:
+        fh.close()
+
+
+def _read_regular(fd: int, limit: int) -> bytes | None:
+    """The whole content of a regular file of at most `limit` bytes, read with
+    one system call (most files: a mail folder holds thousands of small
+    ones); None, with the position unchanged, for anything else (a bigger
+    or growing file, a pipe, a device), which is then read as a stream."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+        return None
+    data = os.read(fd, st.st_size + 1)  # a short read of a regular file means its end
+    if len(data) <= st.st_size:
+        return data
+    os.lseek(fd, 0, os.SEEK_SET)  # it grew while being read
+    return None
+
+
+def _docs_in_bytes(data: bytes, path: str, fmt: str, label: str | None) -> Iterator[Document]:
+    """_stream_docs for a file already read whole (no --max-doc-bytes cut
+    can be needed: the whole file is within it)."""
+    if fmt == "mbox" or (fmt == "auto" and data.startswith(b"From ")):
+        start, n = 0, 0
+        while start < len(data):  # the entries as split_mbox cuts them
+            cut = data.find(b"\nFrom ", start)
+            end = len(data) if cut < 0 else cut + 1
+            n += 1
+            yield Document(f"{path}:{n}", label, data[start:end], "mail", n == 1)
+            start = end
+        return
+    yield Document(path, label, data, {"eml": "mail", "text": "text"}.get(fmt, "auto"))
+
+
+def _stream_docs(fh, path: str, fmt: str, label: str | None, opts: ReadOptions) -> Iterator[Document]:
     name = "standard input" if path == "-" else path
     try:
         head = _read_upto(fh, opts.max_doc_bytes + 1)
@@ -205,9 +248,6 @@ def _file_docs(path: str, fmt: str, label: str | None, opts: ReadOptions) -> Ite
         yield Document(path, label, head, {"eml": "mail", "text": "text"}.get(fmt, "auto"))
     except OSError as exc:
         opts.warn(f"skipping {path}: {exc.strerror}")
-    finally:
-        if path != "-":
-            fh.close()
 
 
 def read_messages(path: str) -> Iterator[bytes]:
@@ -410,7 +450,11 @@ def _format_of(path: str, opts: ReadOptions) -> str:
     'auto'."""
     if opts.input_format != "auto":
         return opts.input_format
-    return _EXTENSIONS.get(os.path.splitext(path)[1].lower(), "auto")
+    # os.path.splitext's rule (leading dots of a name are not an
+    # extension), without its cost: this runs twice for every file read.
+    name = path[path.rfind("/") + 1 :].lstrip(".")
+    dot = name.rfind(".")
+    return "auto" if dot < 0 else _EXTENSIONS.get(name[dot:].lower(), "auto")
 
 
 def _check_exists(path: str) -> None:

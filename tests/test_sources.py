@@ -146,3 +146,51 @@ def test_batches_start_small_and_double():
     sizes = [len(b) for b in batches(docs, max_docs=8)]
     assert sizes == [1, 2, 4, 8, 8, 8, 8, 1]
     assert sum(sizes) == 40
+
+
+MBOX = (
+    b"From a@example.org Thu Jan  1 00:00:00 2026\nSubject: one\n\nfirst\n>From here on, text\n"
+    b"From b@example.org Thu Jan  1 00:00:00 2026\nSubject: two\n\nsecond\n"
+    b"From c@example.org Thu Jan  1 00:00:00 2026\nSubject: three\n\nno newline at the end"
+)
+
+
+def test_small_files_are_read_whole_and_big_ones_streamed_alike(tmp_path):
+    """A file within --max-doc-bytes is read in one piece; a bigger mbox is
+    read as a stream. Both cut an mbox into the same entries, which joined
+    give back the file byte for byte."""
+    path = tmp_path / "box"
+    path.write_bytes(MBOX)
+    whole = [d.data for d in documents_in(str(path), ReadOptions())[0]()]
+    streamed = [d.data for d in documents_in(str(path), ReadOptions(max_doc_bytes=100))[0]()]
+    assert len(MBOX) > 100 and all(len(d) < 100 for d in whole)
+    assert len(whole) == 3 and whole == streamed and b"".join(whole) == MBOX
+    assert whole[0].endswith(b">From here on, text\n")
+
+
+def test_a_fifo_is_read_as_a_stream(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    pid = os.fork()
+    if pid == 0:  # the writer
+        try:
+            with open(fifo, "wb") as fh:
+                fh.write(MBOX)
+        finally:
+            os._exit(0)
+    try:
+        got = [d.data for d in documents_in(str(fifo), ReadOptions())[0]()]
+    finally:
+        os.waitpid(pid, 0)
+    assert b"".join(got) == MBOX and len(got) == 3
+
+
+def test_an_unreadable_file_is_skipped_with_a_warning(tmp_path):
+    root = tmp_path / "c" / "x"
+    root.mkdir(parents=True)
+    (root / "ok").write_text("fine words")
+    (root / "gone").symlink_to(tmp_path / "nowhere")  # listed, but cannot be opened
+    warnings = []
+    got = docs_of(labeled_corpus([str(tmp_path / "c")], [], ReadOptions(warn=warnings.append)))
+    assert [d for _, _, d in got] == [b"fine words"]
+    assert warnings == [f"skipping {root / 'gone'}: No such file or directory"]
