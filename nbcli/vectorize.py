@@ -127,18 +127,26 @@ class HashIndex:
         return ((keys * _FIB) >> np.uint64(64 - self._bits)).astype(np.intp)
 
     def lookup(self, keys: np.ndarray) -> np.ndarray:
-        """Id of each key, or -1 (int64 array)."""
+        """Id of each key, or -1 (int64 array).
+
+        The first probe is done for all keys at once; only the keys that
+        met another key in their slot (about a quarter at half load) go on
+        probing. np.take rather than fancy indexing: several times faster
+        for these gathers."""
         mask = (1 << self._bits) - 1
-        out = np.full(len(keys), -1, dtype=np.int64)
         slot = self._slots(keys)
-        todo = np.arange(len(keys))
-        pending = keys
+        ids = np.take(self._ids, slot)
+        hit = np.take(self._keys, slot) == keys
+        out = np.where(hit, ids, -1)
+        hit |= ids < 0  # an empty slot ends the search too
+        todo = np.flatnonzero(~hit)
         while len(todo):
-            ids = self._ids[slot]
-            hit = (ids >= 0) & (self._keys[slot] == pending)
+            slot_t = (np.take(slot, todo) + 1) & mask
+            slot[todo] = slot_t
+            ids = np.take(self._ids, slot_t)
+            hit = np.take(self._keys, slot_t) == np.take(keys, todo)
             out[todo[hit]] = ids[hit]
-            more = (ids >= 0) & ~hit
-            todo, pending, slot = todo[more], pending[more], (slot[more] + 1) & mask
+            todo = todo[~(hit | (ids < 0))]
         return out
 
     def _place(self, keys: np.ndarray, ids: np.ndarray) -> None:
