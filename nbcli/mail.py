@@ -440,9 +440,21 @@ _WANTED = {
 _CLEAN_BLOCK = re.compile(rb"(?:[!-9;-~]+:[^\n]*\n(?:[ \t][^\n]*\n)*)+")
 # The wanted fields of a clean block, with "\n" put in front of the block:
 # the pattern then starts with a literal, which the regex engine finds fast.
-_WANTED_FIELD = re.compile(
-    r"(?i)\n(" + "|".join(sorted(map(re.escape, _WANTED), key=len, reverse=True)) + r"):[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)"
-)
+# Names are matched case-insensitively, spelt out as character classes and
+# grouped by first letter (faster than the (?i) flag on an alternation).
+def _any_case(name: str) -> str:
+    return "".join(f"[{c.upper()}{c}]" if c.isalpha() else re.escape(c) for c in name)
+
+
+def _wanted_field_pattern(names) -> str:
+    by_first: dict[str, list[str]] = {}
+    for name in sorted(names, key=len, reverse=True):
+        by_first.setdefault(name[0], []).append(name)
+    alternatives = "|".join(_any_case(first) + "(?:" + "|".join(_any_case(n[1:]) for n in group) + ")" for first, group in by_first.items())
+    return r"\n(" + alternatives + r"):[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)"
+
+
+_WANTED_FIELD = re.compile(_wanted_field_pattern(_WANTED))
 _SIMPLE_ENCODINGS = {"", "7bit", "8bit", "binary", "base64", "quoted-printable"}
 
 
@@ -480,7 +492,7 @@ def _simple_message(raw: bytes):
         if start == 0:
             return None
     end = raw.find(b"\n\n", start)
-    end_crlf = raw.find(b"\n\r\n", start)
+    end_crlf = raw.find(b"\n\r\n", start, len(raw) if end < 0 else end + 2)  # only one before end counts
     if end < 0 and end_crlf < 0:
         return None
     if end_crlf >= 0 and (end < 0 or end_crlf < end):
