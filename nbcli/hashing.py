@@ -70,8 +70,10 @@ def _hash_window(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.
     pw, inv = _powers(len(codes) + 1)
     prefix = np.empty(len(codes) + 1, dtype=np.uint64)
     prefix[0] = 0
-    np.cumsum(codes * pw[: len(codes)], out=prefix[1:])
-    return (prefix[ends] - prefix[starts]) * inv[starts]
+    np.multiply(codes, pw[: len(codes)], out=prefix[1:])
+    np.cumsum(prefix[1:], out=prefix[1:])
+    # np.take: faster than fancy indexing for these gathers
+    return (np.take(prefix, ends) - np.take(prefix, starts)) * np.take(inv, starts)
 
 
 def _hash_long(codes: np.ndarray, start: int, end: int) -> int:

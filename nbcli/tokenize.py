@@ -272,9 +272,11 @@ class Analyzer:
         return _Unigrams(hashes, lengths, doc_ptr, lambda idx: [flat[i] for i in idx.tolist()])
 
 
-_MAIL_EXTRA = np.zeros(256, dtype=np.int8)  # code point 255 maps to 0: clip() folds all above onto it
+_MAIL_EXTRA = np.zeros(256, dtype=np.int8)  # code point 255 maps to 0: np.minimum folds all above onto it
 for _ch in "$'!-":
     _MAIL_EXTRA[ord(_ch)] = 1
+_ASCII_WORD_BOOL = _ASCII_WORD.astype(bool)
+_ASCII_MAIL_BOOL = _ASCII_WORD_BOOL | _MAIL_EXTRA.astype(bool)
 
 
 def _run_tokens(texts: list[str], mail_rule: bool = False) -> _Unigrams:
@@ -288,18 +290,23 @@ def _run_tokens(texts: list[str], mail_rule: bool = False) -> _Unigrams:
     joined = "\n".join(texts)  # "\n" is not a token character: no token spans two texts
     codes = hashing.codes_of(joined)
     n = len(codes)
-    word = _word_mask(codes)
-    padded = np.zeros(n + 2, dtype=np.int8)
-    if mail_rule:
-        extra = _MAIL_EXTRA[codes] if codes.dtype == np.uint8 else _MAIL_EXTRA[np.minimum(codes, 255)]
-        padded[1:-1] = word | extra
+    # tok[1:-1]: is each character a token character; a False on either side
+    # makes every run start and end with a change between neighbours.
+    tok = np.zeros(n + 2, dtype=bool)
+    if codes.dtype == np.uint8:  # ASCII: table lookups (np.take: faster than fancy indexing)
+        word = np.take(_ASCII_WORD_BOOL, codes)
+        np.take(_ASCII_MAIL_BOOL if mail_rule else _ASCII_WORD_BOOL, codes, out=tok[1:-1], mode="clip")
     else:
-        padded[1:-1] = word
-    edges = np.diff(padded)
-    starts = np.flatnonzero(edges == 1)
-    ends = np.flatnonzero(edges == -1)
+        word = _word_mask(codes).astype(bool)
+        tok[1:-1] = word | (_MAIL_EXTRA[np.minimum(codes, 255)] > 0) if mail_rule else word
+    change = np.flatnonzero(tok[1:] != tok[:-1])
+    starts, ends = change[0::2], change[1::2]
     if mail_rule:
-        keep = np.maximum.reduceat(word, starts) > 0 if len(starts) else np.zeros(0, dtype=bool)
+        # keep the runs with a word character: a running count of them
+        # differs between the run's two ends
+        seen = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(word, out=seen[1:])
+        keep = np.take(seen, ends) > np.take(seen, starts)
     else:
         keep = ends - starts >= 2
     starts, ends = starts[keep], ends[keep]
