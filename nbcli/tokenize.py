@@ -423,10 +423,25 @@ def _assemble(segments: TokenBatch, n_docs: int, seg_doc: np.ndarray, seg_key: n
     prefix_pow = hashing.pow_p(np.array([len(p) for p in prefixes], dtype=np.int64))[prefix_id]
     text_hashes = prefix_hash[seg_of] + prefix_pow[seg_of] * segments.hashes
     n_text = len(text_hashes)
-    all_doc = np.concatenate([seg_doc[seg_of], np.array(lit_doc, dtype=np.int64)])
-    order = np.argsort(np.concatenate([seg_key[seg_of], np.array(lit_key, dtype=np.int64)]), kind="stable")
+    # Reading order, by blocks rather than tokens: a block is a segment's
+    # tokens, or one document's literal tokens (consecutive in `literals`).
+    # Sorting the few blocks by key gives each its place in the output;
+    # `order` (output position -> input position) follows without sorting
+    # the tokens themselves.
+    lit_doc_arr = np.array(lit_doc, dtype=np.int64)
+    lit_start = np.flatnonzero(np.diff(lit_doc_arr, prepend=-1)) if len(lit_doc_arr) else np.zeros(0, np.int64)
+    lit_size = np.diff(np.append(lit_start, len(lit_doc_arr)))
+    block_key = np.concatenate([seg_key, np.array(lit_key, dtype=np.int64)[lit_start]])
+    block_size = np.concatenate([np.diff(segments.doc_ptr), lit_size])
+    block_in = np.concatenate([segments.doc_ptr[:-1], n_text + lit_start])
+    block_doc = np.concatenate([seg_doc, lit_doc_arr[lit_start]])
+    by_key = np.argsort(block_key, kind="stable")  # equal keys: documents without segments, in order
+    sizes = block_size[by_key]
+    out_start = np.zeros(len(by_key) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=out_start[1:])
+    order = np.repeat(block_in[by_key] - out_start[:-1], sizes) + np.arange(out_start[-1], dtype=np.int64)
     hashes = np.concatenate([text_hashes, _hash_literals(literals)])[order]
-    doc_ptr = np.searchsorted(all_doc[order], np.arange(n_docs + 1))
+    doc_ptr = out_start[np.searchsorted(block_doc[by_key], np.arange(n_docs + 1))]
 
     def strings_of(idx):
         src = order[idx]

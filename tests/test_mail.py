@@ -8,7 +8,7 @@ import pytest
 from nbcli.mail import extract, looks_like_mail
 from nbcli.tokenize import Analyzer, AnalyzerOptions
 
-from mailfixtures import MESSAGES, SECRET
+from mailfixtures import HTML_ONLY, MESSAGES, NESTED, SECRET
 
 analyzer = Analyzer()
 
@@ -138,3 +138,22 @@ def test_the_fast_path_gives_the_same_tokens_as_the_email_package():
 
         fast_taken += _simple_message(raw) is not None
     assert fast_taken > 300  # most of the sample mail takes the fast path
+
+
+def test_a_mixed_batch_gives_each_document_its_own_tokens_in_order():
+    """Mail (with and without text), plain text, non-ASCII text and empty
+    documents in one batch: each document's tokens, in reading order, are
+    what it gets alone (the batch groups segments by rule and script and
+    puts them back in order)."""
+    from nbcli.tokenize import Analyzer
+
+    no_text = b"From: a@example.org\nTo: b@example.org\nSubject:\nContent-Type: image/png\n\n\x89PNG"
+    docs = [
+        NESTED, "plain words here", no_text, no_text, "naïve café words",
+        b"", HTML_ONLY, "", "Subject: not mail at all", NESTED,
+    ]
+    analyzer = Analyzer()
+    batch = analyzer.analyze(docs)
+    for i, doc in enumerate(docs):
+        assert batch.doc_tokens(i) == Analyzer().tokens(doc), i
+    assert batch.doc_tokens(2) and batch.doc_tokens(2) == batch.doc_tokens(3)  # literals only
