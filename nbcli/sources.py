@@ -93,10 +93,39 @@ class Corpus:
         for make, _ in self._parts:
             yield from make()
 
-    def progress(self, batch: list[Document]) -> int:
+    def progress(self, batch: list[Document] | int) -> int:
         """How far a batch moves a progress bar: files if the total is known,
-        else documents."""
+        else documents. An int is a number of whole files read elsewhere
+        (see `file_lists`)."""
+        if isinstance(batch, int):
+            return batch
         return len(batch) if self.total is None else sum(d.first for d in batch)
+
+    def file_lists(self) -> list["FileList"] | None:
+        """The corpus as lists of files, each file readable on its own (by
+        `FileList.read`, in any process), or None if some part is not a
+        list of files (a table, an mbox given as a path, stdin). This is
+        what lets training workers read the files themselves."""
+        lists = [make for make, _ in self._parts]
+        return lists if all(isinstance(m, FileList) for m in lists) else None
+
+
+class FileList:
+    """A corpus part that is a list of files (a folder, a Maildir): called,
+    it gives their documents; `read(i)` gives file i's documents. Warnings
+    go to `opts.warn`, which a worker process may point elsewhere."""
+
+    def __init__(self, files: list[str], read: Callable[[str], Iterator[Document]], opts: ReadOptions):
+        self.files = files
+        self._read = read
+        self.opts = opts
+
+    def __call__(self) -> Iterator[Document]:
+        for path in self.files:
+            yield from self._read(path)
+
+    def read(self, i: int) -> Iterator[Document]:
+        return self._read(self.files[i])
 
 
 # -- files and mailboxes -------------------------------------------------------
@@ -482,10 +511,12 @@ def documents_in(path: str, opts: ReadOptions, label: str | None = None) -> tupl
             if not is_maildir(path):
                 raise NbcliError(f"{path} is not a Maildir (it has no cur/ and new/ folders)", hint="drop --input-format maildir")
             files = maildir_files(path)
-            return (lambda: (Document(f, label, d.data, "mail") for f in files for d in _file_docs(f, "eml", None, opts))), len(files)
+            return FileList(files, lambda f: (Document(f, label, d.data, "mail") for d in _file_docs(f, "eml", None, opts)), opts), len(files)
         files = list_files(path)
         known = all(_format_of(f, opts) not in TABLE_FORMATS for f in files)
-        return (lambda: (d for f in files for d in _docs_of(f, opts, label, False))), (len(files) if known else None)
+        if not known:
+            return (lambda: (d for f in files for d in _docs_of(f, opts, label, False))), None
+        return FileList(files, lambda f: _file_docs(f, _format_of(f, opts), label, opts), opts), len(files)
     if fmt == "maildir":
         raise NbcliError(f"{path} is not a Maildir (it is a file)", hint="drop --input-format maildir")
     known = _format_of(path, opts) not in TABLE_FORMATS
@@ -541,11 +572,11 @@ def parse_label_pair(value: str) -> tuple[str, str]:
     return label.strip(), os.path.expanduser(path)
 
 
-def batches(docs: Iterable[Document], max_docs: int = 2048, max_chars: int = 1 << 21) -> Iterator[list[Document]]:
-    """Group documents into lists, starting with one and doubling up to
+def batches(docs: Iterable[Document], max_docs: int = 2048, max_chars: int = 1 << 21, first: int = 1) -> Iterator[list[Document]]:
+    """Group documents into lists, starting with `first` and doubling up to
     `max_docs` documents or about `max_chars` characters, so the first result
     of a stream comes out at once and long streams still run in big batches."""
-    limit = 1
+    limit = min(first, max_docs)
     batch: list[Document] = []
     size = 0
     for doc in docs:

@@ -177,7 +177,7 @@ def count_corpus(docs: Iterable[Document], analyzer: Analyzer, doc_freq: bool, p
     from nbcli import parallel
 
     table = CountTable(doc_freq=doc_freq)
-    parallel.count(batches(docs), analyzer, table, jobs, progress)
+    parallel.count(docs, analyzer, table, jobs, progress)
     table.mail_docs += analyzer.mail_docs
     return table
 

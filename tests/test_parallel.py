@@ -73,3 +73,38 @@ def test_training_consumes_documents_lazily():
 
     clf = train(docs(), AnalyzerOptions(), TrainOptions(), progress=progress, jobs=1)
     assert sum(counted) == 6000 and clf.meta["n_documents"] == 6000
+
+
+def test_a_table_trained_with_workers_gives_the_same_model(tmp_path):
+    """A table is read in this process and shipped to the workers in
+    batches (a folder of files is read by the workers themselves)."""
+    models = {}
+    for jobs in (1, 2):
+        path = tmp_path / f"j{jobs}.nb"
+        result = run(["train", SAMPLES / "topics" / "train.jsonl", "-o", path, "-q", "--jobs", jobs])
+        assert result.exit_code == 0, result.stderr
+        models[jobs] = modelfile.load(str(path))
+    _same_model(models[1], models[2])
+
+
+def test_workers_reading_files_warn_in_file_order_and_count_every_file(tmp_path):
+    import shutil
+
+    from nbcli.sources import ReadOptions, labeled_corpus
+
+    root = tmp_path / "c"
+    shutil.copytree(MAIL / "train", root)
+    for cls, name in (("spam", "zz-gone"), ("ham", "aa-gone"), ("ham", "mm-gone")):
+        (root / cls / name).symlink_to(tmp_path / "nowhere")
+    stderr = {}
+    for jobs in (1, 2):
+        result = run(["train", root, "-o", tmp_path / "m.nb", "--jobs", jobs])
+        assert result.exit_code == 0, result.stderr
+        stderr[jobs] = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert stderr[1] == stderr[2] and len(stderr[2]) == 3
+    assert [line.rsplit("/", 1)[1].split(":")[0] for line in stderr[2]] == ["aa-gone", "mm-gone", "zz-gone"]
+
+    docs = labeled_corpus([str(root)], [], ReadOptions())
+    moved = []
+    clf = train(docs, AnalyzerOptions(), TrainOptions(), progress=lambda batch: moved.append(docs.progress(batch)), jobs=2)
+    assert sum(moved) == docs.total == clf.meta["n_documents"] + 3
