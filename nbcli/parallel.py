@@ -2,11 +2,14 @@
 
 Two shapes of work:
 
-- Counting (training): the parent reads documents and hands batches to N
-  forked workers through a bounded queue; each worker analyses and counts
-  into a table of its own and sends it back once, at the end; the parent
-  merges the tables. Counts are integers and the vocabulary is sorted by
-  hash at the end, so the model is the same whatever the number of workers.
+- Counting (training): N forked workers each analyse and count into a
+  table of their own and send it back once, at the end; the parent merges
+  the tables. For a corpus of files (folders, Maildirs) the workers read
+  the files themselves, taking ranges of file numbers from a bounded
+  queue; otherwise (tables, stdin, mboxes given as paths) the parent reads
+  the documents and queues them in batches. Counts are integers and the
+  vocabulary is sorted by hash at the end, so the model is the same
+  whatever the number of workers.
 - Classifying (predict, eval, filter): batches go to a pool of forked
   workers, at most two per worker in flight, and the results come back in
   input order. Scoring a document does not depend on the other documents
