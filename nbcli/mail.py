@@ -63,7 +63,7 @@ def looks_like_mail(data: bytes) -> bool:
 class MailText:
     """What the analyzer needs from one message."""
 
-    segments: list[tuple[str, str]] = field(default_factory=list)  # (prefix, text)
+    segments: list[tuple[str, str]] = field(default_factory=list)  # (prefix, lowercased text)
     literals: list[str] = field(default_factory=list)
 
 
@@ -175,7 +175,8 @@ _BLOB_START = re.compile(r"[ \t]*[A-Za-z0-9+/]{40}")
 def strip_encoded(text: str, literals: list[str]) -> str:
     """Remove uuencoded blocks and base64-looking lines from a text part, so
     no encoded blob reaches the tokenizer; a uuencoded file leaves an
-    "attachment:" token for its extension."""
+    "attachment:" token for its extension. (It gets lowercased text, so a
+    block written "BEGIN 644 ... END" counts too.)"""
     if "begin " in text:
         def drop(match):
             name = match.group(1).strip()
@@ -197,7 +198,10 @@ def find_urls(text: str) -> list[str]:
     hosts outside them, each starting at a word boundary. (A search for
     "://" and "www." plus a match there: several times faster than one
     regular expression scanning every position.)"""
-    low = text.lower()
+    return _urls_in_lowercase(text.lower())
+
+
+def _urls_in_lowercase(low: str) -> list[str]:
     found, spans = [], []
     i = low.find("://")
     while i >= 0:
@@ -252,9 +256,9 @@ def html_to_text(markup: str) -> tuple[str, list[str]]:
             end = stop
     text = _SCRIPT.sub(" ", low)
     text = _NO_GAP.sub("", text)
-    text = _TAG.sub(" ", text)
+    text = _TAG.sub(" ", text).replace("&nbsp;", " ")
     if "&" in text:
-        text = html.unescape(text.replace("&nbsp;", " "))
+        text = html.unescape(text).lower()  # "&#65;" is "A"
     return text, links
 
 
@@ -345,10 +349,10 @@ def _addresses(value: str) -> list[str]:
 def _header_tokens(msg, literals: list[str], segments: list[tuple[str, str]]) -> None:
     subject = header_text(msg.get("subject"))
     if subject:
-        segments.append(("subject:", subject))
+        segments.append(("subject:", subject.lower()))
     sender = header_text(msg.get("from"))
     if sender:
-        segments.append(("from:", sender))
+        segments.append(("from:", sender.lower()))
         for address in _addresses(sender):
             if "@" in address:
                 literals.append(f"from-domain:{_domain(address)}")
@@ -370,7 +374,7 @@ def _header_tokens(msg, literals: list[str], segments: list[tuple[str, str]]) ->
     for name in ("x-mailer", "user-agent"):
         value = msg.get(name)
         if value is not None:
-            segments.append((f"{name}:", header_text(value)))
+            segments.append((f"{name}:", header_text(value).lower()))
     literals.append(f"content-type:{msg.get_content_type()}")
 
 
@@ -399,7 +403,7 @@ def extract(raw: bytes, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, fast: bool =
     try:
         msg = message_from_bytes(raw)
     except Exception:  # compat32 hardly ever raises; if it does, read it as text
-        out.segments.append(("", decode_bytes(raw)))
+        out.segments.append(("", decode_bytes(raw).lower()))
         out.literals.append("message:unparsable")
         return out
     try:
@@ -580,7 +584,9 @@ def _leaf(out: MailText, urls: list[str], ctype: str, encoding, filename, charse
         out.literals.append(f"charset:{str(charset).lower()[:30]}")
     text = decode_charset(body, charset)
     if ctype == "text/html":
-        text, links = html_to_text(text)
+        text, links = html_to_text(text)  # lowercased
         urls.extend(links)
-    urls.extend(find_urls(text))
+    else:
+        text = text.lower()
+    urls.extend(_urls_in_lowercase(text))
     out.segments.append(("", strip_encoded(text, out.literals)))

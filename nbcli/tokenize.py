@@ -208,8 +208,7 @@ class Analyzer:
             kind = kinds[i] if kinds is not None else "auto"
             if self.options.mail and isinstance(data, bytes) and (kind == "mail" or (kind == "auto" and looks_like_mail(data))):
                 found = extract(data, self.options.max_message_bytes)
-                for prefix, text in found.segments:
-                    text = text.lower()
+                for prefix, text in found.segments:  # lowercased already
                     texts, docs_of, prefixes, seqs = groups.setdefault((True, text.isascii()), ([], [], [], []))
                     texts.append(text)
                     docs_of.append(i)
