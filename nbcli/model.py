@@ -167,7 +167,7 @@ def sparse_dot(X, weights: np.ndarray) -> np.ndarray:
     """
     n_docs = len(X.indptr) - 1
     rows = np.repeat(np.arange(n_docs), np.diff(X.indptr))
-    w = weights[X.indices]
+    w = np.take(weights, X.indices, axis=0)  # several times faster than weights[X.indices] for rows
     if X.data is not None:
         w = w * np.asarray(X.data, dtype=np.float64)[:, None]
     out = np.empty((n_docs, weights.shape[1]))
