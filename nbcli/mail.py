@@ -444,10 +444,8 @@ _WANTED = {
 }
 # A clean header block: every line a field ("Name: value") or a continuation.
 _CLEAN_BLOCK = re.compile(rb"(?:[!-9;-~]+:[^\n]*\n(?:[ \t][^\n]*\n)*)+")
-# The wanted fields of a clean block, with "\n" put in front of the block:
-# the pattern then starts with a literal, which the regex engine finds fast.
-# Names are matched case-insensitively, spelt out as character classes and
-# grouped by first letter (faster than the (?i) flag on an alternation).
+
+
 def _any_case(name: str) -> str:
     return "".join(f"[{c.upper()}{c}]" if c.isalpha() else re.escape(c) for c in name)
 
@@ -460,6 +458,10 @@ def _wanted_field_pattern(names) -> str:
     return r"\n(" + alternatives + r"):[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)"
 
 
+# The wanted fields of a clean block, with "\n" put in front of the block:
+# the pattern then starts with a literal, which the regex engine finds fast.
+# Names are matched case-insensitively, spelt out as character classes and
+# grouped by first letter (faster than the (?i) flag on an alternation).
 _WANTED_FIELD = re.compile(_wanted_field_pattern(_WANTED))
 _SIMPLE_ENCODINGS = {"", "7bit", "8bit", "binary", "base64", "quoted-printable"}
 
