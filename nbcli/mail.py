@@ -193,15 +193,11 @@ def _starts_word(text: str, i: int) -> bool:
     return i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")
 
 
-def find_urls(text: str) -> list[str]:
-    """URLs in text, lowercased: http(s):// and ftp:// URLs, and bare www.
+def _urls_in_lowercase(low: str) -> list[str]:
+    """URLs in lowercased text: http(s):// and ftp:// URLs, and bare www.
     hosts outside them, each starting at a word boundary. (A search for
     "://" and "www." plus a match there: several times faster than one
     regular expression scanning every position.)"""
-    return _urls_in_lowercase(text.lower())
-
-
-def _urls_in_lowercase(low: str) -> list[str]:
     found, spans = [], []
     i = low.find("://")
     while i >= 0:
@@ -490,12 +486,6 @@ class _Headers:
     def charset(self):
         match = _CHARSET.search(self.get("content-type", ""))
         return match.group(1).lower() if match else None
-
-
-def _simple_message(raw: bytes):
-    """(headers, body bytes) for a clean single-part text message, else None."""
-    split = _split_message(raw)
-    return split if split is not None and _is_simple(split[0]) else None
 
 
 def _split_message(raw: bytes):

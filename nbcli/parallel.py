@@ -135,7 +135,7 @@ def _count_files_worker(analyzer_options, doc_freq, tasks, results) -> None:
         table = CountTable(doc_freq=doc_freq)
         warnings: list[tuple[int, int, str]] = []  # (part, file, message): the parent says them in file order
         where = [0, 0]
-        for part, files in enumerate(_file_lists):
+        for files in _file_lists:
             files.opts.warn = lambda message: warnings.append((where[0], where[1], message))
         while True:
             task = tasks.get()
@@ -166,11 +166,7 @@ def _count_files_in_workers(lists, analyzer, table, workers, progress) -> None:
     try:
         _run_count_workers(
             _count_files_worker,
-            (
-                ((part, start, min(start + per_task, len(files.files))), min(per_task, len(files.files) - start))
-                for part, files in enumerate(lists)
-                for start in range(0, len(files.files), per_task)
-            ),
+            _file_ranges(lists, per_task),
             analyzer,
             table,
             workers,
@@ -181,6 +177,14 @@ def _count_files_in_workers(lists, analyzer, table, workers, progress) -> None:
         _file_lists = None
     for part, _, message in sorted(warnings, key=lambda w: w[:2]):
         lists[part].opts.warn(message)
+
+
+def _file_ranges(lists, per_task: int):
+    """((list number, first file, end), number of files) per task."""
+    for part, files in enumerate(lists):
+        for start in range(0, len(files.files), per_task):
+            stop = min(start + per_task, len(files.files))
+            yield (part, start, stop), stop - start
 
 
 def _count_in_workers(first, rest, analyzer, table, workers, progress) -> None:
