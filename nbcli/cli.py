@@ -46,8 +46,22 @@ def _err(line: str) -> None:
         pass
 
 
+class _StdoutGone(Exception):
+    """The reader of stdout went away (EPIPE). Not an OSError, so that click's
+    own EPIPE handling (exit 1) does not swallow it: nbcli exits 141, as a
+    process killed by SIGPIPE would."""
+
+
 class NbcliGroup(click.Group):
     """A click group whose errors are one line each, never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            rv = super().invoke(ctx)
+            sys.stdout.flush()  # here, not at exit, where a closed pipe could only be ignored
+            return rv
+        except BrokenPipeError:
+            raise _StdoutGone() from None
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
@@ -65,10 +79,11 @@ class NbcliGroup(click.Group):
         except (click.Abort, KeyboardInterrupt):
             _err("nbcli: interrupted")
             sys.exit(130)
-        except BrokenPipeError:
-            # The reader went away: stop quietly, like other Unix tools.
+        except (BrokenPipeError, _StdoutGone):
+            # The reader went away: stop quietly, like other Unix tools (and
+            # let nothing flush into the closed pipe at exit).
             try:
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
             except OSError:
                 pass
             sys.exit(141)
@@ -158,14 +173,31 @@ read_options = _apply(
 )
 
 quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress bars and no warnings on stderr.")
+MAX_JOBS = 1024
+
+
+def _cap_jobs(ctx, param, value):
+    """More workers than cores only adds processes fighting for the same
+    cores (`predict -j 5000` took 160 times longer): cap at the cores this
+    process may use, and say so (see `_diagnostics`)."""
+    from nbcli.parallel import cpu_count
+
+    cores = cpu_count()
+    if value > cores:
+        ctx.meta["nbcli.jobs_capped"] = (value, cores)
+        return cores
+    return value
+
+
 jobs_option = click.option(
     "-j",
     "--jobs",
-    type=click.IntRange(0),
+    type=click.IntRange(0, MAX_JOBS),
     default=0,
     show_default="0: automatic",
-    help="Worker processes: 1 works in this process; 0 uses one per core once the input proves large. "
-    "Results are the same for any value.",
+    callback=_cap_jobs,
+    help="Worker processes: 1 works in this process; 0 uses one per core once the input proves large; "
+    "more than the cores available is capped at their number. Results are the same for any value.",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="JSON output for scripts.")
 
@@ -414,11 +446,33 @@ def _training_setup(kw, base_kind: str = "multinomial"):
 def _diagnostics(quiet):
     from nbcli.diagnostics import Diagnostics
 
-    return Diagnostics(quiet=quiet)
+    diagnostics = Diagnostics(quiet=quiet)
+    ctx = click.get_current_context(silent=True)
+    capped = ctx.meta.get("nbcli.jobs_capped") if ctx is not None else None
+    if capped:
+        diagnostics.info(f"--jobs {capped[0]} is more than the {capped[1]} core(s) available; using {capped[1]}")
+    return diagnostics
 
 
 def _write(line: str) -> None:
     sys.stdout.write(line + "\n")
+
+
+def _stdout_is_utf8() -> bool:
+    import codecs
+
+    try:
+        return codecs.lookup(getattr(sys.stdout, "encoding", None) or "utf-8").name == "utf-8"
+    except LookupError:
+        return False
+
+
+def _write_json(record) -> None:
+    """One JSON line on stdout: valid JSON whatever the output encoding
+    (non-ASCII escaped unless stdout is UTF-8)."""
+    from nbcli.output import json_text
+
+    _write(json_text(record, ascii_only=not _stdout_is_utf8()))
 
 
 # -- commands --------------------------------------------------------------------
@@ -479,7 +533,10 @@ def train(corpus, output, label_pairs, from_model, **kw):
     from nbcli.sources import labeled_corpus, parse_label_pair
     from nbcli.training import train as train_model
 
+    from nbcli.paths import check_output
+
     diagnostics = _diagnostics(kw["quiet"])
+    check_output(output, [*corpus, *(parse_label_pair(p)[1] for p in label_pairs)])
     if from_model:
         classifier = _retrain(from_model, corpus, label_pairs, kw)
     else:
@@ -519,6 +576,36 @@ def _retrain(path, corpus, label_pairs, kw):
     return refit(old, options, path)
 
 
+# The analysis cap at classification time. Analysing less than the model
+# was trained on changes only what is read of messages longer than the cap
+# (their tail is ignored, as training ignored the tail of longer ones), so
+# it is safe to lower: a filter can bound the work per message below the
+# model's setting. Raising it reads more than training ever did of long
+# messages, which is allowed but moves them away from what the model saw.
+message_cap_option = click.option(
+    "--max-message-bytes",
+    type=ByteSize(),
+    default=None,
+    show_default="the model's, 512K unless trained otherwise",
+    help="Analyse at most this much of each email message. Lower than the model's setting bounds the work per "
+    "message (the rest of a longer message is ignored, as in training).",
+)
+
+
+def _load_model(path: str, max_message_bytes: int | None = None):
+    """The classifier in model file `path`, with the analysis cap given at
+    classification time, if any (see `message_cap_option`)."""
+    import dataclasses
+
+    from nbcli import modelfile
+
+    classifier = modelfile.load(path)
+    if max_message_bytes is not None:
+        classifier.analyzer_options = dataclasses.replace(classifier.analyzer_options, max_message_bytes=max_message_bytes)
+        classifier._analyzer = None
+    return classifier
+
+
 explain_option = click.option(
     "--explain",
     type=click.IntRange(1),
@@ -532,10 +619,11 @@ explain_option = click.option(
 @click.argument("inputs", nargs=-1, metavar="[INPUT]...")
 @json_option
 @explain_option
+@message_cap_option
 @read_options
 @jobs_option
 @quiet_option
-def predict(model, inputs, as_json, explain, **kw):
+def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
     """Classify documents: one line per document on stdout.
 
     INPUT is a file (one document), a folder (every file below it), a
@@ -569,16 +657,16 @@ def predict(model, inputs, as_json, explain, **kw):
         if sys.stdin.isatty():
             raise click.UsageError("no INPUT given and stdin is a terminal; give files, folders, or - for stdin")
         inputs = ("-",)
-    from nbcli import modelfile
     from nbcli.sources import Corpus, documents_in
 
-    classifier = modelfile.load(model)
+    classifier = _load_model(model, max_message_bytes)
     opts = _read_opts(kw, diagnostics)
     docs = Corpus([documents_in(path, opts) for path in inputs])
     import numpy as np
 
     classes = classifier.classes
     written = 0
+    ascii_json = not _stdout_is_utf8()
 
     def nonempty(stream):
         for doc in stream:
@@ -597,9 +685,9 @@ def predict(model, inputs, as_json, explain, **kw):
                 label = classes[best[i]]
                 if as_json:
                     extra = {"explanation": why[i]} if why else {}
-                    lines.append(prediction_json(doc.id, label, dict(zip(classes, proba[i].tolist())), dict(zip(classes, log_proba[i].tolist())), **extra))
+                    lines.append(prediction_json(doc.id, label, dict(zip(classes, proba[i].tolist())), dict(zip(classes, log_proba[i].tolist())), ascii_json, **extra))
                 else:
-                    lines.append(prediction_tsv(doc.id, label, float(proba[i, best[i]]), why[i]["terms"] if why else ()))
+                    lines.append(prediction_tsv(doc.id, label, float(proba[i, best[i]]), why[i] if why else None))
             sys.stdout.write("\n".join(lines) + "\n")
             sys.stdout.flush()
             written += len(batch)
@@ -667,9 +755,11 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
     diagnostics = _diagnostics(kw["quiet"])
     _check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
     if plot:
+        from nbcli.paths import check_output
         from nbcli.plot import check_path
 
         check_path(plot)
+        check_output(plot, [*args, *(p.partition("=")[2] for p in label_pairs), predictions, truth], "--plot")
     if cv:
         if plot:
             raise click.UsageError("--plot does not go with --cv: evaluate a model, or predictions, to plot")
@@ -681,7 +771,7 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
         _report_cv(report, as_json, kw)
         diagnostics.finish()
         return
-    _refuse_training_options(ctx, ["seed", *_TRAINING_OPTION_NAMES], "--cv")
+    _refuse_training_options(ctx, ["seed", *(n for n in _TRAINING_OPTION_NAMES if n != "max_message_bytes")], "--cv")
     if truth and not predictions:
         raise click.UsageError("--truth goes with --predictions")
     if predictions:
@@ -695,11 +785,14 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
     model, corpus = args[0], args[1:]
     if not corpus and not label_pairs:
         raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
-    from nbcli import modelfile
+    from click.core import ParameterSource
+
     from nbcli.sources import labeled_corpus, parse_label_pair
 
     pairs = [parse_label_pair(p) for p in label_pairs]
-    classifier = modelfile.load(model)
+
+    given_cap = ctx.get_parameter_source("max_message_bytes") is ParameterSource.COMMANDLINE
+    classifier = _load_model(model, kw["max_message_bytes"] if given_cap else None)
     docs = labeled_corpus(corpus, pairs, _read_opts(kw, diagnostics))
     with diagnostics.progress("evaluating", docs.total) as advance:
         labels, log_proba = classifier.score_labelled(docs, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"])
@@ -713,7 +806,14 @@ def _evaluated(labels, log_proba, classes, source, plot, as_json, kw):
     """Report on scored documents, draw the --plot, then check the limits."""
     from nbcli.evaluation import figure, report
 
+    from click.core import ParameterSource
+
     options = _eval_options(kw)
+    if click.get_current_context().get_parameter_source("spam_class") is ParameterSource.COMMANDLINE and options.spam_class not in classes:
+        raise NbcliError(
+            f"--spam-class {options.spam_class}: {'the model has' if source else 'the predictions have'} no such class (classes: {', '.join(classes)})",
+            hint="name one of those classes",
+        )
     result = report(labels, log_proba, classes, options)
     if plot:
         from nbcli import plot as plotting
@@ -800,9 +900,7 @@ def _report_cv(report, as_json, kw):
     from nbcli.evaluation import check_limits
 
     if as_json:
-        import json
-
-        _write(json.dumps(report, ensure_ascii=False))
+        _write_json(report)
     else:
         from nbcli.output import render_cv
 
@@ -824,9 +922,7 @@ def _report(report, source, as_json, kw):
     from nbcli.evaluation import check_limits, flat_metrics
 
     if as_json:
-        import json
-
-        _write(json.dumps({"model": source, **report}, ensure_ascii=False))
+        _write_json({"model": source, **report})
     else:
         from nbcli.output import render_eval
 
@@ -881,9 +977,7 @@ def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
     given = _given_options(ctx, {"label_pairs", *_TRAINING_OPTION_NAMES, *_READ_OPTION_NAMES})
     result["command"] = tuning.train_command(list(corpus), given, result["best"])
     if as_json:
-        import json
-
-        _write(json.dumps(result, ensure_ascii=False))
+        _write_json(result)
     else:
         from nbcli.output import render_tune
 
@@ -933,9 +1027,7 @@ def info(model, top, as_json):
     classifier = modelfile.load(model)
     description = {"model": model, **classifier.describe(top)}
     if as_json:
-        import json
-
-        _write(json.dumps(description, ensure_ascii=False))
+        _write_json(description)
     else:
         from nbcli.output import render_info
 
@@ -1062,5 +1154,66 @@ def tokens(inputs, model, no_mail, token_pattern, **kw):
             sys.stdout.write("\n".join(t.replace("\n", " ") for t in terms) + "\n")
 
 
+class _ClosedStream:
+    """Stands in for sys.stdin or sys.stdout when the process was started
+    with that descriptor closed (`nbcli predict ... <&-`, `>&-`): reading or
+    writing is a one-line error that says so, while the descriptor itself
+    holds /dev/null, so that no file nbcli opens later can take its number
+    (results written to "stdout" would otherwise land in a model file)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.buffer = self
+        self.encoding = "utf-8"
+        self.errors = "strict"
+
+    def _closed(self, *args, **kw):
+        raise NbcliError(f"standard {self.name} is closed", hint=f"run nbcli with its standard {self.name} open")
+
+    read = readline = read1 = readinto = write = _closed
+
+    def __iter__(self):
+        self._closed()
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return {"input": 0, "output": 1}[self.name]
+
+    def flush(self) -> None:
+        pass
+
+
+def _guard_standard_streams() -> None:
+    """Give closed standard descriptors /dev/null, and make the text streams
+    safe to write whatever the locale: stderr always works (a closed one
+    discards), a closed stdin or stdout is an error when used, and text
+    that the output encoding cannot show is backslash-escaped instead of
+    failing (PYTHONIOENCODING=ascii)."""
+    import io
+
+    for fd, mode in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        null = os.open(os.devnull, mode)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        if fd == 0:
+            sys.stdin = _ClosedStream("input")
+        elif fd == 1:
+            sys.stdout = _ClosedStream("output")
+        else:
+            sys.stderr = io.TextIOWrapper(open(2, "wb", closefd=False), errors="backslashreplace", line_buffering=True)
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main() -> None:
+    _guard_standard_streams()
     cli.main(prog_name="nbcli")

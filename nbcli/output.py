@@ -1,4 +1,4 @@
-"""Result writers: TSV and JSON lines for machines, rich tables for people.
+"""Result writers: TSV and JSON lines for machines, plain aligned tables for people.
 
 Formats (stable; documented in the README):
 - predict TSV: `id<TAB>label<TAB>probability`, one line per document (with
@@ -21,16 +21,66 @@ def tsv_field(value: str) -> str:
     return value.translate(_TSV_ESCAPES)
 
 
-def prediction_tsv(doc_id: str, label: str, probability: float, terms=()) -> str:
-    """terms: explanation terms, written as three more columns each:
-    term, count, contribution."""
-    line = f"{tsv_field(doc_id)}\t{tsv_field(label)}\t{probability!r}"
-    for t in terms:
-        line += f"\t{tsv_field(t['term'])}\t{t['count']}\t{t['contribution']:+.4f}"
+def display_text(value: str) -> str:
+    """Text as it is written out: file names that are not valid UTF-8 come
+    in with their bad bytes as surrogates (Python's surrogateescape), which
+    no UTF-8 output can carry; each such byte is written as the four
+    characters \\xNN instead (so the TSV and the JSON output of an id
+    agree, and both stay valid UTF-8)."""
+    if value.isascii():
+        return value
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+UNKNOWN_TERM = "(unknown)"
+
+
+def prediction_tsv(doc_id: str, label: str, probability: float, explanation: dict | None = None) -> str:
+    """With an explanation, three more columns per term: term, count,
+    contribution; then, if unknown terms count (--unknown-terms smooth),
+    one more triple for them all: (unknown), their count, their
+    contribution."""
+    line = f"{tsv_field(display_text(doc_id))}\t{tsv_field(label)}\t{probability!r}"
+    if explanation is not None:
+        for t in explanation["terms"]:
+            line += f"\t{tsv_field(t['term'])}\t{t['count']}\t{t['contribution']:+.4f}"
+        unknown = explanation["unknown"]
+        if unknown["count"]:
+            line += f"\t{UNKNOWN_TERM}\t{unknown['count']}\t{unknown['contribution']:+.4f}"
     return line
 
 
-def prediction_json(doc_id: str, label: str, probabilities: dict[str, float], log_probabilities: dict[str, float], **extra) -> str:
+def _displayed(value):
+    if isinstance(value, str):
+        return display_text(value)
+    if isinstance(value, dict):
+        return {display_text(k) if isinstance(k, str) else k: _displayed(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_displayed(v) for v in value]
+    return value
+
+
+def json_text(record, ascii_only: bool = False) -> str:
+    """One JSON value on one line, always valid UTF-8 JSON: non-ASCII text
+    is written as it is, or escaped with ascii_only (for an output encoding
+    that is not UTF-8); undecodable bytes of file names as `display_text`
+    says."""
+    text = json.dumps(record, ensure_ascii=False)
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        record = _displayed(record)
+        text = json.dumps(record, ensure_ascii=False)
+    return json.dumps(record, ensure_ascii=True) if ascii_only else text
+
+
+def prediction_json(doc_id: str, label: str, probabilities: dict[str, float], log_probabilities: dict[str, float], ascii_only: bool = False, **extra) -> str:
     record = {
         "id": doc_id,
         "label": label,
@@ -39,49 +89,74 @@ def prediction_json(doc_id: str, label: str, probabilities: dict[str, float], lo
         "log_probabilities": log_probabilities,
         **extra,
     }
-    return json.dumps(record, ensure_ascii=False)
+    return json_text(record, ascii_only)
 
 
 def _fmt(x) -> str:
     return "-" if x is None else f"{x:.4f}"
 
 
-def render_eval(report: dict, file, source: str) -> None:
-    """The eval report as rich tables (plain text when not a terminal)."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
+class _Table:
+    """Plain aligned text: a header row, then the rows; columns two spaces
+    apart, each left- or right-justified, no trailing spaces and no
+    box-drawing characters, so that a report reads the same in a terminal,
+    a pipe or a cron mail, and `awk`/`cut -c` can take it apart."""
 
-    console = Console(file=file, highlight=False, soft_wrap=True)
-    console.print(
+    def __init__(self):
+        self.columns: list[tuple[str, str]] = []
+        self.rows: list[list[str]] = []
+
+    def add_column(self, name: str, justify: str = "left") -> None:
+        self.columns.append((name, justify))
+
+    def add_row(self, *cells: str) -> None:
+        self.rows.append([str(c) for c in cells])
+
+    def lines(self) -> list[str]:
+        rows = [[name for name, _ in self.columns], *self.rows]
+        widths = [max(len(r[i]) for r in rows) for i in range(len(self.columns))]
+        out = []
+        for row in rows:
+            cells = [c.rjust(w) if j == "right" else c.ljust(w) for c, w, (_, j) in zip(row, widths, self.columns)]
+            out.append(("  " + "  ".join(cells)).rstrip())
+        return out
+
+
+def _print(file, *lines: str) -> None:
+    for line in lines:
+        file.write(line + "\n")
+
+
+def render_eval(report: dict, file, source: str) -> None:
+    """The eval report for people: plain aligned tables."""
+    _print(
+        file,
         f"{source}: {report['documents']} documents, accuracy {_fmt(report['accuracy'])}, "
-        f"log loss {_fmt(report['log_loss'])}"
+        f"log loss {_fmt(report['log_loss'])}",
     )
-    table = Table(box=box.SIMPLE_HEAD)
+    table = _Table()
     table.add_column("class")
     for name in ("precision", "recall", "f1", "support"):
         table.add_column(name, justify="right")
     for row in report["classes"]:
         table.add_row(row["class"], _fmt(row["precision"]), _fmt(row["recall"]), _fmt(row["f1"]), str(row["support"]))
-    table.add_section()
     for key, name in (("macro_avg", "macro avg"), ("weighted_avg", "weighted avg")):
         row = report[key]
         table.add_row(name, _fmt(row["precision"]), _fmt(row["recall"]), _fmt(row["f1"]), str(row["support"]))
-    console.print(table)
+    _print(file, *table.lines())
     cm = report["confusion_matrix"]
-    console.print("confusion matrix (rows: true class, columns: predicted class)")
-    matrix = Table(box=box.SIMPLE_HEAD)
+    _print(file, "confusion matrix (rows: true class, columns: predicted class)")
+    matrix = _Table()
     matrix.add_column("")
     for lab in cm["labels"]:
         matrix.add_column(lab, justify="right")
     for lab, row in zip(cm["labels"], cm["matrix"]):
         matrix.add_row(lab, *map(str, row))
-    console.print(matrix)
+    _print(file, *matrix.lines())
     if report.get("unknown_classes"):
-        console.print(f"classes the model does not know: {', '.join(report['unknown_classes'])}")
+        _print(file, f"classes the model does not know: {', '.join(report['unknown_classes'])}")
     if report.get("spam_filter"):
-        for line in spam_filter_lines(report["spam_filter"]):
-            console.print(line)
+        _print(file, *spam_filter_lines(report["spam_filter"]))
 
 
 def spam_filter_lines(sf: dict) -> list[str]:
@@ -107,46 +182,36 @@ def spam_filter_lines(sf: dict) -> list[str]:
 
 def render_info(info: dict, file) -> None:
     """`nbcli info` for people."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(file=file, highlight=False, soft_wrap=True)
-    console.print(f"model:       {info['model']}")
+    _print(file, f"model:       {info['model']}")
     transforms = f" ({', '.join(info['transforms'])})" if info.get("transforms") else ""
-    console.print(f"event model: {info['kind']}{transforms}")
-    console.print(f"trained:     {info['documents']} documents, {info['created']}, nbcli {info['nbcli_version']}")
-    console.print(f"vocabulary:  {info['vocabulary_size']} terms")
+    _print(file, f"event model: {info['kind']}{transforms}")
+    _print(file, f"trained:     {info['documents']} documents, {info['created']}, nbcli {info['nbcli_version']}")
+    _print(file, f"vocabulary:  {info['vocabulary_size']} terms")
     options = " ".join(f"{k}={v}" for k, v in info["options"].items())
-    console.print(f"options:     {options}")
-    classes = Table(box=box.SIMPLE_HEAD)
+    _print(file, f"options:     {options}")
+    classes = _Table()
     for name, justify in (("class", "left"), ("documents", "right"), ("tokens", "right"), ("prior", "right")):
         classes.add_column(name, justify=justify)
     for row in info["classes"]:
         classes.add_row(row["class"], str(row["documents"]), str(row["tokens"]), f"{row['prior']:.4f}")
-    console.print(classes)
+    _print(file, *classes.lines())
     if not any(info["top_terms"].values()):
         return
-    console.print("most indicative terms (log-odds against the other classes)")
-    top = Table(box=box.SIMPLE_HEAD)
+    _print(file, "most indicative terms (log-odds against the other classes)")
+    top = _Table()
     for cls in info["top_terms"]:
         top.add_column(cls)
     columns = list(info["top_terms"].values())
     for i in range(max(map(len, columns), default=0)):
         top.add_row(*(f"{col[i]['term']} {col[i]['log_odds']:+.2f}" if i < len(col) else "" for col in columns))
-    console.print(top)
+    _print(file, *top.lines())
 
 
 def render_cv(report: dict, file) -> None:
     """A cross-validation report for people: each metric's mean and
     standard deviation over the folds, and the figure of each fold."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(file=file, highlight=False, soft_wrap=True)
-    console.print(f"{report['folds']}-fold stratified cross-validation of {report['documents']} documents (seed {report['seed']})")
-    table = Table(box=box.SIMPLE_HEAD)
+    _print(file, f"{report['folds']}-fold stratified cross-validation of {report['documents']} documents (seed {report['seed']})")
+    table = _Table()
     table.add_column("metric")
     table.add_column("mean ± std", justify="right")
     table.add_column("folds", justify="left")
@@ -156,22 +221,18 @@ def render_cv(report: dict, file) -> None:
     for name, m in report["metrics"].items():
         folds = " ".join(_fmt(flat.get(name)) for flat in flats)
         table.add_row(name, f"{m['mean']:.4f} ± {m['std']:.4f}", folds)
-    console.print(table)
+    _print(file, *table.lines())
 
 
 def render_tune(result: dict, file) -> None:
     """`nbcli tune` for people; the last line is the train command alone."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(file=file, highlight=False, soft_wrap=True)
-    console.print(
+    _print(
+        file,
         f"{result['folds']}-fold stratified cross-validation of {result['documents']} documents (seed {result['seed']}), "
-        f"by {result['metric']}"
+        f"by {result['metric']}",
     )
     names = list(result["best"])
-    table = Table(box=box.SIMPLE_HEAD)
+    table = _Table()
     for name in names:
         table.add_column(name, justify="right")
     table.add_column(f"{result['metric']} mean ± std", justify="right")
@@ -179,6 +240,4 @@ def render_tune(result: dict, file) -> None:
     for row in result["results"]:
         mark = "best" if row["settings"] == result["best"] else ""
         table.add_row(*(f"{row['settings'][n]:g}" if isinstance(row["settings"][n], float) else str(row["settings"][n]) for n in names), f"{row['mean']:.4f} ± {row['std']:.4f}", mark)
-    console.print(table)
-    console.print("train the best with:")
-    console.print(result["command"])
+    _print(file, *table.lines(), "train the best with:", result["command"])

@@ -48,6 +48,40 @@ def _context():
         return None
 
 
+def _die_with_parent(parent: int) -> None:
+    """Make this worker die when the process that forked it dies, however
+    it dies (`kill PID` of nbcli, not of its process group): otherwise the
+    workers would sleep forever on their queues, holding the caller's pipes
+    open. Linux delivers SIGKILL on the parent's death (prctl
+    PR_SET_PDEATHSIG); elsewhere a thread checks the parent every second."""
+    import signal
+
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # 1: PR_SET_PDEATHSIG
+            raise OSError
+    except (OSError, AttributeError):
+        import threading
+
+        def watch():
+            import time
+
+            while os.getppid() == parent:
+                time.sleep(1.0)
+            os._exit(1)
+
+        threading.Thread(target=watch, daemon=True).start()
+    if os.getppid() != parent:  # it died before the signal was asked for
+        os._exit(1)
+
+
+def _start_worker(parent: int) -> None:
+    """Initializer of every worker process (see `_die_with_parent`)."""
+    _die_with_parent(parent)
+
+
 class _Switch:
     """Decides when a stream is big enough to go parallel."""
 
@@ -73,10 +107,11 @@ class _Switch:
 # -- counting ----------------------------------------------------------------------
 
 
-def _count_worker(analyzer_options, doc_freq, tasks, results) -> None:
+def _count_worker(analyzer_options, doc_freq, tasks, results, parent) -> None:
     from nbcli.tokenize import Analyzer
     from nbcli.training import CountTable
 
+    _start_worker(parent)
     try:
         analyzer = Analyzer(analyzer_options)
         table = CountTable(doc_freq=doc_freq)
@@ -125,11 +160,12 @@ FILES_PER_TASK = 256
 _file_lists = None  # set before forking; the workers inherit the corpus's FileLists
 
 
-def _count_files_worker(analyzer_options, doc_freq, tasks, results) -> None:
+def _count_files_worker(analyzer_options, doc_freq, tasks, results, parent) -> None:
     from nbcli.sources import batches
     from nbcli.tokenize import Analyzer
     from nbcli.training import CountTable
 
+    _start_worker(parent)
     try:
         analyzer = Analyzer(analyzer_options)
         table = CountTable(doc_freq=doc_freq)
@@ -204,7 +240,7 @@ def _run_count_workers(target, tasks, analyzer, table, workers, progress, extra=
     queue = ctx.Queue(maxsize=2 * workers)
     results = ctx.Queue()
     procs = [
-        ctx.Process(target=target, args=(analyzer.options, table.doc_freq_wanted, queue, results), daemon=True)
+        ctx.Process(target=target, args=(analyzer.options, table.doc_freq_wanted, queue, results, os.getpid()), daemon=True)
         for _ in range(workers)
     ]
     for proc in procs:
@@ -297,7 +333,7 @@ def classify(classifier, batches: Iterable[list], jobs: int, explain: int = 0) -
 
 def _classify_in_pool(batches, workers, explain):
     ctx = _context()
-    pool = ctx.Pool(workers)
+    pool = ctx.Pool(workers, initializer=_start_worker, initargs=(os.getpid(),))
     pending: deque = deque()
     try:
         for batch in batches:
@@ -328,5 +364,5 @@ def map_forked(fn, items, workers: int) -> list:
     ctx = _context() if workers > 1 and len(items) > 1 else None
     if ctx is None:
         return [fn(item) for item in items]
-    with ctx.Pool(min(workers, len(items))) as pool:
+    with ctx.Pool(min(workers, len(items)), initializer=_start_worker, initargs=(os.getpid(),)) as pool:
         return pool.map(fn, items)

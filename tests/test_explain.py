@@ -76,13 +76,20 @@ def test_predict_explain_json_and_tsv(mail_model):
         assert total == pytest.approx(e["log_odds"], rel=1e-9)
     assert json.loads(result.stdout.splitlines()[0])["explanation"]["unknown"]["count"] > 0  # unknown terms count for mail models
     tsv = run(["predict", mail_model, *docs, "--explain", "3"]).stdout.splitlines()
-    top = [json.loads(line)["explanation"]["terms"][:3] for line in result.stdout.splitlines()]
-    for line, terms in zip(tsv, top):
+    whole = [json.loads(line)["explanation"] for line in result.stdout.splitlines()]
+    for line, e in zip(tsv, whole):
         fields = line.split("\t")
-        assert len(fields) == 3 + 3 * 3
-        assert fields[3::3] == [t["term"] for t in terms]
-        assert fields[4::3] == [str(t["count"]) for t in terms]
-        assert [float(x) for x in fields[5::3]] == pytest.approx([t["contribution"] for t in terms], abs=1e-4)
+        terms = e["terms"][:3]
+        # the three terms, then the unknown terms' triple (they can weigh most)
+        # (when there are any)
+        assert len(fields) == 3 + 3 * 3 + (3 if e["unknown"]["count"] else 0)
+        assert fields[3:12:3] == [t["term"] for t in terms]
+        assert fields[4:12:3] == [str(t["count"]) for t in terms]
+        assert [float(x) for x in fields[5:12:3]] == pytest.approx([t["contribution"] for t in terms], abs=1e-4)
+        if e["unknown"]["count"]:
+            assert fields[12:14] == ["(unknown)", str(e["unknown"]["count"])]
+            assert float(fields[14]) == pytest.approx(e["unknown"]["contribution"], abs=1e-4)
+    assert any(json.loads(line)["explanation"]["unknown"]["count"] for line in result.stdout.splitlines())
     bad = run(["predict", mail_model, docs[0], "--explain", "0"])
     assert bad.exit_code == 2 and bad.stderr.count("\n") == 1
 
