@@ -1046,27 +1046,40 @@ def info(model, top, as_json):
 def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_codes, explain, jobs, quiet):
     """Pass mail through, adding a verdict header: for cron and procmail.
 
-    Reads one message, or an mbox, from INPUT or stdin and writes every
-    message to stdout unchanged except for one added header line,
-    'X-NB-Class: spam; p=0.9993' (p is P(spam) for a spam model, else the
-    probability of the class named). An earlier X-NB-Class header is
-    replaced. A message that cannot be classified passes through unchanged
-    with the verdict 'error', and the run goes on: nothing is dropped.
-    --explain N adds a second header, X-NB-Evidence, with the class
-    compared against, the log-odds, the prior's part and the N terms that
-    pushed the verdict most ('term' count contribution).
+    Reads INPUT (a message file, an mbox, a pipe or FIFO, a folder or a
+    Maildir) or stdin and writes every message to stdout unchanged except
+    for one added header line, 'X-NB-Class: spam; p=0.9993' (p is P(spam)
+    for a spam model, else the probability of the class named). An earlier
+    X-NB-Class header is replaced. A message that cannot be classified
+    passes through unchanged with the verdict 'error', and the run goes on:
+    nothing is dropped. Each message is written as soon as it is complete
+    (on a pipe: when the next From_ line or the end comes). --explain N
+    adds a second header, X-NB-Evidence, with the class compared against,
+    the log-odds, the prior's part and the N terms that pushed the verdict
+    most ('term' count contribution).
+
+    A folder or Maildir gives an mbox on stdout: messages from its mbox
+    files keep their From_ lines, the others get one (and >From quoting),
+    as with --split. An empty INPUT (/dev/null) has no messages: nothing
+    is written, with a warning. --split prints on stderr how many messages
+    went where (not with -q).
 
     Exit status: 0 if every message was classified, 1 otherwise; with
     --exit-codes and one message, 0 spam, 1 ham, 2 unsure, 3 error (with
-    several messages: 3 if any failed, else 0).
+    several messages: 3 if any failed, else 0; no message or an input or
+    --split error: 3).
 
     \b
     Example:
       nbcli filter mail.nb < message.eml > tagged.eml
       nbcli filter mail.nb ~/mail/inbox.mbox --split sorted/
-      # procmail: ask for the verdict by exit code
-      #   :0 W
-      #   | nbcli filter --exit-codes ~/.nbcli/mail.nb > /dev/null
+      # procmail (~/.procmailrc): add the header, then file on it
+      #   :0 fw
+      #   | nbcli filter $HOME/.nbcli/mail.nb
+      #
+      #   :0:
+      #   * ^X-NB-Class: spam
+      #   spam.mbox
     """
     from nbcli import filtering
 
@@ -1075,11 +1088,21 @@ def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_c
     path = input or "-"
     if path == "-" and sys.stdin.isatty():
         raise click.UsageError("no INPUT given and stdin is a terminal; give a message or mbox file, or - for stdin")
-    if path != "-" and not os.path.isfile(path):
-        raise NbcliError(f"{path}: no such file", hint="give a message or mbox file, or - for stdin")
     from nbcli import modelfile
     from nbcli.sources import read_messages
 
+    skipped = []
+
+    def skip(message):
+        skipped.append(message)
+        diagnostics.warn(message)
+
+    try:  # INPUT is checked (and opened) before the model is read
+        messages = read_messages(path, skip, flush=not split_dir)
+        splitter = filtering.SplitWriter(split_dir) if split_dir else None
+    except NbcliError as exc:
+        exc.exit_code = 3 if exit_codes else 1  # never 1 (ham) under --exit-codes
+        raise
     classifier = verdicts = model_error = None
     try:
         classifier = modelfile.load(model)
@@ -1092,23 +1115,31 @@ def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_c
     except NbcliError as exc:  # fail open: pass every message through unchanged
         classifier, model_error = None, str(exc)
         _err(f"nbcli: error: {exc}; passing messages through unchanged")
-    if split_dir:
-        splitter = filtering.SplitWriter(split_dir)
+    if splitter is not None:
         write = splitter.write
     else:
         out = sys.stdout.buffer
+        as_mbox = path != "-" and os.path.isdir(path)  # many files: one mbox out
 
         def write(verdict, data):
-            out.write(data)
+            out.write(filtering.as_mbox_entry(data) if as_mbox else data)
             out.flush()
 
-    seen = filtering.run(read_messages(path), classifier, verdicts, write, diagnostics.warn, model_error, jobs, explain or 0)
+    try:
+        seen = filtering.run(messages, classifier, verdicts, write, diagnostics.warn, model_error, jobs, explain or 0)
+    except NbcliError as exc:  # INPUT unreadable part-way, or a --split append failed
+        exc.exit_code = 3 if exit_codes else 1
+        raise
+    if not seen:
+        diagnostics.warn(f"{'standard input' if path == '-' else path}: no messages")
+    if splitter is not None and not quiet:
+        _err(f"nbcli: {splitter.summary()}")
     diagnostics.finish()
-    failed = "error" in seen or classifier is None
+    failed = "error" in seen or classifier is None or bool(skipped)
     if exit_codes:
-        if len(seen) == 1:
+        if len(seen) == 1 and not skipped:
             return filtering.EXIT_CODES.get(seen[0], 0)
-        return 3 if failed else 0
+        return 3 if failed or not seen else 0
     return 1 if failed else 0
 
 
@@ -1131,6 +1162,7 @@ def tokens(inputs, model, no_mail, token_pattern, **kw):
       nbcli tokens sample_corpora/mail/train/spam/0003.eml
       nbcli tokens -m mail.nb message.eml | sort | uniq -c | sort -rn | head
     """
+    from nbcli.output import display_text
     from nbcli.sources import Corpus, documents_in
     from nbcli.tokenize import Analyzer, AnalyzerOptions
 
@@ -1149,7 +1181,7 @@ def tokens(inputs, model, no_mail, token_pattern, **kw):
     for doc in docs:
         terms = analyzer.tokens(doc.data, doc.kind)
         if len(docs) > 1:
-            _write(f"==> {doc.id} <==")
+            _write(f"==> {display_text(doc.id)} <==")
         if terms:
             sys.stdout.write("\n".join(t.replace("\n", " ") for t in terms) + "\n")
 
