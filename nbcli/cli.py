@@ -169,6 +169,14 @@ read_options = _apply(
             show_default="16M",
             help="Read at most this much of each document (a warning says when a document is cut).",
         ),
+        click.option(
+            "--strict",
+            is_flag=True,
+            help="Make every skipped input an error (exit 1, no model written): a FIFO or device in a folder, "
+            "an nbcli model file in a folder, a folder reached twice through links, a malformed or unlabelled "
+            "table row, an empty document. Without it these are warnings, and inputs that could not be read "
+            "(permission denied, I/O errors) are warnings that make the exit status 1 once the command is done.",
+        ),
     ]
 )
 
@@ -343,8 +351,15 @@ training_options = _apply(
 
 
 def _read_opts(kw, diagnostics):
-    from nbcli.sources import ReadOptions
+    """The `read_options` as ReadOptions. Warnings about skipped inputs go
+    through an InputReport (kept in the context for `_check_inputs`), which
+    applies --strict and counts the inputs that could not be read."""
+    from nbcli.sources import InputReport, ReadOptions
 
+    report = InputReport(diagnostics.warn, strict=kw.get("strict", False))
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta["nbcli.inputs"] = report
     return ReadOptions(
         input_format=kw["input_format"],
         text_field=kw["text_field"],
@@ -352,8 +367,19 @@ def _read_opts(kw, diagnostics):
         id_field=kw["id_field"],
         header=not kw["no_header"],
         max_doc_bytes=kw["max_doc_bytes"],
-        warn=diagnostics.warn,
+        warn=report,
     )
+
+
+def _check_inputs() -> None:
+    """The exit status for inputs that could not be read, as grep's: the
+    command has done what it could with the rest (train has written its
+    model), then exits 1 with one line saying how many (see sources.py,
+    "skipped inputs")."""
+    ctx = click.get_current_context(silent=True)
+    report = ctx.meta.get("nbcli.inputs") if ctx is not None else None
+    if report is not None:
+        report.check()
 
 
 # The defaults of training options, to tell which ones the user gave.
@@ -555,6 +581,7 @@ def train(corpus, output, label_pairs, from_model, **kw):
         f"wrote {output}: {classifier.meta['n_documents']} documents ({counts}), {len(classifier.vocabulary)} terms"
     )
     diagnostics.finish()
+    _check_inputs()
 
 
 # Training options that need the corpus, so --from-model refuses them.
@@ -628,8 +655,12 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
 
     INPUT is a file (one document), a folder (every file below it), a
     .tsv/.csv/.jsonl table (one document per row), or - for stdin (one
-    document, or a table with --input-format). Without INPUT, stdin is read.
-    Empty documents are skipped with a warning.
+    document or an mbox; a table if its first non-blank line is a JSON
+    object with the text field, or a header row of bare names split by tabs
+    or commas that names the text field; or as --input-format says).
+    Without INPUT, stdin is read. Empty documents are skipped with a
+    warning. Inputs that could not be read make the exit status 1 at the
+    end (--strict: any skipped input is an error at once).
 
     TSV output: id<TAB>label<TAB>probability of that label. With --json:
     {"id", "label", "probability", "probabilities": {class: p, ...},
@@ -657,7 +688,7 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
         if sys.stdin.isatty():
             raise click.UsageError("no INPUT given and stdin is a terminal; give files, folders, or - for stdin")
         inputs = ("-",)
-    from nbcli.sources import Corpus, documents_in
+    from nbcli.sources import Corpus, Skipped, documents_in
 
     classifier = _load_model(model, max_message_bytes)
     opts = _read_opts(kw, diagnostics)
@@ -671,7 +702,7 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
     def nonempty(stream):
         for doc in stream:
             if len(doc.data) == 0:
-                diagnostics.warn(f"skipping {doc.id}: empty document")
+                opts.warn(Skipped(f"skipping {doc.id}: empty document"))
                 continue
             yield doc
 
@@ -698,6 +729,7 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
             hint="check the input paths",
         )
     diagnostics.finish()
+    _check_inputs()
 
 
 @cli.command("eval")
@@ -770,6 +802,7 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
         report = _cross_validate(args, label_pairs, cv, seed, kw, diagnostics)
         _report_cv(report, as_json, kw)
         diagnostics.finish()
+        _check_inputs()
         return
     _refuse_training_options(ctx, ["seed", *(n for n in _TRAINING_OPTION_NAMES if n != "max_message_bytes")], "--cv")
     if truth and not predictions:
@@ -800,6 +833,7 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
         raise NbcliError("the evaluation corpus has no documents", hint="check the paths")
     _evaluated(labels, log_proba, classifier.classes, model, plot, as_json, kw)
     diagnostics.finish()
+    _check_inputs()
 
 
 def _evaluated(labels, log_proba, classes, source, plot, as_json, kw):
@@ -983,9 +1017,10 @@ def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
 
         render_tune(result, sys.stdout)
     diagnostics.finish()
+    _check_inputs()
 
 
-_READ_OPTION_NAMES = ["input_format", "text_field", "label_field", "id_field", "no_header", "max_doc_bytes"]
+_READ_OPTION_NAMES = ["input_format", "text_field", "label_field", "id_field", "no_header", "max_doc_bytes", "strict"]
 
 
 def _given_options(ctx, names) -> list[tuple[str, object]]:
@@ -1041,9 +1076,10 @@ def info(model, top, as_json):
 @click.option("--split", "split_dir", metavar="DIR", help="Append each message to DIR/<verdict>.mbox instead of writing to stdout.")
 @click.option("--exit-codes", is_flag=True, help="Exit 0 spam, 1 ham, 2 unsure, 3 error (bogofilter's codes; for one message).")
 @explain_option
+@message_cap_option
 @jobs_option
 @quiet_option
-def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_codes, explain, jobs, quiet):
+def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_codes, explain, max_message_bytes, jobs, quiet):
     """Pass mail through, adding a verdict header: for cron and procmail.
 
     Reads INPUT (a message file, an mbox, a pipe or FIFO, a folder or a
@@ -1067,7 +1103,9 @@ def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_c
     Exit status: 0 if every message was classified, 1 otherwise; with
     --exit-codes and one message, 0 spam, 1 ham, 2 unsure, 3 error (with
     several messages: 3 if any failed, else 0; no message or an input or
-    --split error: 3).
+    --split error: 3). With procmail, --exit-codes belongs in a condition
+    ('* ? nbcli filter --exit-codes ...' with ':0 HB:'): behind a '|'
+    action procmail takes exit 0 as delivered, and the spam is gone.
 
     \b
     Example:
@@ -1088,16 +1126,19 @@ def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_c
     path = input or "-"
     if path == "-" and sys.stdin.isatty():
         raise click.UsageError("no INPUT given and stdin is a terminal; give a message or mbox file, or - for stdin")
-    from nbcli import modelfile
-    from nbcli.sources import read_messages
+    from nbcli.paths import check_split_folder
+    from nbcli.sources import Unreadable, read_messages
 
-    skipped = []
+    skipped = []  # files in a folder that could not be read: the run failed
 
     def skip(message):
-        skipped.append(message)
-        diagnostics.warn(message)
+        if isinstance(message, Unreadable):
+            skipped.append(message)
+        diagnostics.warn(str(message))
 
     try:  # INPUT is checked (and opened) before the model is read
+        if split_dir:
+            check_split_folder(split_dir, [path])
         messages = read_messages(path, skip, flush=not split_dir)
         splitter = filtering.SplitWriter(split_dir) if split_dir else None
     except NbcliError as exc:
@@ -1105,7 +1146,7 @@ def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_c
         raise
     classifier = verdicts = model_error = None
     try:
-        classifier = modelfile.load(model)
+        classifier = _load_model(model, max_message_bytes)
         verdicts = filtering.Verdicts(classifier.classes, spam_class, spam_cutoff, ham_cutoff)
         if exit_codes and not verdicts.binary:
             raise NbcliError(
@@ -1184,6 +1225,8 @@ def tokens(inputs, model, no_mail, token_pattern, **kw):
             _write(f"==> {display_text(doc.id)} <==")
         if terms:
             sys.stdout.write("\n".join(t.replace("\n", " ") for t in terms) + "\n")
+    diagnostics.finish()
+    _check_inputs()
 
 
 class _ClosedStream:

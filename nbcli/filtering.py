@@ -42,7 +42,7 @@ def _folded(name: bytes, items: list[str], eol: bytes, width: int = 78) -> bytes
     out = name + b":"
     line_len = len(out)
     for k, item in enumerate(items):
-        piece = re.sub(r"[\x00-\x1f\x7f]", " ", item).encode("ascii", "replace") + (b";" if k < len(items) - 1 else b"")
+        piece = _header_safe(item) + (b";" if k < len(items) - 1 else b"")
         if line_len + 1 + len(piece) > width and line_len > len(name) + 1:
             out += eol + b"\t" + piece
             line_len = 8 + len(piece)
@@ -63,40 +63,69 @@ def evidence_items(explanation: dict) -> list[str]:
     return items
 
 
-def _header_start(message: bytes) -> int | None:
-    """Where the header block starts: after an mbox From_ line, if any."""
-    if not message.startswith(b"From "):
+def _line_ending(message: bytes, start: int = 0) -> bytes:
+    """The message's own line ending, judged by its first line break from
+    `start`: LF, CRLF, or a lone CR (old Mac mail) when its next line break
+    is a lone CR too (so a stray CR in the first line of LF mail does not
+    count)."""
+    cr, nl = message.find(b"\r", start), message.find(b"\n", start)
+    if cr < 0 or 0 <= nl < cr:
+        return b"\n"
+    if nl == cr + 1:
+        return b"\r\n"
+    after = message.find(b"\r", cr + 1)
+    if 0 <= nl and (after < 0 or nl < after):
+        return b"\n"
+    return b"\r\n" if after >= 0 and nl == after + 1 else b"\r"
+
+
+def _header_start(message: bytes, sep: bytes) -> int | None:
+    """Where the header block starts: after an mbox From_ line, if any
+    (None if the message is nothing but a From_ line)."""
+    from nbcli.sources import is_from_line
+
+    if not (message.startswith(b"From ") and is_from_line(message)):
         return 0
-    eol = message.find(b"\n")
+    eol = message.find(sep)
     return None if eol < 0 else eol + 1
+
+
+def _header_safe(text: str) -> bytes:
+    """Text for a header line: ASCII (others become '?') with CR, LF and
+    other control characters made spaces, so a class name can never end
+    the line or the header block (header injection)."""
+    return re.sub(rb"[\x00-\x1f\x7f]", b" ", text.encode("ascii", "replace"))
 
 
 def with_header(message: bytes, value: str, evidence: list[str] | None = None) -> bytes:
     """`message` with the header line `X-NB-Class: value` added (or earlier
     X-NB-Class and X-NB-Evidence fields replaced), and with evidence an
     `X-NB-Evidence:` field after it listing those items, folded; nothing
-    else changed."""
-    start = _header_start(message)
+    else changed. Lines end as the message's own do (LF, CRLF or CR).
+    Raises ValueError if the message has no header block to add to (it is
+    only a From_ line): the caller then must not report a verdict."""
+    start = _header_start(message, _line_ending(message)[-1:])
     if start is None:
-        return message  # nothing but a From_ line: no header block to add to
-    first_end = message.find(b"\n", start)
-    eol = b"\r\n" if first_end > start and message[first_end - 1 : first_end] == b"\r" else b"\n"
-    line = HEADER + b": " + value.encode("ascii", "replace") + eol
+        raise ValueError("nothing but a From_ line: no header block to add a verdict to")
+    eol = _line_ending(message, start)  # the header block's (a From_ line nbcli wrote ends in LF)
+    sep = eol[-1:]
+    line = HEADER + b": " + _header_safe(value) + eol
     if evidence is not None:
         line += _folded(EVIDENCE_HEADER, evidence, eol)
+    blank = (b"\r",) if sep == b"\r" else (b"\n", b"\r\n")
     # Find earlier X-NB-Class and X-NB-Evidence fields (with their continuation lines).
     spans = []
     pos = start
     while pos < len(message):
-        end = message.find(b"\n", pos)
+        end = message.find(sep, pos)
         end = len(message) if end < 0 else end + 1
         text = message[pos:end]
-        if text in (b"\n", b"\r\n"):
+        if text in blank:
             break  # the blank line that ends the header block
         if _OUR_FIELD.match(text):
             stop = end
             while stop < len(message) and message[stop : stop + 1] in (b" ", b"\t"):
-                nxt = message.find(b"\n", stop)
+                nxt = message.find(sep, stop)
                 stop = len(message) if nxt < 0 else nxt + 1
             spans.append((pos, stop))
             end = stop
@@ -147,44 +176,113 @@ def header_value(label: str, p: float) -> str:
 
 
 def as_mbox_entry(message: bytes) -> bytes:
-    """A message as an mbox entry: messages that came from an mbox are kept
-    as they are; others get a From_ line, ">From " escaping of body lines
-    that start with "From ", and a blank line at the end."""
-    if message.startswith(b"From "):
-        return message if message.endswith(b"\n") else message + b"\n"
-    stamp = time.strftime("%a %b %d %H:%M:%S %Y", time.gmtime()).encode()
-    body = re.sub(rb"(?m)^(>*From )", rb">\1", message)
-    if not body.endswith(b"\n"):
-        body += b"\n"
-    return b"From MAILER-DAEMON " + stamp + b"\n" + body + b"\n"
+    """A message as an mbox entry that the next entry can follow (see the
+    cutting rule in nbcli/sources.py): a message that starts with a From_
+    line (it came from an mbox) is kept as it is; others get a From_ line
+    and ">From " escaping (mboxrd) of body lines that start with "From ";
+    either way the entry ends with a blank line (added if missing)."""
+    from nbcli.sources import starts_mbox
+
+    if not starts_mbox(message):
+        stamp = time.strftime("%a %b %d %H:%M:%S %Y", time.gmtime()).encode()
+        message = b"From MAILER-DAEMON " + stamp + b"\n" + re.sub(rb"(?m)^(>*From )", rb">\1", message)
+    if message.endswith((b"\n\n", b"\n\r\n")):
+        return message
+    if message.endswith(b"\n"):
+        return message + (b"\r\n" if message.endswith(b"\r\n") else b"\n")
+    return message + b"\n\n"
 
 
 class SplitWriter:
-    """Appends messages to DIR/<verdict>.mbox, one mbox per verdict, each
-    append under an exclusive lock so concurrent filters do not interleave."""
+    """Appends messages to DIR/<verdict>.mbox, one mbox per verdict (the
+    verdict made a safe file name). Each append is all or nothing: under an
+    exclusive lock (so concurrent filters do not interleave), the entry is
+    written and fsync'ed, and if that fails (a full disk, `ulimit -f`) the
+    file is cut back to its length before, so no torn entry is left for
+    the next append to be glued onto; the error names the file."""
 
     def __init__(self, folder: str):
         self.folder = folder
-        os.makedirs(folder, exist_ok=True)
+        self.counts: dict[str, int] = {}
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            from nbcli.errors import NbcliError
+
+            raise NbcliError(f"--split {folder}: cannot create the folder: {exc.strerror or exc}") from None
+
+    def path_of(self, verdict: str) -> str:
+        name = re.sub(r"[^\w.-]", "_", verdict) or "unnamed"
+        return os.path.join(self.folder, f"{name}.mbox")
 
     def write(self, verdict: str, message: bytes) -> None:
         import fcntl
 
-        name = re.sub(r"[^\w.-]", "_", verdict) or "unnamed"
-        path = os.path.join(self.folder, f"{name}.mbox")
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        from nbcli.errors import NbcliError
+
+        path = self.path_of(verdict)
+        data = as_mbox_entry(message)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise NbcliError(f"cannot append to {path}: {exc.strerror or exc}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            data = as_mbox_entry(message)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            size = os.fstat(fd).st_size
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            except OSError as exc:
+                try:
+                    os.ftruncate(fd, size)
+                except OSError:
+                    pass
+                raise NbcliError(
+                    f"cannot append to {path}: {exc.strerror or exc}; it was left as it was before this message",
+                ) from None
         finally:
             os.close(fd)
+        self.counts[verdict] = self.counts.get(verdict, 0) + 1
+
+    def summary(self) -> str:
+        """'filed 6 messages: ham 3 (DIR/ham.mbox), spam 3 (DIR/spam.mbox)'"""
+        total = sum(self.counts.values())
+        parts = ", ".join(f"{v} {n} ({self.path_of(v)})" for v, n in sorted(self.counts.items()))
+        return f"filed {total} message{'' if total == 1 else 's'}" + (f": {parts}" if parts else "")
+
+
+def _batches(messages, max_docs: int = 2048, max_chars: int = 1 << 21):
+    """Documents of the raw messages in batches as `sources.batches` makes
+    them (one message first, then doubling up to `max_docs` or about
+    `max_chars`), except that a None in `messages` (the input would block:
+    see `sources.mbox_entries`) ends the batch at once, so a message on a
+    quiet pipe goes out without waiting for the next one."""
+    from nbcli.sources import Document
+
+    limit, batch, size, n = 1, [], 0, 0
+    for message in messages:
+        if message is not None:
+            n += 1
+            batch.append(Document(str(n), None, message, "mail"))
+            size += len(message)
+            if len(batch) < limit and size < max_chars:
+                continue
+            limit = min(limit * 2, max_docs)
+        elif not batch:
+            continue
+        else:
+            limit = 1  # after a pause, start small again
+        yield batch
+        batch, size = [], 0
+    if batch:
+        yield batch
 
 
 def run(messages, classifier, verdicts: Verdicts | None, write, warn, model_error: str | None = None, jobs: int = 1, explain: int = 0):
-    """Classify and write every message of `messages` (raw bytes) in order.
+    """Classify and write every message of `messages` (raw bytes; a None
+    among them only says "pass on what you hold": see `_batches`) in order.
 
     write(verdict, message_bytes) puts a message out; warn(text) reports a
     message that passed through unchanged. `classifier`/`verdicts` are None
@@ -193,14 +291,12 @@ def run(messages, classifier, verdicts: Verdicts | None, write, warn, model_erro
     with that many terms. Returns the list of verdicts.
     """
     from nbcli import parallel
-    from nbcli.sources import Document, batches
 
     seen: list[str] = []
-    stream = (Document(str(n), None, m, "mail") for n, m in enumerate(messages, 1))
     if classifier is None:
-        scored = ((batch, None) for batch in batches(stream))
+        scored = ((batch, None) for batch in _batches(messages))
     else:
-        scored = parallel.classify(classifier, batches(stream), jobs, explain)
+        scored = parallel.classify(classifier, _batches(messages), jobs, explain)
     for batch, result in scored:
         rows = whys = None  # on an exception: find the bad message(s) one at a time below
         if not isinstance(result, Exception):

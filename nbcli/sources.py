@@ -7,12 +7,15 @@ and table rows are read one at a time).
 
 Documents in a path (for `predict`, `filter`, and `--label CLASS=PATH`):
 - a Maildir (a folder with cur/ and new/): one message per file in them;
-- any other folder: the documents of every non-hidden file below it;
+- any other folder: the documents of every non-hidden regular file below
+  it (links followed, each real folder once; see "skipped inputs");
 - a .tsv/.tab, .csv or .jsonl/.ndjson file: one document per row (the label
   field, if any, is kept for `eval`);
-- a file that starts with an mbox "From " line: one message per mbox entry;
+- a file that starts with an mbox From_ line: one message per mbox entry
+  (see "cutting mail streams into messages" below for the rule);
 - any other file: one document (an email message if it looks like one);
-- `-`: standard input, read as a file is (or a table with --input-format).
+- `-`: standard input, read as a file is, or as a table if it starts like
+  one (see `_stdin_docs`) or --input-format says so.
 `--input-format` forces one reading: text, eml (one message per file), mbox,
 maildir, tsv, csv or jsonl.
 
@@ -24,8 +27,10 @@ file or `-`) with text and label fields.
 
 from __future__ import annotations
 
+import io
 import itertools
 import os
+import re
 import stat
 import sys
 from dataclasses import dataclass
@@ -78,6 +83,74 @@ class ReadOptions:
     header: bool = True
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES
     warn: Warn = _no_warn
+
+
+# -- skipped inputs ----------------------------------------------------------------
+#
+# Every input that is not read is a warning (through ReadOptions.warn); the
+# warning's type says why, and the CLI (`InputReport`) decides the exit status:
+# - `Unreadable`: an input that could not be read: permission denied, an I/O
+#   error, a folder that cannot be listed, a dangling link, the rest of a CSV
+#   after a quoted field that is never closed. The command still finishes
+#   (train still writes its model) and then exits 1, as grep does;
+# - `Skipped`: an input skipped by rule: a FIFO, device or socket inside a
+#   folder, nbcli's own model files, a folder reached twice through links,
+#   files outside the class sub-folders, malformed or unlabelled table rows,
+#   empty documents. A warning only, unless --strict;
+# - --strict makes every Skipped (and Unreadable) input an error at once:
+#   one line naming it, exit 1, before a model is written.
+# Hidden files and folders (names starting with ".") are not inputs at all
+# (like `ls`): they are left out without a word, under --strict too, so a
+# corpus in a git checkout or a Maildir with dot-files can be read strictly.
+# Other warnings (a document cut at --max-doc-bytes) are plain str.
+#
+# These are str subclasses so that they travel like any warning, including
+# from training workers, which send their warnings back pickled for the
+# parent to say (see parallel.py).
+
+
+class Skipped(str):
+    """A warning about an input skipped by rule (see above)."""
+
+    def as_error(self) -> str:
+        """The warning as an error line: what was skipped and why."""
+        text = str(self)
+        text = text[len("skipping ") :] if text.startswith("skipping ") else text
+        return text[: -len("; skipping it")] if text.endswith("; skipping it") else text
+
+
+class Unreadable(Skipped):
+    """A warning about an input that could not be read (see above)."""
+
+
+class InputReport:
+    """ReadOptions.warn for the CLI: passes warnings on, counts the inputs
+    that could not be read (`check` turns them into the exit status at the
+    end of a command) and, with `strict`, stops at the first skipped one."""
+
+    def __init__(self, warn: Warn, strict: bool = False):
+        self._warn = warn
+        self.strict = strict
+        self.unreadable = 0
+        self.first: str | None = None
+
+    def __call__(self, message: str) -> None:
+        if self.strict and isinstance(message, Skipped):
+            raise NbcliError(message.as_error(), hint="--strict makes every skipped input an error")
+        if isinstance(message, Unreadable):
+            self.unreadable += 1
+            self.first = self.first or message.as_error()
+        self._warn(str(message))
+
+    def check(self) -> None:
+        """An error if some input could not be read (after the command did
+        what it could with the rest)."""
+        if self.unreadable:
+            more = f" (the first: {self.first})" if self.unreadable > 1 else f": {self.first}"
+            raise NbcliError(
+                f"{self.unreadable} input(s) could not be read{more}",
+                hint="the results are for the other inputs",
+            )
 
 
 class Corpus:
@@ -135,54 +208,231 @@ def _is_hidden(name: str) -> bool:
     return name.startswith(".")
 
 
-def list_files(root: str) -> list[str]:
-    """Regular, non-hidden files below `root`, sorted; hidden folders skipped."""
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root, onerror=None):
-        dirnames[:] = sorted(d for d in dirnames if not _is_hidden(d))
-        for name in filenames:
-            if not _is_hidden(name):
-                found.append(os.path.join(dirpath, name))
+def list_files(root: str, warn: Warn = _no_warn) -> list[str]:
+    """Regular, non-hidden files below `root` (and links to them), sorted.
+
+    Links to folders are followed, each real folder read once (by device
+    and inode), which also ends loops. Everything else is left out with a
+    warning (see "skipped inputs" above): a folder that cannot be listed
+    or a dangling link (Unreadable), a FIFO, device or socket (reading one
+    could block forever), or a folder reached a second time (Skipped).
+    Hidden files and folders are left out silently. Iterative, so a deep
+    tree cannot exhaust the recursion limit."""
+    found: list[str] = []
+    try:
+        top = os.stat(root)
+    except OSError as exc:
+        warn(Unreadable(f"skipping the folder {root}: {exc.strerror}"))
+        return found
+    seen = {(top.st_dev, top.st_ino): root}
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        files, folders = _folder_entries(folder, warn)
+        found += files
+        for path, st in reversed(folders):
+            key = (st.st_dev, st.st_ino)
+            if key in seen:
+                warn(Skipped(f"skipping {path}: the same folder as {seen[key]} (a link), which is read once"))
+                continue
+            seen[key] = path
+            stack.append(path)
     found.sort()
     return found
+
+
+def _folder_entries(folder: str, warn: Warn) -> tuple[list[str], list[tuple[str, os.stat_result]]]:
+    """The regular files (or links to them) and the folders (or links to
+    them, with their stat) directly in `folder`, hidden ones left out;
+    anything else is a warning. A plain file or folder costs no system
+    call beyond the listing (the directory entry's type says what it is);
+    links and odd types are stat'ed."""
+    try:
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+    except OSError as exc:
+        warn(Unreadable(f"skipping the folder {folder}: {exc.strerror}"))
+        return [], []
+    files, folders = [], []
+    for entry in entries:
+        if _is_hidden(entry.name):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False):
+                files.append(entry.path)
+                continue
+            st = os.stat(entry.path)  # follows links
+        except OSError as exc:
+            warn(Unreadable(f"skipping {entry.path}: {exc.strerror}"))
+            continue
+        if stat.S_ISREG(st.st_mode):
+            files.append(entry.path)
+        elif stat.S_ISDIR(st.st_mode):
+            folders.append((entry.path, st))
+        else:
+            warn(Skipped(f"skipping {entry.path}: {_file_kind(st.st_mode)}, not a regular file"))
+    return files, folders
+
+
+def _file_kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+    ):
+        if test(mode):
+            return name
+    return "an unusual file"
 
 
 def is_maildir(path: str) -> bool:
     return os.path.isdir(os.path.join(path, "cur")) and os.path.isdir(os.path.join(path, "new"))
 
 
-def maildir_files(path: str) -> list[str]:
-    """The messages of a Maildir: the non-hidden files in cur/ and new/."""
+def maildir_files(path: str, warn: Warn = _no_warn) -> list[str]:
+    """The messages of a Maildir: the non-hidden regular files (or links to
+    them) in cur/ and new/; anything else there is a warning, as in
+    `list_files`."""
     files = []
     for sub in ("cur", "new"):
-        folder = os.path.join(path, sub)
-        files += [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if not _is_hidden(n)]
+        found, folders = _folder_entries(os.path.join(path, sub), warn)
+        files += found
+        for folder, _ in folders:
+            warn(Skipped(f"skipping {folder}: a folder inside a Maildir's {sub}/"))
     return files
 
 
-def split_mbox(first: bytes, read: Callable[[int], bytes]) -> Iterator[bytes]:
-    """The entries of an mbox stream, exactly as stored: each runs from a line
-    starting with "From " up to the next such line, so the entries joined
-    together give back the stream byte for byte. `first` is what was already
-    read of the stream; `read(n)` reads more."""
-    buf = bytearray(first)
-    start = scan = 0  # the current entry starts at buf[start]
+# -- cutting mail streams into messages -----------------------------------------
+#
+# One cutter, `mbox_entries`, cuts every mbox nbcli reads (predict, train,
+# eval, filter, files read whole or streamed). The rule, as mutt's and
+# Python's mailbox readers apply it, made strict:
+#
+# - a new message starts at a line beginning "From " that is at the start of
+#   the stream or follows a blank line ("\n" or "\r\n"), AND looks like a
+#   From_ line: "From", an optional sender (quoted or not), then a date —
+#   weekday, month, day, time, an optional time zone, year — e.g.
+#   `From sender@host Mon Jan  1 00:00:00 2024`, `From - Tue Mar  3 ...`,
+#   or the `From MAILER-DAEMON ...` lines nbcli writes itself. Only the
+#   first 1,024 bytes of a line are looked at;
+# - every other line stays in the message it is in: a body line "From here
+#   on..." (not a From_ line), a From_ line not after a blank line, and
+#   mboxo/mboxrd quoted ">From " lines (which nbcli never unquotes);
+# - an input is an mbox (without --input-format mbox) if it starts with a
+#   From_ line;
+# - the entries are cut exactly: joined together they give back the stream
+#   byte for byte (the blank line before a From_ line ends the message
+#   before it);
+# - an input holding a single entry is one message with the input's path as
+#   its id; several are PATH:1, PATH:2, ...
+#
+# The cutter is linear in its input: it looks for "\nFrom " with a C-level
+# find from where it last stopped, checks the two bytes before a hit and the
+# one line after it, and never rescans; it holds one message plus what the
+# last read returned. Reads are partial (one system call each), so a message
+# on a pipe is passed on as soon as the next From_ line (or the end) comes.
+
+_FROM_SPAN = 1024
+_DAY = rb"(?i:mon|tue|wed|thu|fri|sat|sun)"
+_MONTH = rb"(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+# Alternatives in each repetition are disjoint, so a failed match backtracks
+# over each byte at most once; no repetition is longer than _FROM_SPAN.
+_FROM = (
+    rb"From [ \t]{0,1024}"
+    rb"(?:(?:[^\s\"\\]|\\.|\"(?:[^\"\\\r\n]|\\.){0,1024}\"){1,1024}[ \t]{1,1024}(?:at[ \t]{1,1024}\S{1,1024}[ \t]{1,1024})?)?"  # sender
+    + _DAY
+    + rb"\S{0,1024}[ \t]{1,1024}"
+    + _MONTH
+    + rb"\S{0,1024}[ \t]{1,1024}\d{1,2}[ \t]{1,1024}\d{1,2}:\d\d(?::\d\d)?[ \t]{1,1024}"  # day and time
+    rb"(?:[a-zA-Z+-]\S{0,1024}[ \t]{1,1024}(?:[a-zA-Z]\S{0,1024}[ \t]{1,1024})?)?\d{1,1024}"  # time zone (up to two words), year
+)
+_FROM_LINE = re.compile(_FROM)
+# A blank line and a From_ line after it, found by one C-level search (its
+# literal "\n" prefix keeps the scan fast); is_from_line confirms a hit.
+_BOUNDARY = re.compile(rb"\n\r?\n(?=" + _FROM + rb")")
+
+
+def is_from_line(data, pos: int = 0, end: int | None = None) -> bool:
+    """Whether data[pos:] starts with an mbox From_ line (see the rule
+    above); only its first _FROM_SPAN bytes (or up to `end`) are read."""
+    stop = pos + _FROM_SPAN if end is None else min(end, pos + _FROM_SPAN)
+    return _FROM_LINE.match(data, pos, stop) is not None
+
+
+def mbox_entries(read: Callable[[], bytes], head: bytes = b"", idle: Callable[[], bool] | None = None) -> Iterator[bytes | None]:
+    """The entries of an mbox stream, exactly as stored (the rule above):
+    `head` is what was already read of it, `read()` reads more (b"" at its
+    end). The first entry runs from the start of the stream to the first
+    message boundary (so with a forced mbox reading, whatever comes before
+    the first From_ line is an entry of its own).
+
+    With `idle`, None is yielded before a read whenever idle() says the read
+    would block: everything complete has then been yielded, so a consumer
+    can pass on what it holds (filter on a long-lived pipe)."""
+    buf = bytearray(b"\n")  # a line end before the stream: a blank first line counts as one
+    buf += head
+    start, scan = 1, 0  # the current entry starts at buf[start]; search for a boundary from scan
+    eof = False
     while True:
-        cut = buf.find(b"\nFrom ", scan)
-        if cut >= 0:
-            yield bytes(buf[start : cut + 1])
-            start = scan = cut + 1
+        hit = _BOUNDARY.search(buf, scan)
+        if hit is not None:
+            line = hit.end()
+            if is_from_line(buf, line):
+                yield _slice(buf, start, line)
+                start = line
+            scan = line
             continue
-        more = read(_READ_CHUNK)
-        if not more:
+        if eof:
             if start < len(buf):
-                yield bytes(buf[start:])
+                yield _slice(buf, start, len(buf))
             return
-        if start > len(buf) // 2:  # drop what was yielded, now and then
-            del buf[:start]
-            start = 0
-        scan = max(start, len(buf) - 6)
-        buf += more
+        # Search again only where a boundary's From_ line may not have been
+        # read far enough to judge: in the last line, if it is short. So a
+        # byte is searched at most twice, plus _FROM_SPAN bytes per read.
+        nl = buf.rfind(b"\n", max(start, len(buf) - _FROM_SPAN - 3))
+        scan = max(scan, start - 1, len(buf) - 3 if nl < 0 else min(len(buf) - 3, nl - 2))
+        if start > 1 and start >= len(buf) // 2:  # drop what was yielded, now and then
+            drop = start - 1
+            del buf[:drop]
+            scan, start = scan - drop, 1
+        if idle is not None and idle():
+            yield None
+        more = read()
+        if more:
+            buf += more
+        else:
+            eof = True
+
+
+def _slice(buf: bytearray, a: int, b: int) -> bytes:
+    with memoryview(buf) as view:
+        return view[a:b].tobytes()
+
+
+def starts_mbox(head: bytes) -> bool:
+    """Whether a stream that starts with `head` is read as an mbox (without
+    --input-format mbox): it starts with a From_ line."""
+    return head.startswith(b"From ") and is_from_line(head)
+
+
+def _read_first_line(read: Callable[[], bytes]) -> bytes:
+    """Enough of a stream to judge its first line: up to a newline, the end,
+    or _FROM_SPAN bytes (whatever one read returns past that is kept)."""
+    head = b""
+    while b"\n" not in head and len(head) < _FROM_SPAN:
+        more = read()
+        if not more:
+            break
+        head += more
+    return head
+
+
+def split_mbox(first: bytes, read: Callable[[int], bytes]) -> Iterator[bytes]:
+    """mbox_entries for a `read(n)` function (kept for callers of the old
+    name)."""
+    return mbox_entries(lambda: read(_READ_CHUNK), first)
 
 
 def _cap(data: bytes, name: str, opts: ReadOptions) -> bytes:
@@ -203,22 +453,33 @@ def _read_upto(fh, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def _file_docs(path: str, fmt: str, label: str | None, opts: ReadOptions) -> Iterator[Document]:
+def _file_docs(path: str, fmt: str, label: str | None, opts: ReadOptions, walked: bool = False) -> Iterator[Document]:
     """The documents of one non-table file (or '-'): one document, or the
-    messages of an mbox. `fmt` is auto, text, eml or mbox."""
+    messages of an mbox. `fmt` is auto, text, eml or mbox.
+
+    `walked`: the file was found in a folder, not named by the user. Then
+    it is opened without blocking and read only if it is (still) a regular
+    file, and it is skipped if it is an nbcli model file (one written into
+    the corpus folder must not come back as a document). A FIFO or device
+    named on the command line is read: that is what was asked."""
     if path == "-":
-        yield from _stream_docs(sys.stdin.buffer, path, fmt, label, opts)
+        if fmt == "auto":
+            yield from _stdin_docs(label, opts)
+        else:
+            yield from _stream_docs(sys.stdin.buffer, path, fmt, label, opts)
         return
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError as exc:
-        opts.warn(f"skipping {path}: {exc.strerror}")
+    fd = _open_input(path, opts, walked)
+    if fd is None:
         return
     try:
         data = _read_regular(fd, opts.max_doc_bytes)
+        if walked and _is_model(os.pread(fd, 256, 0) if data is None else data[:256]):
+            os.close(fd)
+            opts.warn(Skipped(f"skipping {path}: an nbcli model file"))
+            return
     except OSError as exc:
         os.close(fd)
-        opts.warn(f"skipping {path}: {exc.strerror}")
+        opts.warn(Unreadable(f"skipping {path}: {exc.strerror}"))
         return
     if data is not None:
         os.close(fd)
@@ -229,6 +490,40 @@ def _file_docs(path: str, fmt: str, label: str | None, opts: ReadOptions) -> Ite
         yield from _stream_docs(fh, path, fmt, label, opts)
     finally:
         fh.close()
+
+
+def _open_input(path: str, opts: ReadOptions, walked: bool) -> int | None:
+    """A descriptor for `path`, or None after a warning. A walked file is
+    opened with O_NONBLOCK (a FIFO that replaced a file since the listing
+    would block the open itself) and must be a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | (os.O_NONBLOCK if walked else 0))
+    except OSError as exc:
+        opts.warn(Unreadable(f"skipping {path}: {exc.strerror}"))
+        return None
+    if walked:
+        try:
+            mode = os.fstat(fd).st_mode
+        except OSError as exc:
+            os.close(fd)
+            opts.warn(Unreadable(f"skipping {path}: {exc.strerror}"))
+            return None
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            opts.warn(Skipped(f"skipping {path}: {_file_kind(mode)}, not a regular file"))
+            return None
+    return fd
+
+
+_MODEL_MARK = b"nbcli-model"
+
+
+def _is_model(head: bytes) -> bool:
+    """Whether a file starting with `head` is an nbcli model: joblib writes
+    a pickle (first byte 0x80, the protocol opcode) of a dict whose first
+    key is "format" with the value "nbcli-model" (see modelfile.py), within
+    the first ~40 bytes; 200 leaves room for other pickle protocols."""
+    return head[:1] == b"\x80" and _MODEL_MARK in head[:200]
 
 
 def _read_regular(fd: int, limit: int) -> bytes | None:
@@ -246,29 +541,50 @@ def _read_regular(fd: int, limit: int) -> bytes | None:
     return None
 
 
+def _entry_docs(entries: Iterable[bytes], path: str, label: str | None, opts: ReadOptions | None) -> Iterator[Document]:
+    """Documents for the entries of one mbox: ids PATH:1, PATH:2, ..., or
+    PATH when it holds a single entry (so one entry is held back until the
+    next one, or the end, shows which)."""
+    held, n = None, 0
+    for entry in entries:
+        if held is not None:
+            yield _entry_doc(held, f"{path}:{n}", label, n == 1, opts)
+        held, n = entry, n + 1
+    if held is not None:
+        yield _entry_doc(held, path if n == 1 else f"{path}:{n}", label, n == 1, opts)
+
+
+def _entry_doc(data: bytes, doc_id: str, label: str | None, first: bool, opts: ReadOptions | None) -> Document:
+    return Document(doc_id, label, data if opts is None else _cap(data, doc_id, opts), "mail", first)
+
+
 def _docs_in_bytes(data: bytes, path: str, fmt: str, label: str | None) -> Iterator[Document]:
     """_stream_docs for a file already read whole (no --max-doc-bytes cut
     can be needed: the whole file is within it)."""
-    if fmt == "mbox" or (fmt == "auto" and data.startswith(b"From ")):
-        start, n = 0, 0
-        while start < len(data):  # the entries as split_mbox cuts them
-            cut = data.find(b"\nFrom ", start)
-            end = len(data) if cut < 0 else cut + 1
-            n += 1
-            yield Document(f"{path}:{n}", label, data[start:end], "mail", n == 1)
-            start = end
+    if fmt == "mbox" or (fmt == "auto" and starts_mbox(data)):
+        yield from _entry_docs(mbox_entries(lambda: b"", data), path, label, None)
         return
     yield Document(path, label, data, {"eml": "mail", "text": "text"}.get(fmt, "auto"))
+
+
+def _partial_reader(fh) -> Callable[[], bytes]:
+    """read() for a stream: one system call's worth (read1 on a buffered
+    stream; an unbuffered one reads once anyway)."""
+    read = getattr(fh, "read1", None) or fh.read
+    return lambda: read(_READ_CHUNK)
 
 
 def _stream_docs(fh, path: str, fmt: str, label: str | None, opts: ReadOptions) -> Iterator[Document]:
     name = "standard input" if path == "-" else path
     try:
-        head = _read_upto(fh, opts.max_doc_bytes + 1)
-        if fmt == "mbox" or (fmt == "auto" and head.startswith(b"From ")):
-            for n, message in enumerate(split_mbox(head, fh.read), 1):
-                yield Document(f"{path}:{n}", label, _cap(message, f"{path}:{n}", opts), "mail", n == 1)
-            return
+        read = _partial_reader(fh)
+        head = b""
+        if fmt in ("mbox", "auto"):
+            head = _read_first_line(read)
+            if fmt == "mbox" or starts_mbox(head):
+                yield from _entry_docs(mbox_entries(read, head), path, label, opts)
+                return
+        head += _read_upto(fh, max(0, opts.max_doc_bytes + 1 - len(head)))
         if len(head) > opts.max_doc_bytes:
             head = _cap(head, name, opts)
             while fh.read(1 << 20):  # drain stdin; files are simply closed
@@ -276,51 +592,151 @@ def _stream_docs(fh, path: str, fmt: str, label: str | None, opts: ReadOptions) 
                     break
         yield Document(path, label, head, {"eml": "mail", "text": "text"}.get(fmt, "auto"))
     except OSError as exc:
-        opts.warn(f"skipping {path}: {exc.strerror}")
+        opts.warn(Unreadable(f"skipping {path}: {exc.strerror}"))
 
 
-def read_messages(path: str) -> Iterator[bytes]:
-    """Raw messages for `nbcli filter`, never cut: an mbox's entries, or the
-    whole file (or stdin) as one message."""
-    fh = sys.stdin.buffer if path == "-" else open(path, "rb", buffering=0)
+def read_messages(path: str, warn: Warn = _no_warn, flush: bool = False) -> Iterator[bytes | None]:
+    """Raw messages for `nbcli filter`, never cut short: INPUT (a file, `-`,
+    a FIFO or device, a folder or a Maildir) as a stream of messages, each
+    input file being an mbox (it starts with a From_ line: its entries) or
+    one message (an empty file: none).
+
+    INPUT itself is checked and opened before this returns, so a missing or
+    unreadable INPUT is an NbcliError naming it (before anything is read or
+    written); a file in a folder that cannot be read is passed to `warn`
+    and skipped. With `flush`, None is yielded whenever reading a pipe
+    would block, after everything complete has been yielded (see
+    `mbox_entries`)."""
+    if path == "-":
+        return _messages_in(sys.stdin.buffer, "standard input", flush)
+    if not os.path.lexists(path):
+        raise NbcliError(f"{path}: no such file or folder", hint="give a message, an mbox, a folder or a Maildir, or - for stdin")
+    if os.path.isdir(path):
+        try:
+            os.listdir(path)  # a folder that cannot be listed is INPUT's error, not a warning
+        except OSError as exc:
+            raise NbcliError(f"cannot read the folder {path}: {exc.strerror or exc}") from None
+        files = maildir_files(path, warn) if is_maildir(path) else list_files(path, warn)
+        return _messages_in_files(files, warn)
     try:
-        head = _read_upto(fh, 5)
-        if head.startswith(b"From "):
-            yield from split_mbox(head, fh.read)
-        else:
-            rest = [head]
-            while True:
-                chunk = fh.read(_READ_CHUNK)
-                if not chunk:
-                    break
-                rest.append(chunk)
-            yield b"".join(rest)
+        fh = open(path, "rb", buffering=0)
+    except OSError as exc:
+        raise NbcliError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return _closing(_messages_in(fh, path, flush), fh)
+
+
+def _closing(messages: Iterator[bytes | None], fh) -> Iterator[bytes | None]:
+    try:
+        yield from messages
     finally:
-        if path != "-":
-            fh.close()
+        fh.close()
+
+
+def _messages_in_files(files: list[str], warn: Warn) -> Iterator[bytes]:
+    """The messages of a folder's files, each file a message or an mbox. A
+    file that cannot be read is an `Unreadable` warning; one that is no
+    longer a regular file (opened without blocking, so a FIFO put there
+    meanwhile cannot hang the filter) a `Skipped` one."""
+    for name in files:
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            warn(Unreadable(f"skipping {name}: {exc.strerror or exc}"))
+            continue
+        with open(fd, "rb", buffering=0) as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                warn(Skipped(f"skipping {name}: not a regular file"))
+                continue
+            try:
+                yield from _messages_in(fh, name, False)
+            except NbcliError as exc:
+                warn(Unreadable(f"skipping the rest of {name}: {exc.message}"))
+
+
+def _messages_in(fh, name: str, flush: bool) -> Iterator[bytes | None]:
+    """The messages of one stream: an mbox's entries, or all of it as one
+    message (none if it is empty). A read error is an NbcliError naming
+    the stream."""
+    try:
+        read = _partial_reader(fh)
+        idle = _would_block(fh) if flush else None
+        head = _read_first_line(read)
+        if starts_mbox(head):
+            yield from mbox_entries(read, head, idle)
+            return
+        chunks = [head]
+        while chunks[-1]:
+            chunks.append(read())
+        if len(head):
+            yield b"".join(chunks)
+    except IsADirectoryError:
+        raise NbcliError(f"cannot read {name}: it is a folder") from None
+    except OSError as exc:
+        raise NbcliError(f"cannot read {name}: {exc.strerror or exc}") from None
+
+
+def _would_block(fh) -> Callable[[], bool] | None:
+    """idle() for mbox_entries: whether reading `fh` now would wait (pipes,
+    sockets, terminals; a regular file never does)."""
+    import select
+
+    try:
+        fd = fh.fileno()
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+    def idle() -> bool:
+        try:
+            return not select.select([fd], [], [], 0)[0]
+        except (OSError, ValueError):
+            return False
+
+    return idle
 
 
 # -- tables ----------------------------------------------------------------------
+#
+# Tables are read line by line, each line cut at --max-doc-bytes + 64K, so
+# every path here is linear in the input and holds one row at a time.
+# Malformed rows are skipped with a warning naming FILE:LINE (errors under
+# --strict, see "skipped inputs"):
+# - TSV/CSV: a row with more fields than the header row (a stray tab or
+#   comma would shift the text into the wrong column), a row without the
+#   text column, a CSV syntax error (e.g. `"a"b`);
+# - CSV: a quoted field that is never closed swallows the rest of the file,
+#   so it is reported as unreadable (exit status 1): the rows after it are
+#   lost; a quoted field longer than the cap is skipped and reading resumes
+#   on the next line;
+# - JSON lines: a line that is not a JSON object; a text that is not a
+#   string (null, a number, a list, ...); a label that is not a string or
+#   an integer (a list, an object, true/false, 1.5). Integer labels (0/1,
+#   common in data exported from CSV) are read as their decimal string.
 
 
 def _lines(stream, opts: ReadOptions, name: str) -> Iterator[str]:
-    """Decoded lines of a binary stream, each cut at --max-doc-bytes."""
+    """Decoded lines of a binary stream, each cut at --max-doc-bytes. A read
+    error ends the stream with a warning."""
     limit = opts.max_doc_bytes + 65536
     number = 0
-    while True:
-        line = stream.readline(limit)
-        if not line:
-            return
-        number += 1
-        if len(line) == limit and not line.endswith(b"\n"):
-            opts.warn(f"{name}:{number}: line longer than {limit} bytes; skipping it")
-            while True:
-                rest = stream.readline(limit)
-                if not rest or rest.endswith(b"\n"):
-                    break
-            yield ""
-            continue
-        yield decode_bytes(line)
+    try:
+        while True:
+            line = stream.readline(limit)
+            if not line:
+                return
+            number += 1
+            if len(line) == limit and not line.endswith(b"\n"):
+                opts.warn(Skipped(f"{name}:{number}: line longer than {limit} bytes; skipping it"))
+                while True:
+                    rest = stream.readline(limit)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+                yield ""
+                continue
+            yield decode_bytes(line)
+    except OSError as exc:
+        opts.warn(Unreadable(f"skipping the rest of {name} (from line {number + 1}): {exc.strerror}"))
 
 
 def _field_index(field: str, columns: list[str] | None, what: str, option: str, name: str) -> int:
@@ -340,22 +756,43 @@ def _field_index(field: str, columns: list[str] | None, what: str, option: str, 
     return columns.index(field)
 
 
-def _numbered_rows(lines, fmt: str, opts: ReadOptions) -> Iterator[tuple[int, list[str]]]:
+def _numbered_rows(lines, fmt: str, opts: ReadOptions, name: str) -> Iterator[tuple[int, list[str]]]:
     """(line where the row starts, fields) for TSV or CSV lines. TSV is one
     row per line split on tabs, with no quoting; CSV is RFC 4180, where a
-    quoted field may span lines."""
-    if fmt == "csv":
-        import csv
-
-        csv.field_size_limit(opts.max_doc_bytes + 65536)
-        reader = csv.reader(lines, strict=False)
-        start = 1
-        for row in reader:
-            yield start, row
-            start = reader.line_num + 1
-    else:
+    quoted field may span lines. The csv module's strict mode reports a
+    syntax error for one row and carries on with the next line, and a
+    quoted field that never ends as an error at the end of the input
+    (without it, the field silently takes the rest of the file). Its field
+    buffer grows by doubling, so a long quoted field costs linear time."""
+    if fmt != "csv":
         for number, line in enumerate(lines, 1):
             yield number, line.rstrip("\r\n").split("\t")
+        return
+    import csv
+
+    csv.field_size_limit(opts.max_doc_bytes + 65536)
+    reader = csv.reader(lines, strict=True)
+    start = 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            end = reader.line_num
+            span = f"line {start}" if end <= start else f"lines {start}-{end}"
+            if "unexpected end of data" in str(exc):
+                opts.warn(Unreadable(f"{name}:{start}: a quoted field starts in this row and is never closed; skipping the rest of the file ({span})"))
+                return
+            if "field larger than field limit" in str(exc):
+                opts.warn(Skipped(f"{name}:{start}: a field longer than {opts.max_doc_bytes + 65536} bytes; skipping {span}"))
+            else:
+                why = "a carriage return in an unquoted field" if "new-line character" in str(exc) else str(exc)
+                opts.warn(Skipped(f"{name}:{start}: not valid CSV ({why}); skipping {span}"))
+            start = end + 1
+            continue
+        yield start, row
+        start = reader.line_num + 1
 
 
 def _table_docs(stream, fmt: str, name: str, label: str | None, need_label: bool, opts: ReadOptions) -> Iterator[Document]:
@@ -373,14 +810,16 @@ def _table_docs(stream, fmt: str, name: str, label: str | None, need_label: bool
     if fmt == "jsonl":
         yield from _jsonl_docs(lines, name, text_field, label_field, label, need_label and use_label, opts)
         return
-    rows = _numbered_rows(lines, fmt, opts)
+    rows = _numbered_rows(lines, fmt, opts, name)
     columns = None
     if opts.header:
-        first = next(rows, None)
+        first = next((row for row in rows if row[1] and row[1] != [""]), None)  # blank lines before it
         if first is None:
             return
         columns = [c.strip() for c in first[1]]
     ti = _field_index(text_field, columns, "text", "--text-field", name)
+    if use_label and not need_label and opts.label_field is None and columns is not None and label_field not in columns:
+        use_label = False  # predict: a table of texts without labels (JSON lines may lack them too)
     li = _field_index(label_field, columns, "label", "--label-field", name) if use_label else None
     ii = None
     if opts.id_field:
@@ -390,19 +829,33 @@ def _table_docs(stream, fmt: str, name: str, label: str | None, need_label: bool
     for row_no, row in rows:
         if not row or row == [""]:
             continue
+        if columns is not None and len(row) > len(columns):
+            sep = "tabs" if fmt == "tsv" else "commas"
+            opts.warn(Skipped(f"{name}:{row_no}: {len(row)} fields but the header has {len(columns)} (stray {sep} in the text?); skipping it"))
+            continue
         if ti >= len(row):
-            opts.warn(f"{name}:{row_no}: row has no text column; skipping it")
+            opts.warn(Skipped(f"{name}:{row_no}: row has no text column; skipping it"))
             continue
         doc_label = label
         if li is not None:
             doc_label = row[li].strip() if li < len(row) else ""
             if not doc_label:
                 if need_label:
-                    opts.warn(f"{name}:{row_no}: row has no label; skipping it")
+                    opts.warn(Skipped(f"{name}:{row_no}: row has no label; skipping it"))
                     continue
                 doc_label = None
         doc_id = row[ii] if ii is not None and ii < len(row) and row[ii] else f"{name}:{row_no}"
         yield Document(doc_id, doc_label, row[ti])
+
+
+def _json_label(value) -> str | None:
+    """A JSON label as a class name: a string, or an integer as its decimal
+    string; None for anything else (booleans are not integers here)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
 
 
 def _jsonl_docs(lines, name, text_field, label_field, label, need_label, opts) -> Iterator[Document]:
@@ -416,10 +869,10 @@ def _jsonl_docs(lines, name, text_field, label_field, label, need_label, opts) -
         try:
             record = json.loads(line)
         except ValueError as exc:
-            opts.warn(f"{name}:{number}: not valid JSON ({exc.msg}); skipping it")
+            opts.warn(Skipped(f"{name}:{number}: not valid JSON ({getattr(exc, 'msg', exc)}); skipping it"))
             continue
         if not isinstance(record, dict):
-            opts.warn(f"{name}:{number}: not a JSON object; skipping it")
+            opts.warn(Skipped(f"{name}:{number}: not a JSON object; skipping it"))
             continue
         if text_field not in record:
             if first:
@@ -428,32 +881,54 @@ def _jsonl_docs(lines, name, text_field, label_field, label, need_label, opts) -
                     f"{name}:{number}: record has no field {text_field!r} (its fields: {keys})",
                     hint="name the text field with --text-field",
                 )
-            opts.warn(f"{name}:{number}: record has no field {text_field!r}; skipping it")
+            opts.warn(Skipped(f"{name}:{number}: record has no field {text_field!r}; skipping it"))
             continue
         first = False
         text = record[text_field]
         if not isinstance(text, str):
-            text = "" if text is None else json.dumps(text) if isinstance(text, (list, dict)) else str(text)
+            opts.warn(Skipped(f"{name}:{number}: {text_field!r} is {_json_kind(text)}, not a string; skipping it"))
+            continue
         doc_label = label
         if label is None:
             value = record.get(label_field)
-            doc_label = None if value is None or value == "" else str(value)
+            doc_label = None if value is None or value == "" else _json_label(value)
+            if doc_label is None and value not in (None, ""):
+                opts.warn(Skipped(f"{name}:{number}: label {label_field!r} is {_json_kind(value)}, not a string or an integer; skipping it"))
+                continue
             if doc_label is None and need_label:
-                opts.warn(f"{name}:{number}: record has no {label_field!r}; skipping it")
+                opts.warn(Skipped(f"{name}:{number}: record has no {label_field!r}; skipping it"))
                 continue
         doc_id = record.get(id_field)
         doc_id = str(doc_id) if doc_id not in (None, "") else f"{name}:{number}"
         yield Document(doc_id, doc_label, text)
 
 
-def _open_table(path: str, fmt: str, label: str | None, need_label: bool, opts: ReadOptions) -> Iterator[Document]:
+def _json_kind(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    kinds = ((str, "a string"), (int, "a number"), (float, "a number"), (list, "a list"), (dict, "an object"))
+    return next((kind for t, kind in kinds if isinstance(value, t)), "not a string")
+
+
+def _open_table(path: str, fmt: str, label: str | None, need_label: bool, opts: ReadOptions, walked: bool = False) -> Iterator[Document]:
+    """The rows of a table file (or '-'). A table named on the command line
+    that cannot be opened is an error (it is the whole input); one found in
+    a folder is skipped with a warning, as other files there are."""
     if path == "-":
         yield from _table_docs(sys.stdin.buffer, fmt, "<stdin>", label, need_label, opts)
         return
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise NbcliError(f"cannot read {path}: {exc.strerror}") from None
+    if walked:
+        fd = _open_input(path, opts, walked)
+        if fd is None:
+            return
+        fh = open(fd, "rb")
+    else:
+        try:
+            fh = open(path, "rb")
+        except OSError as exc:
+            raise NbcliError(f"cannot read {path}: {exc.strerror}") from None
     with fh:
         yield from _table_docs(fh, fmt, path, label, need_label, opts)
 
@@ -469,6 +944,90 @@ def _sniff(lines: Iterator[str]) -> tuple[str, Iterator[str]]:
     first = ahead[-1].lstrip() if ahead else ""
     fmt = "jsonl" if first.startswith("{") else "tsv" if "\t" in first else "csv"
     return fmt, itertools.chain(ahead, lines)
+
+
+# -- standard input for predict and tokens -------------------------------------
+#
+# `-` with --input-format auto is one document (a message, an mbox, plain
+# text) unless it is unambiguously a table: its first non-blank line is a
+# JSON object with the text field (JSON lines), or a header row of bare
+# names (letters, digits, _ . -), at least two, split by tabs (TSV) or
+# commas (CSV), one of which is the text field ("text" or --text-field).
+# A mail's first line ("From ...", "Received: ...") or a sentence is never
+# such a row. With --no-header or a column number as --text-field, only
+# JSON lines are recognised; --input-format tsv/csv/jsonl forces a table.
+# (`train -` and `eval -` always read a table: there it is the only choice.)
+
+_HEADER_NAME = re.compile(r"[\w.-]{1,100}")
+
+
+def _stdin_table_format(line: str, opts: ReadOptions) -> str | None:
+    """The table format that the first non-blank line of stdin shows, or
+    None (see the rule above)."""
+    import json
+
+    text_field = opts.text_field or "text"
+    line = line.strip()
+    if line.startswith("{"):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return None
+        return "jsonl" if isinstance(record, dict) and text_field in record else None
+    if not opts.header or text_field.isdigit():
+        return None
+    fmt, sep = ("tsv", "\t") if "\t" in line else ("csv", ",")
+    cells = [c.strip('"') for c in line.split(sep)]  # "a, b" (a space) is a sentence, not a header
+    if len(cells) >= 2 and text_field in cells and all(_HEADER_NAME.fullmatch(c) for c in cells):
+        return fmt
+    return None
+
+
+class _Replay(io.RawIOBase):
+    """A stream that gives `head` and then the rest of `fh`: stdin with what
+    was read to judge it put back."""
+
+    def __init__(self, head: bytes, fh):
+        self._head = memoryview(head)
+        self._fh = fh
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = (getattr(self._fh, "read1", None) or self._fh.read)(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _stdin_docs(label: str | None, opts: ReadOptions) -> Iterator[Document]:
+    """Standard input with --input-format auto: a table if its first
+    non-blank line says so, else one document or an mbox (see above). Only
+    that line is read to decide (at most --max-doc-bytes + 64K bytes)."""
+    fh = sys.stdin.buffer
+    limit = opts.max_doc_bytes + 65536
+    head = bytearray()
+    try:
+        while len(head) < limit:
+            line = fh.readline(limit - len(head))
+            head += line
+            if not line or line.strip():
+                break
+    except OSError as exc:
+        opts.warn(Unreadable(f"skipping standard input: {exc.strerror}"))
+        return
+    first = bytes(head[head.rfind(b"\n", 0, len(head) - 1) + 1 :])
+    stream = io.BufferedReader(_Replay(bytes(head), fh), buffer_size=1 << 16)
+    fmt = _stdin_table_format(decode_bytes(first), opts) if first.strip() else None
+    if fmt is not None:
+        yield from _table_docs(stream, fmt, "<stdin>", label, False, opts)
+    else:
+        yield from _stream_docs(stream, "-", "auto", label, opts)
 
 
 # -- public entry points -------------------------------------------------------
@@ -488,15 +1047,17 @@ def _format_of(path: str, opts: ReadOptions) -> str:
 
 def _check_exists(path: str) -> None:
     if path != "-" and not os.path.exists(path):
+        if os.path.lexists(path):
+            raise NbcliError(f"{path}: a link to {os.readlink(path)}, which does not exist", hint="check the link")
         raise NbcliError(f"{path}: no such file or folder", hint="check the path")
 
 
-def _docs_of(path: str, opts: ReadOptions, label: str | None, need_label: bool) -> Iterator[Document]:
+def _docs_of(path: str, opts: ReadOptions, label: str | None, need_label: bool, walked: bool = False) -> Iterator[Document]:
     fmt = _format_of(path, opts)
     if fmt in TABLE_FORMATS:
-        yield from _open_table(path, fmt, label, need_label, opts)
+        yield from _open_table(path, fmt, label, need_label, opts, walked)
     else:
-        yield from _file_docs(path, fmt, label, opts)
+        yield from _file_docs(path, fmt, label, opts, walked)
 
 
 def documents_in(path: str, opts: ReadOptions, label: str | None = None) -> tuple[Callable[[], Iterator[Document]], int | None]:
@@ -505,18 +1066,18 @@ def documents_in(path: str, opts: ReadOptions, label: str | None = None) -> tupl
     _check_exists(path)
     fmt = opts.input_format
     if path == "-":
-        return (lambda: _docs_of("-", opts, label, False)), (None if fmt in TABLE_FORMATS else 1)
+        return (lambda: _docs_of("-", opts, label, False)), (None if fmt in TABLE_FORMATS or fmt == "auto" else 1)
     if os.path.isdir(path):
         if fmt == "maildir" or (fmt == "auto" and is_maildir(path)):
             if not is_maildir(path):
                 raise NbcliError(f"{path} is not a Maildir (it has no cur/ and new/ folders)", hint="drop --input-format maildir")
-            files = maildir_files(path)
-            return FileList(files, lambda f: (Document(f, label, d.data, "mail") for d in _file_docs(f, "eml", None, opts)), opts), len(files)
-        files = list_files(path)
+            files = maildir_files(path, opts.warn)
+            return FileList(files, lambda f: (Document(f, label, d.data, "mail") for d in _file_docs(f, "eml", None, opts, True)), opts), len(files)
+        files = list_files(path, opts.warn)
         known = all(_format_of(f, opts) not in TABLE_FORMATS for f in files)
         if not known:
-            return (lambda: (d for f in files for d in _docs_of(f, opts, label, False))), None
-        return FileList(files, lambda f: _file_docs(f, _format_of(f, opts), label, opts), opts), len(files)
+            return (lambda: (d for f in files for d in _docs_of(f, opts, label, False, True))), None
+        return FileList(files, lambda f: _file_docs(f, _format_of(f, opts), label, opts, True), opts), len(files)
     if fmt == "maildir":
         raise NbcliError(f"{path} is not a Maildir (it is a file)", hint="drop --input-format maildir")
     known = _format_of(path, opts) not in TABLE_FORMATS
@@ -548,17 +1109,22 @@ def labeled_corpus(corpora: Iterable[str], pairs: Iterable[tuple[str, str]], opt
 
 
 def _class_folders(root: str, opts: ReadOptions):
-    classes = sorted(
-        d for d in os.listdir(root) if not _is_hidden(d) and os.path.isdir(os.path.join(root, d))
-    )
+    """The parts of a corpus folder: one per class sub-folder (or link to a
+    folder). Anything else in it is not read, and a warning says so."""
+    try:
+        with os.scandir(root) as listing:
+            names = sorted(e.name for e in listing if not _is_hidden(e.name))
+    except OSError as exc:
+        raise NbcliError(f"cannot read the folder {root}: {exc.strerror}") from None
+    classes = [d for d in names if os.path.isdir(os.path.join(root, d))]
     if not classes:
         raise NbcliError(
             f"{root} has no class sub-folders",
             hint="put each class's documents in a sub-folder named after the class, or use --label CLASS=PATH",
         )
-    loose = [f for f in os.listdir(root) if not _is_hidden(f) and os.path.isfile(os.path.join(root, f))]
+    loose = len(names) - len(classes)
     if loose:
-        opts.warn(f"{root}: ignoring {len(loose)} file(s) outside the class sub-folders")
+        opts.warn(Skipped(f"{root}: ignoring {loose} file(s) outside the class sub-folders"))
     return [documents_in(os.path.join(root, cls), opts, label=cls) for cls in classes]
 
 

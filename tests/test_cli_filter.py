@@ -62,8 +62,12 @@ def test_an_earlier_header_is_replaced_not_stacked(spam_model):
 def test_with_header_unit_cases():
     assert filtering.with_header(b"Subject: x", "ham; p=0.1") == b"X-NB-Class: ham; p=0.1\nSubject: x"
     assert filtering.with_header(b"", "ham; p=0.1") == b"X-NB-Class: ham; p=0.1\n"
-    assert filtering.with_header(b"From x\n\nbody", "v") == b"From x\nX-NB-Class: v\n\nbody"
-    assert filtering.with_header(b"From only-a-from-line", "v") == b"From only-a-from-line"
+    from_ = b"From x Mon Jan  1 00:00:00 2024\n"
+    assert filtering.with_header(from_ + b"\nbody", "v") == from_ + b"X-NB-Class: v\n\nbody"
+    # a first line "From ..." that is not a From_ line is part of the message
+    assert filtering.with_header(b"From x\n\nbody", "v") == b"X-NB-Class: v\nFrom x\n\nbody"
+    with pytest.raises(ValueError, match="no header block"):
+        filtering.with_header(from_.rstrip(), "v")
 
 
 def test_split_writes_one_mbox_per_verdict(tmp_path, spam_model):
@@ -128,4 +132,4 @@ def test_usage_errors(tmp_path, spam_model):
     result = run(["filter", spam_model, "--ham-cutoff", "0.9", "--spam-cutoff", "0.5"], input=b"x")
     assert result.exit_code == 2 and "is above --spam-cutoff" in result.stderr
     result = run(["filter", spam_model, tmp_path / "nope.mbox"])
-    assert result.exit_code == 1 and result.stderr == f"nbcli: error: {tmp_path / 'nope.mbox'}: no such file; give a message or mbox file, or - for stdin\n"
+    assert result.exit_code == 1 and result.stderr == f"nbcli: error: {tmp_path / 'nope.mbox'}: no such file or folder; give a message, an mbox, a folder or a Maildir, or - for stdin\n"

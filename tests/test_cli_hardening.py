@@ -80,6 +80,23 @@ def test_eval_refuses_a_plot_over_its_input(tmp_path, mail_model):
     assert predictions.read_text() == result.stdout or predictions.read_text().startswith("{")
 
 
+def test_filter_refuses_to_split_into_its_input(tmp_path, mail_model):
+    inbox = tmp_path / "sorted" / "spam.mbox"
+    inbox.parent.mkdir()
+    original = (SAMPLES / "mail" / "inbox.mbox").read_bytes()
+    inbox.write_bytes(original)
+    result = run(["filter", mail_model, inbox, "--split", inbox.parent])
+    assert result.exit_code == 1
+    _one_error_line(result.stderr, "--split", str(inbox))
+    assert inbox.read_bytes() == original
+    folder = tmp_path / "mail"
+    shutil.copytree(SAMPLES / "mail" / "test", folder)
+    result = run(["filter", mail_model, folder, "--split", folder / "sorted", "--exit-codes"])
+    assert result.exit_code == 3
+    _one_error_line(result.stderr, "inside the input folder")
+    assert not (folder / "sorted").exists()
+
+
 # -- standard streams ---------------------------------------------------------------
 
 
@@ -258,3 +275,5 @@ def test_the_analysis_cap_can_be_lowered_at_classification_time(tmp_path, mail_m
     assert json.loads(capped.stdout)["label"] == "ham"
     result = run(["eval", mail_model, SAMPLES / "mail" / "test", "--max-message-bytes", "64K", "--json"])
     assert result.exit_code == 0, result.stderr
+    tagged = run(["filter", mail_model, path, "--max-message-bytes", "2K"])
+    assert tagged.stdout_bytes.startswith(b"X-NB-Class: ham;")

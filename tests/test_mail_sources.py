@@ -65,7 +65,9 @@ def test_input_format_forces_a_reading(tmp_path):
     path = tmp_path / "notes.txt"
     path.write_bytes(b"From here on, this is just text.\nFrom there too.\n")
     auto, _ = docs(path)
-    assert len(auto) == 2  # it starts like an mbox
+    assert len(auto) == 1  # "From here on" is not a From_ line: not an mbox
+    forced, _ = docs(path, input_format="mbox")
+    assert [d.data for d in forced] == [path.read_bytes()]  # and never cut there
     text, _ = docs(path, input_format="text")
     assert len(text) == 1 and text[0].kind == "text"
     eml, _ = docs(tmp_path / "notes.txt", input_format="eml")
