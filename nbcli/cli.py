@@ -354,7 +354,8 @@ def _read_opts(kw, diagnostics):
     """The `read_options` as ReadOptions. Warnings about skipped inputs go
     through an InputReport (kept in the context for `_check_inputs`), which
     applies --strict and counts the inputs that could not be read."""
-    from nbcli.sources import InputReport, ReadOptions
+    from nbcli.sources import ReadOptions
+    from nbcli.walk import InputReport
 
     report = InputReport(diagnostics.warn, strict=kw.get("strict", False))
     ctx = click.get_current_context(silent=True)
@@ -688,7 +689,8 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
         if sys.stdin.isatty():
             raise click.UsageError("no INPUT given and stdin is a terminal; give files, folders, or - for stdin")
         inputs = ("-",)
-    from nbcli.sources import Corpus, Skipped, documents_in
+    from nbcli.sources import Corpus, documents_in
+    from nbcli.walk import Skipped
 
     classifier = _load_model(model, max_message_bytes)
     opts = _read_opts(kw, diagnostics)
@@ -1127,7 +1129,8 @@ def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_c
     if path == "-" and sys.stdin.isatty():
         raise click.UsageError("no INPUT given and stdin is a terminal; give a message or mbox file, or - for stdin")
     from nbcli.paths import check_split_folder
-    from nbcli.sources import Unreadable, read_messages
+    from nbcli.sources import read_messages
+    from nbcli.walk import Unreadable
 
     skipped = []  # files in a folder that could not be read: the run failed
 

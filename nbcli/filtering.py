@@ -82,7 +82,7 @@ def _line_ending(message: bytes, start: int = 0) -> bytes:
 def _header_start(message: bytes, sep: bytes) -> int | None:
     """Where the header block starts: after an mbox From_ line, if any
     (None if the message is nothing but a From_ line)."""
-    from nbcli.sources import is_from_line
+    from nbcli.mbox import is_from_line
 
     if not (message.startswith(b"From ") and is_from_line(message)):
         return 0
@@ -181,7 +181,7 @@ def as_mbox_entry(message: bytes) -> bytes:
     line (it came from an mbox) is kept as it is; others get a From_ line
     and ">From " escaping (mboxrd) of body lines that start with "From ";
     either way the entry ends with a blank line (added if missing)."""
-    from nbcli.sources import starts_mbox
+    from nbcli.mbox import starts_mbox
 
     if not starts_mbox(message):
         stamp = time.strftime("%a %b %d %H:%M:%S %Y", time.gmtime()).encode()
@@ -257,7 +257,7 @@ def _batches(messages, max_docs: int = 2048, max_chars: int = 1 << 21):
     """Documents of the raw messages in batches as `sources.batches` makes
     them (one message first, then doubling up to `max_docs` or about
     `max_chars`), except that a None in `messages` (the input would block:
-    see `sources.mbox_entries`) ends the batch at once, so a message on a
+    see `mbox.mbox_entries`) ends the batch at once, so a message on a
     quiet pipe goes out without waiting for the next one."""
     from nbcli.sources import Document
 

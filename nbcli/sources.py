@@ -8,11 +8,12 @@ and table rows are read one at a time).
 Documents in a path (for `predict`, `filter`, and `--label CLASS=PATH`):
 - a Maildir (a folder with cur/ and new/): one message per file in them;
 - any other folder: the documents of every non-hidden regular file below
-  it (links followed, each real folder once; see "skipped inputs");
+  it (links followed, each real folder once; see `walk`, which also says
+  how skipped inputs are reported);
 - a .tsv/.tab, .csv or .jsonl/.ndjson file: one document per row (the label
   field, if any, is kept for `eval`);
 - a file that starts with an mbox From_ line: one message per mbox entry
-  (see "cutting mail streams into messages" below for the rule);
+  (see `mbox` for the rule);
 - any other file: one document (an email message if it looks like one);
 - `-`: standard input, read as a file is, or as a table if it starts like
   one (see `_stdin_docs`) or --input-format says so.
@@ -39,6 +40,8 @@ from typing import Callable, Iterable, Iterator
 from nbcli.decode import decode_bytes
 from nbcli.defaults import DEFAULT_MAX_DOC_BYTES, INPUT_FORMATS, MAIL_FORMATS, TABLE_FORMATS  # noqa: F401
 from nbcli.errors import NbcliError
+from nbcli.mbox import mbox_entries, read_first_line, starts_mbox
+from nbcli.walk import Skipped, Unreadable, Warn, _is_hidden, _no_warn, file_kind, is_maildir, list_files, maildir_files
 
 _EXTENSIONS = {
     ".tsv": "tsv",
@@ -48,13 +51,6 @@ _EXTENSIONS = {
     ".ndjson": "jsonl",
 }
 _READ_CHUNK = 1 << 20
-
-Warn = Callable[[str], None]
-
-
-def _no_warn(message: str) -> None:
-    pass
-
 
 @dataclass
 class Document:
@@ -83,74 +79,6 @@ class ReadOptions:
     header: bool = True
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES
     warn: Warn = _no_warn
-
-
-# -- skipped inputs ----------------------------------------------------------------
-#
-# Every input that is not read is a warning (through ReadOptions.warn); the
-# warning's type says why, and the CLI (`InputReport`) decides the exit status:
-# - `Unreadable`: an input that could not be read: permission denied, an I/O
-#   error, a folder that cannot be listed, a dangling link, the rest of a CSV
-#   after a quoted field that is never closed. The command still finishes
-#   (train still writes its model) and then exits 1, as grep does;
-# - `Skipped`: an input skipped by rule: a FIFO, device or socket inside a
-#   folder, nbcli's own model files, a folder reached twice through links,
-#   files outside the class sub-folders, malformed or unlabelled table rows,
-#   empty documents. A warning only, unless --strict;
-# - --strict makes every Skipped (and Unreadable) input an error at once:
-#   one line naming it, exit 1, before a model is written.
-# Hidden files and folders (names starting with ".") are not inputs at all
-# (like `ls`): they are left out without a word, under --strict too, so a
-# corpus in a git checkout or a Maildir with dot-files can be read strictly.
-# Other warnings (a document cut at --max-doc-bytes) are plain str.
-#
-# These are str subclasses so that they travel like any warning, including
-# from training workers, which send their warnings back pickled for the
-# parent to say (see parallel.py).
-
-
-class Skipped(str):
-    """A warning about an input skipped by rule (see above)."""
-
-    def as_error(self) -> str:
-        """The warning as an error line: what was skipped and why."""
-        text = str(self)
-        text = text[len("skipping ") :] if text.startswith("skipping ") else text
-        return text[: -len("; skipping it")] if text.endswith("; skipping it") else text
-
-
-class Unreadable(Skipped):
-    """A warning about an input that could not be read (see above)."""
-
-
-class InputReport:
-    """ReadOptions.warn for the CLI: passes warnings on, counts the inputs
-    that could not be read (`check` turns them into the exit status at the
-    end of a command) and, with `strict`, stops at the first skipped one."""
-
-    def __init__(self, warn: Warn, strict: bool = False):
-        self._warn = warn
-        self.strict = strict
-        self.unreadable = 0
-        self.first: str | None = None
-
-    def __call__(self, message: str) -> None:
-        if self.strict and isinstance(message, Skipped):
-            raise NbcliError(message.as_error(), hint="--strict makes every skipped input an error")
-        if isinstance(message, Unreadable):
-            self.unreadable += 1
-            self.first = self.first or message.as_error()
-        self._warn(str(message))
-
-    def check(self) -> None:
-        """An error if some input could not be read (after the command did
-        what it could with the rest)."""
-        if self.unreadable:
-            more = f" (the first: {self.first})" if self.unreadable > 1 else f": {self.first}"
-            raise NbcliError(
-                f"{self.unreadable} input(s) could not be read{more}",
-                hint="the results are for the other inputs",
-            )
 
 
 class Corpus:
@@ -199,240 +127,6 @@ class FileList:
 
     def read(self, i: int) -> Iterator[Document]:
         return self._read(self.files[i])
-
-
-# -- files and mailboxes -------------------------------------------------------
-
-
-def _is_hidden(name: str) -> bool:
-    return name.startswith(".")
-
-
-def list_files(root: str, warn: Warn = _no_warn) -> list[str]:
-    """Regular, non-hidden files below `root` (and links to them), sorted.
-
-    Links to folders are followed, each real folder read once (by device
-    and inode), which also ends loops. Everything else is left out with a
-    warning (see "skipped inputs" above): a folder that cannot be listed
-    or a dangling link (Unreadable), a FIFO, device or socket (reading one
-    could block forever), or a folder reached a second time (Skipped).
-    Hidden files and folders are left out silently. Iterative, so a deep
-    tree cannot exhaust the recursion limit."""
-    found: list[str] = []
-    try:
-        top = os.stat(root)
-    except OSError as exc:
-        warn(Unreadable(f"skipping the folder {root}: {exc.strerror}"))
-        return found
-    seen = {(top.st_dev, top.st_ino): root}
-    stack = [root]
-    while stack:
-        folder = stack.pop()
-        files, folders = _folder_entries(folder, warn)
-        found += files
-        for path, st in reversed(folders):
-            key = (st.st_dev, st.st_ino)
-            if key in seen:
-                warn(Skipped(f"skipping {path}: the same folder as {seen[key]} (a link), which is read once"))
-                continue
-            seen[key] = path
-            stack.append(path)
-    found.sort()
-    return found
-
-
-def _folder_entries(folder: str, warn: Warn) -> tuple[list[str], list[tuple[str, os.stat_result]]]:
-    """The regular files (or links to them) and the folders (or links to
-    them, with their stat) directly in `folder`, hidden ones left out;
-    anything else is a warning. A plain file or folder costs no system
-    call beyond the listing (the directory entry's type says what it is);
-    links and odd types are stat'ed."""
-    try:
-        with os.scandir(folder) as listing:
-            entries = sorted(listing, key=lambda e: e.name)
-    except OSError as exc:
-        warn(Unreadable(f"skipping the folder {folder}: {exc.strerror}"))
-        return [], []
-    files, folders = [], []
-    for entry in entries:
-        if _is_hidden(entry.name):
-            continue
-        try:
-            if entry.is_file(follow_symlinks=False):
-                files.append(entry.path)
-                continue
-            st = os.stat(entry.path)  # follows links
-        except OSError as exc:
-            warn(Unreadable(f"skipping {entry.path}: {exc.strerror}"))
-            continue
-        if stat.S_ISREG(st.st_mode):
-            files.append(entry.path)
-        elif stat.S_ISDIR(st.st_mode):
-            folders.append((entry.path, st))
-        else:
-            warn(Skipped(f"skipping {entry.path}: {_file_kind(st.st_mode)}, not a regular file"))
-    return files, folders
-
-
-def _file_kind(mode: int) -> str:
-    for test, name in (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISDIR, "a folder"),
-    ):
-        if test(mode):
-            return name
-    return "an unusual file"
-
-
-def is_maildir(path: str) -> bool:
-    return os.path.isdir(os.path.join(path, "cur")) and os.path.isdir(os.path.join(path, "new"))
-
-
-def maildir_files(path: str, warn: Warn = _no_warn) -> list[str]:
-    """The messages of a Maildir: the non-hidden regular files (or links to
-    them) in cur/ and new/; anything else there is a warning, as in
-    `list_files`."""
-    files = []
-    for sub in ("cur", "new"):
-        found, folders = _folder_entries(os.path.join(path, sub), warn)
-        files += found
-        for folder, _ in folders:
-            warn(Skipped(f"skipping {folder}: a folder inside a Maildir's {sub}/"))
-    return files
-
-
-# -- cutting mail streams into messages -----------------------------------------
-#
-# One cutter, `mbox_entries`, cuts every mbox nbcli reads (predict, train,
-# eval, filter, files read whole or streamed). The rule, as mutt's and
-# Python's mailbox readers apply it, made strict:
-#
-# - a new message starts at a line beginning "From " that is at the start of
-#   the stream or follows a blank line ("\n" or "\r\n"), AND looks like a
-#   From_ line: "From", an optional sender (quoted or not), then a date —
-#   weekday, month, day, time, an optional time zone, year — e.g.
-#   `From sender@host Mon Jan  1 00:00:00 2024`, `From - Tue Mar  3 ...`,
-#   or the `From MAILER-DAEMON ...` lines nbcli writes itself. Only the
-#   first 1,024 bytes of a line are looked at;
-# - every other line stays in the message it is in: a body line "From here
-#   on..." (not a From_ line), a From_ line not after a blank line, and
-#   mboxo/mboxrd quoted ">From " lines (which nbcli never unquotes);
-# - an input is an mbox (without --input-format mbox) if it starts with a
-#   From_ line;
-# - the entries are cut exactly: joined together they give back the stream
-#   byte for byte (the blank line before a From_ line ends the message
-#   before it);
-# - an input holding a single entry is one message with the input's path as
-#   its id; several are PATH:1, PATH:2, ...
-#
-# The cutter is linear in its input: it looks for "\nFrom " with a C-level
-# find from where it last stopped, checks the two bytes before a hit and the
-# one line after it, and never rescans; it holds one message plus what the
-# last read returned. Reads are partial (one system call each), so a message
-# on a pipe is passed on as soon as the next From_ line (or the end) comes.
-
-_FROM_SPAN = 1024
-_DAY = rb"(?i:mon|tue|wed|thu|fri|sat|sun)"
-_MONTH = rb"(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
-# Alternatives in each repetition are disjoint, so a failed match backtracks
-# over each byte at most once; no repetition is longer than _FROM_SPAN.
-_FROM = (
-    rb"From [ \t]{0,1024}"
-    rb"(?:(?:[^\s\"\\]|\\.|\"(?:[^\"\\\r\n]|\\.){0,1024}\"){1,1024}[ \t]{1,1024}(?:at[ \t]{1,1024}\S{1,1024}[ \t]{1,1024})?)?"  # sender
-    + _DAY
-    + rb"\S{0,1024}[ \t]{1,1024}"
-    + _MONTH
-    + rb"\S{0,1024}[ \t]{1,1024}\d{1,2}[ \t]{1,1024}\d{1,2}:\d\d(?::\d\d)?[ \t]{1,1024}"  # day and time
-    rb"(?:[a-zA-Z+-]\S{0,1024}[ \t]{1,1024}(?:[a-zA-Z]\S{0,1024}[ \t]{1,1024})?)?\d{1,1024}"  # time zone (up to two words), year
-)
-_FROM_LINE = re.compile(_FROM)
-# A blank line and a From_ line after it, found by one C-level search (its
-# literal "\n" prefix keeps the scan fast); is_from_line confirms a hit.
-_BOUNDARY = re.compile(rb"\n\r?\n(?=" + _FROM + rb")")
-
-
-def is_from_line(data, pos: int = 0, end: int | None = None) -> bool:
-    """Whether data[pos:] starts with an mbox From_ line (see the rule
-    above); only its first _FROM_SPAN bytes (or up to `end`) are read."""
-    stop = pos + _FROM_SPAN if end is None else min(end, pos + _FROM_SPAN)
-    return _FROM_LINE.match(data, pos, stop) is not None
-
-
-def mbox_entries(read: Callable[[], bytes], head: bytes = b"", idle: Callable[[], bool] | None = None) -> Iterator[bytes | None]:
-    """The entries of an mbox stream, exactly as stored (the rule above):
-    `head` is what was already read of it, `read()` reads more (b"" at its
-    end). The first entry runs from the start of the stream to the first
-    message boundary (so with a forced mbox reading, whatever comes before
-    the first From_ line is an entry of its own).
-
-    With `idle`, None is yielded before a read whenever idle() says the read
-    would block: everything complete has then been yielded, so a consumer
-    can pass on what it holds (filter on a long-lived pipe)."""
-    buf = bytearray(b"\n")  # a line end before the stream: a blank first line counts as one
-    buf += head
-    start, scan = 1, 0  # the current entry starts at buf[start]; search for a boundary from scan
-    eof = False
-    while True:
-        hit = _BOUNDARY.search(buf, scan)
-        if hit is not None:
-            line = hit.end()
-            if is_from_line(buf, line):
-                yield _slice(buf, start, line)
-                start = line
-            scan = line
-            continue
-        if eof:
-            if start < len(buf):
-                yield _slice(buf, start, len(buf))
-            return
-        # Search again only where a boundary's From_ line may not have been
-        # read far enough to judge: in the last line, if it is short. So a
-        # byte is searched at most twice, plus _FROM_SPAN bytes per read.
-        nl = buf.rfind(b"\n", max(start, len(buf) - _FROM_SPAN - 3))
-        scan = max(scan, start - 1, len(buf) - 3 if nl < 0 else min(len(buf) - 3, nl - 2))
-        if start > 1 and start >= len(buf) // 2:  # drop what was yielded, now and then
-            drop = start - 1
-            del buf[:drop]
-            scan, start = scan - drop, 1
-        if idle is not None and idle():
-            yield None
-        more = read()
-        if more:
-            buf += more
-        else:
-            eof = True
-
-
-def _slice(buf: bytearray, a: int, b: int) -> bytes:
-    with memoryview(buf) as view:
-        return view[a:b].tobytes()
-
-
-def starts_mbox(head: bytes) -> bool:
-    """Whether a stream that starts with `head` is read as an mbox (without
-    --input-format mbox): it starts with a From_ line."""
-    return head.startswith(b"From ") and is_from_line(head)
-
-
-def _read_first_line(read: Callable[[], bytes]) -> bytes:
-    """Enough of a stream to judge its first line: up to a newline, the end,
-    or _FROM_SPAN bytes (whatever one read returns past that is kept)."""
-    head = b""
-    while b"\n" not in head and len(head) < _FROM_SPAN:
-        more = read()
-        if not more:
-            break
-        head += more
-    return head
-
-
-def split_mbox(first: bytes, read: Callable[[int], bytes]) -> Iterator[bytes]:
-    """mbox_entries for a `read(n)` function (kept for callers of the old
-    name)."""
-    return mbox_entries(lambda: read(_READ_CHUNK), first)
 
 
 def _cap(data: bytes, name: str, opts: ReadOptions) -> bytes:
@@ -510,7 +204,7 @@ def _open_input(path: str, opts: ReadOptions, walked: bool) -> int | None:
             return None
         if not stat.S_ISREG(mode):
             os.close(fd)
-            opts.warn(Skipped(f"skipping {path}: {_file_kind(mode)}, not a regular file"))
+            opts.warn(Skipped(f"skipping {path}: {file_kind(mode)}, not a regular file"))
             return None
     return fd
 
@@ -580,7 +274,7 @@ def _stream_docs(fh, path: str, fmt: str, label: str | None, opts: ReadOptions) 
         read = _partial_reader(fh)
         head = b""
         if fmt in ("mbox", "auto"):
-            head = _read_first_line(read)
+            head = read_first_line(read)
             if fmt == "mbox" or starts_mbox(head):
                 yield from _entry_docs(mbox_entries(read, head), path, label, opts)
                 return
@@ -660,7 +354,7 @@ def _messages_in(fh, name: str, flush: bool) -> Iterator[bytes | None]:
     try:
         read = _partial_reader(fh)
         idle = _would_block(fh) if flush else None
-        head = _read_first_line(read)
+        head = read_first_line(read)
         if starts_mbox(head):
             yield from mbox_entries(read, head, idle)
             return

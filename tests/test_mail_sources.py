@@ -7,7 +7,8 @@ import pytest
 
 from nbcli import modelfile
 from nbcli.errors import NbcliError
-from nbcli.sources import Corpus, ReadOptions, documents_in, labeled_corpus, read_messages, split_mbox
+from nbcli.mbox import mbox_entries
+from nbcli.sources import Corpus, ReadOptions, documents_in, labeled_corpus, read_messages
 
 from conftest import run
 from mailfixtures import MESSAGES, mbox_of
@@ -20,11 +21,11 @@ def docs(path, **kw):
     return list(make()), total
 
 
-def test_split_mbox_gives_back_the_bytes_exactly():
+def test_mbox_entries_give_back_the_bytes_exactly():
     data = mbox_of(ALL)
     for chunk in (1, 7, 100, 1 << 20):
         it = iter([data[i : i + chunk] for i in range(0, len(data), chunk)])
-        parts = list(split_mbox(b"", lambda n: next(it, b"")))
+        parts = list(mbox_entries(lambda: next(it, b"")))
         assert b"".join(parts) == data and len(parts) == len(ALL)
 
 

@@ -13,7 +13,8 @@ import tracemalloc
 
 import pytest
 
-from nbcli.sources import ReadOptions, documents_in, is_from_line, mbox_entries, read_messages
+from nbcli.mbox import is_from_line, mbox_entries
+from nbcli.sources import ReadOptions, documents_in, read_messages
 
 from conftest import SAMPLES, run
 

@@ -100,7 +100,7 @@ def test_a_quote_never_closed_in_a_big_csv_costs_linear_time_and_the_cap_bounds_
 
 
 def test_a_read_error_in_a_table_is_an_input_that_could_not_be_read():
-    from nbcli.sources import Unreadable
+    from nbcli.walk import Unreadable
 
     class Failing(io.BytesIO):
         def readline(self, limit=-1):

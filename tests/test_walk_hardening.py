@@ -12,7 +12,8 @@ import shutil
 import pytest
 
 from conftest import make_docs, run, run_process
-from nbcli.sources import ReadOptions, documents_in, labeled_corpus, list_files
+from nbcli.sources import ReadOptions, documents_in, labeled_corpus
+from nbcli.walk import list_files
 
 
 @pytest.fixture
@@ -247,7 +248,7 @@ def test_an_unreadable_corpus_folder_is_a_one_line_error(tmp_path, corpus, monke
 def test_skipped_and_unreadable_warnings_survive_pickling():
     import pickle
 
-    from nbcli.sources import Skipped, Unreadable
+    from nbcli.walk import Skipped, Unreadable
 
     for message in (Skipped("skipping a: why"), Unreadable("skipping b: Permission denied")):
         back = pickle.loads(pickle.dumps(message))
@@ -255,7 +256,7 @@ def test_skipped_and_unreadable_warnings_survive_pickling():
 
 
 def test_the_report_counts_unreadable_inputs_only():
-    from nbcli.sources import InputReport, Skipped, Unreadable
+    from nbcli.walk import InputReport, Skipped, Unreadable
 
     said = []
     report = InputReport(said.append)
