@@ -257,8 +257,10 @@ def _batches(messages, max_docs: int = 2048, max_chars: int = 1 << 21):
     """Documents of the raw messages in batches as `sources.batches` makes
     them (one message first, then doubling up to `max_docs` or about
     `max_chars`), except that a None in `messages` (the input would block:
-    see `mbox.mbox_entries`) ends the batch at once, so a message on a
-    quiet pipe goes out without waiting for the next one."""
+    see `mbox.mbox_entries`) ends the batch at once, and is passed on as an
+    empty batch, so a message on a quiet pipe goes out without waiting for
+    the next one (`parallel.classify` then hands back every result it
+    holds)."""
     from nbcli.sources import Document
 
     limit, batch, size, n = 1, [], 0, 0
@@ -270,10 +272,13 @@ def _batches(messages, max_docs: int = 2048, max_chars: int = 1 << 21):
             if len(batch) < limit and size < max_chars:
                 continue
             limit = min(limit * 2, max_docs)
-        elif not batch:
-            continue
         else:
             limit = 1  # after a pause, start small again
+            if batch:
+                yield batch
+            yield []
+            batch, size = [], 0
+            continue
         yield batch
         batch, size = [], 0
     if batch:

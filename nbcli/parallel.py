@@ -311,7 +311,8 @@ def _score(datas, kinds, explain):
 
 def classify(classifier, batches: Iterable[list], jobs: int, explain: int = 0) -> Iterator[tuple[list, object]]:
     """(batch, `Classifier.score` of the batch or an exception) for each
-    batch, in order: the log-posteriors, or with explain > 0 (log-posteriors,
+    non-empty batch, in order (an empty batch says the input went quiet:
+    every result held is handed back before the next batch is read): the log-posteriors, or with explain > 0 (log-posteriors,
     explanations). An exception in place of the result means the batch could
     not be scored; the caller decides what to do."""
     global _classifier
@@ -325,6 +326,8 @@ def classify(classifier, batches: Iterable[list], jobs: int, explain: int = 0) -
             finally:
                 _classifier = None
             return
+        if not batch:  # the input went quiet: nothing is held here
+            continue
         try:
             yield batch, classifier.score([d.data for d in batch], [d.kind for d in batch], explain)
         except Exception as exc:
@@ -337,6 +340,10 @@ def _classify_in_pool(batches, workers, explain):
     pending: deque = deque()
     try:
         for batch in batches:
+            if not batch:  # the input went quiet: hand back every result held
+                while pending:
+                    yield _result(*pending.popleft())
+                continue
             pending.append((batch, pool.apply_async(_score, ([d.data for d in batch], [d.kind for d in batch], explain))))
             if len(pending) >= 2 * workers:
                 yield _result(*pending.popleft())

@@ -159,3 +159,33 @@ def test_filter_on_a_pipe_writes_each_message_once_it_is_complete(tmp_path):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_filter_with_workers_on_a_quiet_pipe_hands_back_every_message(tmp_path):
+    """With a worker pool (-j 2), results held for messages already sent to
+    the workers come out when the input goes quiet, not only once more
+    input (or its end) arrives."""
+    model = tmp_path / "m.nb"
+    assert run(["train", SAMPLES / "mail" / "train", "-o", model, "-q"]).exit_code == 0
+    n = 300
+    stream = b"".join(FROM_ + b"Subject: number %d\n\nbody of message %d\n\n" % (i, i) for i in range(n)) + FROM_
+    proc = subprocess.Popen([sys.executable, "-m", "nbcli", "filter", str(model), "-j", "2"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        proc.stdin.write(stream)
+        proc.stdin.flush()
+        os.set_blocking(proc.stdout.fileno(), False)
+        got, deadline = b"", time.monotonic() + 60
+        while got.count(b"X-NB-Class: ") < n and time.monotonic() < deadline:
+            got += proc.stdout.read() or b""
+            time.sleep(0.05)
+        assert got.count(b"X-NB-Class: ") == n
+        assert proc.poll() is None  # still running: stdin is open
+        proc.stdin.write(b"Subject: last\n\nthe end\n")
+        proc.stdin.close()
+        os.set_blocking(proc.stdout.fileno(), True)
+        rest = proc.stdout.read()
+        assert proc.wait(timeout=60) == 0
+        assert rest.count(b"X-NB-Class: ") == 1 and rest.endswith(b"the end\n")
+    finally:
+        proc.kill()
+        proc.wait()
