@@ -44,6 +44,11 @@ UNKNOWN_TERMS = ("skip", "smooth")
 DOC_FREQ_HINT = "train from the corpus (a model keeps document frequencies when trained with --model bernoulli, --idf, --select, --min-df or --max-df)"
 EVENT_MODELS = ("multinomial", "bernoulli", "complement")
 ESTIMATES = ("mean", "map")
+# The largest pseudo-count (--alpha, --prior-alpha, M of --m-estimate) and
+# prior weight accepted, by training and in a model file alike: far beyond
+# any corpus's counts (it would drown them), and small enough that the
+# sums over a vocabulary stay finite (alpha = 1e308 overflowed to inf).
+MAX_PSEUDO_COUNT = 1e12
 
 
 def parse_prior(spec: str) -> str | dict[str, float]:
@@ -59,7 +64,7 @@ def parse_prior(spec: str) -> str | dict[str, float]:
             w = float(value)
         except ValueError:
             w = float("nan")
-        if not eq or not name or not (w > 0 and np.isfinite(w)):
+        if not eq or not name or not (0 < w <= MAX_PSEUDO_COUNT):
             raise NbcliError(
                 f"--prior {spec!r} is not valid",
                 hint="use 'fit', 'uniform' or CLASS=WEIGHT pairs such as 'spam=0.4,ham=0.6'",
@@ -94,7 +99,30 @@ def log_prior(class_count: np.ndarray, classes: list[str], prior, prior_alpha: f
     return np.log(w) - np.log(w.sum())
 
 
+def label_problem(label) -> str | None:
+    """Why `label` cannot name a class, or None.
+
+    A class name is written into mail headers (`X-NB-Class: NAME; p=...`),
+    TSV rows and terminals, so it must be a non-empty string without control
+    characters: a CR or LF would end the header and start another
+    (header injection), a tab would shift TSV columns, an ESC would drive
+    the terminal. Unicode's line and paragraph separators count as line
+    breaks too."""
+    import unicodedata
+
+    if not isinstance(label, str):
+        return f"class label {label!r} is not a string"
+    if not label:
+        return "a class label is empty"
+    bad = next((ch for ch in label if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
+    if bad is not None:
+        return f"class label {label!r} contains the control character {bad!r}"
+    return None
+
+
 def check_alpha(alpha: float) -> float:
+    if np.isfinite(alpha) and alpha > MAX_PSEUDO_COUNT:
+        raise NbcliError(f"--alpha must be at most {MAX_PSEUDO_COUNT:g}, not {alpha}", hint="a pseudo-count that large drowns every count")
     if not (np.isfinite(alpha) and alpha > 0):
         raise NbcliError(
             f"--alpha must be a positive number, not {alpha}",
@@ -104,8 +132,8 @@ def check_alpha(alpha: float) -> float:
 
 
 def check_prior_alpha(value: float | None) -> float | None:
-    if value is not None and not (np.isfinite(value) and value >= 0):
-        raise NbcliError(f"--prior-alpha must be a number >= 0, not {value}")
+    if value is not None and not (np.isfinite(value) and 0 <= value <= MAX_PSEUDO_COUNT):
+        raise NbcliError(f"--prior-alpha must be a number from 0 to {MAX_PSEUDO_COUNT:g}, not {value}")
     return None if value is None else float(value)
 
 
@@ -117,7 +145,7 @@ def parse_m_estimate(spec: str) -> tuple[float, float | None]:
         p = float(p_text) if p_text.strip() else None
     except ValueError:
         m, p = float("nan"), None
-    if not (np.isfinite(m) and m > 0) or (p is not None and not (0 < p < 1)):
+    if not (np.isfinite(m) and 0 < m <= MAX_PSEUDO_COUNT) or (p is not None and not (0 < p < 1)):
         raise NbcliError(f"--m-estimate {spec!r} is not valid", hint="give M > 0, or M,P with 0 < P < 1, such as 2 or 8,0.625")
     return m, p
 

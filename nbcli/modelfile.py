@@ -17,16 +17,30 @@ from the file (mmap) instead of copying it. So loading never runs code from
 the file, costs no joblib import (~95 ms), and a model of a million terms
 opens in about a millisecond. A test checks that `joblib.load` and this
 reader agree.
+
+Damage and crafted files: the payload carries a CRC-32 of everything in it
+(`payload_checksum`), checked on every load, so a file changed after nbcli
+wrote it (a flipped byte, a bad sector) is refused instead of loaded with
+negative counts. A checksum is no defence against a crafted file (its
+author can recompute it, or drop it: files written before checksums have
+none and still load), so every load also checks the payload's structure
+(plain values only, bounded nesting, no cycles) and the model's invariants
+(`from_payload`): shapes, finite and bounded tables, non-negative counts,
+an ascending vocabulary, valid analyzer settings and class names. All of
+them are one vectorised pass over each array; see the README's "The model
+file" for what they cost.
 """
 
 from __future__ import annotations
 
+import json
 import mmap
 import os
 import pickle
 import re
 import struct
 import tempfile
+import zlib
 from contextlib import contextmanager
 
 import numpy as np
@@ -41,6 +55,16 @@ FORMAT_VERSION = 2
 # transforms, the arrays `idf` and `fit_count`). A plain multinomial model
 # with the posterior-mean estimate is still written as version 1, which
 # older nbcli reads; every version up to FORMAT_VERSION loads.
+
+# The checksum is an extra key, which every nbcli ignores unless it knows
+# it, so adding it needed no new format version: older nbcli still reads
+# the files, and files without one (written before it) load with the
+# invariant checks alone. CRC-32 rather than a cryptographic hash: it is
+# for damage, not tampering, and zlib's runs at several GB/s where blake2b
+# does ~0.9 GB/s (docs in the README's "The model file").
+CHECKSUM_KEY = "checksum"
+_CHECKSUM = re.compile(r"crc32:[0-9a-f]{8}")
+_MAX_DEPTH = 32  # nesting of the plain values (nbcli's own files use 4)
 
 _DTYPE_NAME = re.compile(r"[<>|=]?[biuf][1248]")
 
@@ -66,11 +90,29 @@ _ALLOWED = {
 }
 
 
+class _BoundedReader:
+    """The file as the unpickler sees it: asking for more bytes than are
+    left is an EOFError up front, where a damaged length field (a frame of
+    2^60 bytes) would otherwise be allocated before the read comes up short."""
+
+    def __init__(self, fh, size: int):
+        self._fh = fh
+        self._size = size
+
+    def read(self, n: int = -1) -> bytes:
+        if n is not None and n > self._size - self._fh.tell():
+            raise EOFError
+        return self._fh.read(n)
+
+    def readline(self) -> bytes:
+        return self._fh.readline()
+
+
 class _SafeUnpickler(pickle._Unpickler):
     dispatch = pickle._Unpickler.dispatch.copy()
 
     def __init__(self, fh, buffer, size: int):
-        super().__init__(fh)
+        super().__init__(_BoundedReader(fh, size))
         self._fh = fh
         self._buffer = buffer
         self._size = size
@@ -97,6 +139,11 @@ class _SafeUnpickler(pickle._Unpickler):
             raise pickle.UnpicklingError("unexpected object state in model file")
 
     dispatch[pickle.BUILD[0]] = load_build
+
+    def load_bytearray8(self):
+        raise pickle.UnpicklingError("byte arrays are not allowed")  # nbcli never writes one; it would allocate first
+
+    dispatch[pickle.BYTEARRAY8[0]] = load_bytearray8
 
     def _read_array(self, state):
         if not isinstance(state, dict):
@@ -174,7 +221,77 @@ def read_payload(path: str) -> dict:
             f"{path} was written by a newer nbcli (model format {version}, this nbcli reads up to {FORMAT_VERSION})",
             hint="upgrade nbcli",
         )
+    problem = _structure_problem(payload)
+    if problem:
+        raise ModelFileError(f"{path} is corrupt ({problem})", hint="train the model again")
+    stored = payload.get(CHECKSUM_KEY)
+    if stored is not None:
+        if not (isinstance(stored, str) and _CHECKSUM.fullmatch(stored)):
+            raise ModelFileError(f"{path} is corrupt (bad checksum record)", hint="train the model again")
+        if stored != payload_checksum(payload):
+            raise ModelFileError(
+                f"{path} is corrupt (checksum mismatch)",
+                hint="the file changed after nbcli wrote it; train the model again",
+            )
     return payload
+
+
+def _structure_problem(payload: dict) -> str | None:
+    """What makes a payload more than string keys mapping to numpy arrays
+    and plain values (None, bool, int, float, str, lists, dicts with string
+    keys), or None. A pickle can build what nbcli never writes: a list that
+    contains itself (which recursion over it never finishes), nesting
+    thousands deep, a shared sub-list repeated 2^n times, integers of a
+    million digits, inert stand-in objects; refuse them all here, in one
+    walk that visits each container once."""
+    if not all(isinstance(key, str) for key in payload):
+        return "a key that is not a string"
+    seen: set[int] = set()
+    stack = [(key, value, 0) for key, value in payload.items() if not isinstance(value, np.ndarray)]
+    while stack:
+        key, value, depth = stack.pop()
+        kind = type(value)
+        if value is None or kind in (bool, float, str):
+            continue
+        if kind is int:
+            if not -(1 << 63) <= value < (1 << 64):
+                return f"an integer out of range in '{key}'"
+            continue
+        if kind not in (list, dict):
+            return f"a value of type {kind.__name__} in '{key}'"
+        if depth >= _MAX_DEPTH:
+            return f"'{key}' is nested too deeply"
+        if id(value) in seen:
+            return f"'{key}' contains itself, or the same list or dict twice"
+        seen.add(id(value))
+        if kind is dict:
+            if not all(type(k) is str for k in value):
+                return f"a key that is not a string in '{key}'"
+            value = value.values()
+        stack.extend((key, item, depth + 1) for item in value)
+    return None
+
+
+def payload_checksum(payload: dict) -> str:
+    """'crc32:XXXXXXXX' over everything in the payload but the checksum:
+    a canonical JSON text of the plain values (sorted keys), then each array
+    (by key) as its name, type, shape and little-endian bytes, read straight
+    from the mapped file. The payload must have passed `_structure_problem`."""
+    plain = {k: v for k, v in payload.items() if k != CHECKSUM_KEY and not isinstance(v, np.ndarray)}
+    text = json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=True)
+    crc = zlib.crc32(text.encode("ascii"))
+    for key in sorted(k for k, v in payload.items() if isinstance(v, np.ndarray)):
+        array = payload[key]
+        array = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))  # no copy on little-endian machines
+        crc = zlib.crc32(f"{key}:{array.dtype.str}:{array.shape}".encode("ascii"), crc)
+        crc = zlib.crc32(array.reshape(-1).view(np.uint8), crc)
+    return f"crc32:{crc:08x}"
+
+
+def with_checksum(payload: dict) -> dict:
+    """`payload` with its checksum (re)computed (`write_payload` does this)."""
+    payload = {k: v for k, v in payload.items() if k != CHECKSUM_KEY}
+    return {**payload, CHECKSUM_KEY: payload_checksum(payload)}
 
 
 @contextmanager
@@ -200,9 +317,13 @@ def _new_file_mode(path: str) -> int:
         return 0o666 & ~umask
 
 
-def write_payload(payload: dict, path: str) -> None:
-    """Write `payload` to `path` atomically (temp file, fsync, rename)."""
+def write_payload(payload: dict, path: str, checksum: bool = True) -> None:
+    """Write `payload` to `path` atomically (temp file, fsync, rename),
+    with its checksum computed afresh (checksum=False: with none, as nbcli
+    wrote files before checksums; for tests)."""
     import joblib
+
+    payload = with_checksum(payload) if checksum else {k: v for k, v in payload.items() if k != CHECKSUM_KEY}
 
     folder, name = os.path.split(os.path.abspath(path))
     if os.path.isdir(path):
@@ -282,12 +403,24 @@ def to_payload(classifier) -> dict:
 
 
 def save(classifier, path: str) -> None:
-    """Write a Classifier to `path` atomically."""
+    """Write a Classifier to `path` atomically, with its checksum."""
     write_payload(to_payload(classifier), path)
 
 
 class _Corrupt(Exception):
-    pass
+    """A bad payload entry: _Corrupt(key) or _Corrupt(key, what is wrong)."""
+
+    def __str__(self) -> str:
+        key, *why = self.args
+        return f"'{key}' {why[0]}" if why else f"bad or missing '{key}'"
+
+
+# Bounds that no trained model comes near, so that a crafted one cannot
+# overflow what is computed from it (sums of counts in int64 or float64,
+# scores summed over a long document): counts are exact in float64 up to
+# 2^53, and a table entry is a log probability (or a sum of them).
+_MAX_COUNT = float(1 << 48)
+_TABLE_LIMIT = 1e12
 
 
 def _array(p: dict, key: str, kinds: str, shape: tuple, optional: bool = False):
@@ -302,74 +435,173 @@ def _array(p: dict, key: str, kinds: str, shape: tuple, optional: bool = False):
     return a
 
 
+def _within(a, key: str, low: float, high: float):
+    """a, if every value lies in [low, high] (NaN does not): min and max
+    are two passes without a temporary array."""
+    if a is not None and a.size and not (low <= a.min() and a.max() <= high):
+        raise _Corrupt(key, f"has values outside [{low:g}, {high:g}]")
+    return a
+
+
+def _number(spec: dict, key: str, default, low: float, high: float = float("inf"), above: bool = False):
+    value = spec.get(key, default)
+    if value is None:
+        return None
+    if type(value) not in (int, float) or not (low < value if above else low <= value) or not value <= high:
+        raise _Corrupt("model", f"has a bad {key} ({value!r})")
+    return float(value)
+
+
+def _vocabulary(p: dict):
+    """(hashes, blob, offsets), checked: strictly ascending 64-bit hashes
+    (lookups are binary searches), and offsets that cut the blob into
+    valid UTF-8 texts."""
+    import codecs
+
+    hashes = _array(p, "vocab_hashes", "u", (None,))
+    n_terms = len(hashes)
+    blob = _array(p, "vocab_blob", "u", (None,))
+    offsets = _array(p, "vocab_offsets", "i", (n_terms + 1,))
+    if hashes.dtype != np.uint64 or blob.dtype != np.uint8:
+        raise _Corrupt("vocab_hashes" if hashes.dtype != np.uint64 else "vocab_blob")
+    if n_terms > 1 and not (hashes[1:] > hashes[:-1]).all():
+        raise _Corrupt("vocab_hashes", "is not strictly ascending")
+    if offsets[0] != 0 or offsets[-1] != len(blob) or (offsets[1:] < offsets[:-1]).any():
+        raise _Corrupt("vocab_offsets")
+    starts = offsets[:-1]
+    starts = starts[starts < len(blob)]
+    try:
+        if ((blob[starts] & 0xC0) == 0x80).any():  # a term would start inside a character
+            raise UnicodeError
+        codecs.utf_8_decode(blob, "surrogatepass", True)
+    except UnicodeError:
+        raise _Corrupt("vocab_blob", "is not valid UTF-8 text") from None
+    return hashes, blob, offsets
+
+
+def _classes(p: dict) -> list:
+    from nbcli.model import label_problem
+
+    classes = p.get("classes")
+    if not (isinstance(classes, list) and len(classes) >= 2 and all(isinstance(c, str) for c in classes)):
+        raise _Corrupt("classes")
+    if len(set(classes)) != len(classes):
+        raise _Corrupt("classes", "names a class twice")
+    for label in classes:
+        problem = label_problem(label)
+        if problem:
+            raise _Corrupt("classes", f"has a bad class name: {problem}")
+    return classes
+
+
+def _settings(spec, classes: list) -> dict:
+    """The event model's settings from the payload's `model`, type- and
+    range-checked as `nbcli train` checks its options."""
+    from nbcli.model import ESTIMATES, MAX_PSEUDO_COUNT, UNKNOWN_TERMS
+
+    prior = spec.get("prior", "fit")
+    if isinstance(prior, dict):
+        if sorted(prior) != sorted(classes):
+            raise _Corrupt("model", "has prior weights for other classes than the model's")
+        for name in classes:
+            _number(prior, name, None, 0.0, MAX_PSEUDO_COUNT, above=True)
+    elif prior not in ("fit", "uniform"):
+        raise _Corrupt("model", "has a bad prior")
+    unknown, estimate = spec.get("unknown", "skip"), spec.get("estimate", "mean")
+    if not (isinstance(unknown, str) and unknown in UNKNOWN_TERMS):
+        raise _Corrupt("model", "has a bad unknown-term rule")
+    if not (isinstance(estimate, str) and estimate in ESTIMATES):
+        raise _Corrupt("model", "has a bad estimate")
+    m_estimate = spec.get("m_estimate")
+    if m_estimate is not None:
+        if not (isinstance(m_estimate, list) and len(m_estimate) == 2):
+            raise _Corrupt("model", "has a bad m_estimate")
+        pair = {"M": m_estimate[0], "P": m_estimate[1]}
+        m_estimate = [_number(pair, "M", None, 0.0, MAX_PSEUDO_COUNT, above=True), _number(pair, "P", None, 0.0, 1.0, above=True)]
+        if m_estimate[0] is None or m_estimate[1] == 1.0:
+            raise _Corrupt("model", "has a bad m_estimate")
+    for flag in ("tf_log", "idf", "length_norm", "weight_norm"):
+        if type(spec.get(flag, False)) is not bool:
+            raise _Corrupt("model", f"has a bad {flag}")
+    return dict(
+        alpha=_number(spec, "alpha", 1.0, 0.0, MAX_PSEUDO_COUNT, above=True),
+        prior=prior,
+        unknown=unknown,
+        estimate=estimate,
+        m_estimate=m_estimate,
+        prior_alpha=_number(spec, "prior_alpha", None, 0.0, MAX_PSEUDO_COUNT),
+    )
+
+
+def _meta(meta) -> dict:
+    """`meta`, checked where nbcli reads it (info, train --from-model)."""
+    if not isinstance(meta, dict):
+        raise _Corrupt("meta")
+    for key, kinds in (("n_documents", (int,)), ("mail_documents", (int,)), ("created", (str,)), ("nbcli_version", (str,)),
+                       ("options", (dict,)), ("from_model", (str,))):
+        if key in meta and type(meta[key]) not in kinds:
+            raise _Corrupt("meta", f"has a bad {key}")
+    if "n_documents" not in meta or meta["n_documents"] < 0:
+        raise _Corrupt("meta", "has no n_documents")
+    return meta
+
+
 def from_payload(p: dict, path: str = "model"):
-    """Rebuild a Classifier from a payload read by `read_payload`."""
+    """Rebuild a Classifier from a payload read by `read_payload`, checking
+    every invariant the rest of nbcli relies on, so that a damaged or
+    crafted file is a one-line error here rather than negative counts,
+    NaN scores, warnings or an internal error later."""
     from nbcli.classifier import Classifier
     from nbcli.model import MODELS
     from nbcli.tokenize import AnalyzerOptions
     from nbcli.vectorize import Vocabulary
 
     try:
-        classes = p.get("classes")
-        if not (isinstance(classes, list) and len(classes) >= 2 and all(isinstance(c, str) for c in classes)):
-            raise _Corrupt("classes")
+        classes = _classes(p)
         n_classes = len(classes)
-        hashes = _array(p, "vocab_hashes", "u", (None,))
+        hashes, blob, offsets = _vocabulary(p)
         n_terms = len(hashes)
-        blob = _array(p, "vocab_blob", "u", (None,))
-        offsets = _array(p, "vocab_offsets", "i", (n_terms + 1,))
-        if n_terms and (offsets[0] != 0 or offsets[-1] != len(blob)):
-            raise _Corrupt("vocab_offsets")
-        class_count = _array(p, "class_count", "f", (n_classes,))
-        feature_count = _array(p, "feature_count", "iuf", (n_classes, n_terms))
-        doc_freq = _array(p, "doc_freq", "iuf", (n_classes, n_terms), optional=True)
-        tables = (
-            _array(p, "log_prior", "f", (n_classes,)),
-            _array(p, "weights", "f", (n_terms, n_classes)),
-            _array(p, "bias", "f", (n_classes,)),
-            _array(p, "unknown_weight", "f", (n_classes,)),
+        class_count = _within(_array(p, "class_count", "f", (n_classes,)), "class_count", 0.5, _MAX_COUNT)
+        feature_count = _within(_array(p, "feature_count", "iuf", (n_classes, n_terms)), "feature_count", 0, _MAX_COUNT)
+        doc_freq = _within(_array(p, "doc_freq", "iuf", (n_classes, n_terms), optional=True), "doc_freq", 0, _MAX_COUNT)
+        if doc_freq is not None and n_terms and not (doc_freq <= class_count[:, None]).all():
+            raise _Corrupt("doc_freq", "counts more documents than the class has")
+        tables = tuple(
+            _within(_array(p, key, "f", shape), key, -_TABLE_LIMIT, _TABLE_LIMIT)
+            for key, shape in (("log_prior", (n_classes,)), ("weights", (n_terms, n_classes)), ("bias", (n_classes,)), ("unknown_weight", (n_classes,)))
         )
         spec = p.get("model")
         if not isinstance(spec, dict):
             raise _Corrupt("model")
         kind = spec.get("kind")
+        if not isinstance(kind, str):
+            raise _Corrupt("model", "has no event model kind")
         if kind not in MODELS:
             raise ModelFileError(
-                f"{path} uses event model {spec.get('kind')!r}, which this nbcli does not know",
+                f"{path} uses event model {kind!r}, which this nbcli does not know",
                 hint="upgrade nbcli",
             )
         analyzer = p.get("analyzer")
-        meta = p.get("meta")
-        if not isinstance(analyzer, dict) or not isinstance(meta, dict):
-            raise _Corrupt("analyzer" if not isinstance(analyzer, dict) else "meta")
-        m_estimate = spec.get("m_estimate")
-        if m_estimate is not None and not (isinstance(m_estimate, list) and len(m_estimate) == 2):
-            raise _Corrupt("model")
-        settings = dict(
-            alpha=spec.get("alpha", 1.0),
-            prior=spec.get("prior", "fit"),
-            doc_freq=doc_freq,
-            unknown=spec.get("unknown", "skip"),
-            tables=tables,
-            estimate=spec.get("estimate", "mean"),
-            m_estimate=m_estimate,
-            prior_alpha=spec.get("prior_alpha"),
-        )
+        if not isinstance(analyzer, dict):
+            raise _Corrupt("analyzer")
+        meta = _meta(p.get("meta"))
+        settings = _settings(spec, classes)
+        settings.update(doc_freq=doc_freq, tables=tables)
         if kind == "complement":
             settings.update(
-                tf_log=bool(spec.get("tf_log")),
-                length_norm=bool(spec.get("length_norm")),
-                weight_norm=bool(spec.get("weight_norm")),
-                idf=_array(p, "idf", "f", (n_terms,), optional=True),
-                fit_count=_array(p, "fit_count", "f", (n_classes, n_terms), optional=True),
+                tf_log=spec.get("tf_log", False),
+                length_norm=spec.get("length_norm", False),
+                weight_norm=spec.get("weight_norm", False),
+                idf=_within(_array(p, "idf", "f", (n_terms,), optional=True), "idf", 0, _TABLE_LIMIT),
+                fit_count=_within(_array(p, "fit_count", "f", (n_classes, n_terms), optional=True), "fit_count", 0, _MAX_COUNT),
             )
-            if bool(spec.get("idf")) != (settings["idf"] is not None):
+            if spec.get("idf", False) != (settings["idf"] is not None):
                 raise _Corrupt("idf")
         model = MODELS[kind](classes, class_count, feature_count, **settings)
         options = AnalyzerOptions.from_dict(analyzer)
     except _Corrupt as exc:
-        raise ModelFileError(f"{path} is corrupt (bad or missing '{exc}')", hint="train the model again") from None
-    except (TypeError, ValueError, NbcliError) as exc:
+        raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
+    except (TypeError, ValueError, ArithmeticError, NbcliError) as exc:
         if isinstance(exc, ModelFileError):
             raise
         raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None

@@ -100,13 +100,152 @@ class AnalyzerOptions:
 
     @classmethod
     def from_dict(cls, d: dict) -> "AnalyzerOptions":
-        return cls(
-            token_pattern=d.get("token_pattern"),
-            ngrams=int(d.get("ngrams", 1)),
-            stop_words=tuple(d.get("stop_words", ())),
-            mail=bool(d.get("mail", True)),
-            max_message_bytes=int(d.get("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)),
-        )
+        """The options stored in a model file, checked as `check` checks
+        the options of `nbcli train` (a model file may be crafted): raises
+        ValueError saying what is wrong."""
+        d = dict(d)
+        pattern = d.get("token_pattern")
+        ngrams = d.get("ngrams", 1)
+        stop_words = d.get("stop_words", [])
+        mail = d.get("mail", True)
+        cap = d.get("max_message_bytes", DEFAULT_MAX_MESSAGE_BYTES)
+        if pattern is not None and not isinstance(pattern, str):
+            raise ValueError("analyzer: token_pattern is not a string")
+        if not isinstance(stop_words, list) or not all(isinstance(w, str) for w in stop_words):
+            raise ValueError("analyzer: stop_words is not a list of strings")
+        for name, value, want in (("ngrams", ngrams, int), ("max_message_bytes", cap, int), ("mail", mail, bool)):
+            if type(value) is not want:  # bool is an int, and an int is not a bool
+                raise ValueError(f"analyzer: {name} is not {'an integer' if want is int else 'true or false'}")
+        options = cls(token_pattern=pattern, ngrams=ngrams, stop_words=tuple(stop_words), mail=mail, max_message_bytes=cap)
+        try:
+            options.check()
+        except NbcliError as exc:
+            raise ValueError(f"analyzer: {exc.message}") from None
+        return options
+
+    def check(self) -> "re.Pattern | None":
+        """Refuse options that nbcli would not train with, naming the
+        option; returns the compiled custom token pattern, or None for the
+        default tokens. The same bounds hold for `nbcli train` and for a
+        model file, so every model nbcli writes loads again."""
+        if not 1 <= self.ngrams <= MAX_NGRAMS:
+            raise NbcliError(f"--ngrams must be between 1 and {MAX_NGRAMS}, not {self.ngrams}")
+        if not 1 <= self.max_message_bytes <= MAX_MESSAGE_BYTES_CAP:
+            raise NbcliError(
+                f"--max-message-bytes must be between 1 byte and {MAX_MESSAGE_BYTES_CAP >> 20}M, not {self.max_message_bytes}",
+                hint="the analysis of one message is bounded by it",
+            )
+        if len(self.stop_words) > MAX_STOP_WORDS or any(len(w) > MAX_STOP_WORD_CHARS for w in self.stop_words):
+            raise NbcliError(f"--stop-words: at most {MAX_STOP_WORDS:,} words of at most {MAX_STOP_WORD_CHARS} characters each")
+        pattern = self.token_pattern
+        if pattern is None or pattern in _DEFAULT_PATTERNS:
+            return None
+        if len(pattern) > MAX_TOKEN_PATTERN_CHARS:
+            raise NbcliError(f"--token-pattern is longer than {MAX_TOKEN_PATTERN_CHARS} characters")
+        try:
+            regex = re.compile(pattern)
+        except re.error as exc:
+            raise NbcliError(
+                f"--token-pattern {pattern!r} is not a valid regular expression ({exc})",
+                hint="check the pattern's syntax (Python 're')",
+            ) from None
+        if regex.groups > 1:
+            raise NbcliError(
+                f"--token-pattern {pattern!r} has {regex.groups} capturing groups",
+                hint="use at most one capturing group; write the others as (?:...)",
+            )
+        problem = token_pattern_problem(pattern)
+        if problem:
+            raise NbcliError(
+                f"--token-pattern {pattern!r} is refused: it {problem}",
+                hint="Python's regex engine backtracks; use a pattern without nested repeats, such as [a-z]+ or \\S+",
+            )
+        return regex
+
+
+# Bounds on the analyzer's settings, for `nbcli train` and for model files
+# alike (see the README's "The model file"). --ngrams has the range train
+# has always accepted; the message cap bounds the analysis of one message
+# (a model that asked for more could make a filter read 1 GB of every
+# message); the others keep a crafted model from costing more to load
+# than a real one.
+MAX_NGRAMS = 8
+MAX_MESSAGE_BYTES_CAP = 64 << 20
+MAX_STOP_WORDS = 1_000_000
+MAX_STOP_WORD_CHARS = 1000
+MAX_TOKEN_PATTERN_CHARS = 4096
+
+
+def token_pattern_problem(pattern: str) -> str | None:
+    """Why a custom token pattern could make `re.findall` backtrack
+    catastrophically (time exponential in the length of the text), or None.
+
+    Python's `re` is a backtracking engine, and a model file says which
+    pattern to run over every message, so the check is conservative: a
+    static look at the pattern's parse tree (`re._parser`) that refuses
+    the constructs behind exponential backtracking, whatever the text:
+
+    - a repeat (*, +, {m,n} with n > 1) inside another repeat: (a+)+, (\\w+\\s?)+$;
+    - an alternative (|) inside a repeat: (a|ab)*, (a|a)*b;
+    - a capturing group inside a repeat: (ab)+ (re.findall would return
+      only the group's last repetition anyway);
+    - backreferences (\\1) and conditional groups ((?(1)a|b)).
+
+    Patterns refused here may be harmless (such as (?:ab)+); the common
+    token patterns ([a-z]+, \\S+, \\b\\w\\w+\\b, [\\w$'!-]*\\w[\\w$'!-]*) pass.
+    What passes is at worst polynomial: a pattern like \\w+x rescans a long
+    run of word characters from each start, quadratic in the run's length,
+    which the message cap (--max-message-bytes) bounds for mail.
+    """
+    try:
+        tree = _sre_parse(pattern)
+    except re.error:
+        return None  # re.compile says what is wrong with it
+    return _tree_problem(tree, in_repeat=False)
+
+
+def _sre_parse(pattern: str):
+    try:
+        from re import _parser  # Python 3.11+
+    except ImportError:  # pragma: no cover - older Pythons
+        import sre_parse as _parser
+    return _parser.parse(pattern)
+
+
+def _tree_problem(items, in_repeat: bool) -> str | None:
+    try:
+        from re import _constants as c
+    except ImportError:  # pragma: no cover - older Pythons
+        import sre_constants as c
+    repeats = {c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)}
+    for op, av in items:
+        subs, inner = [], in_repeat
+        if op in (c.GROUPREF, c.GROUPREF_EXISTS, getattr(c, "GROUPREF_IGNORE", c.GROUPREF)):
+            return "uses a backreference or a conditional group"
+        if op in repeats:
+            repeated = av[1] > 1
+            if repeated and in_repeat:
+                return "has a repeat inside a repeat, as in (a+)+, which can backtrack exponentially"
+            subs, inner = [av[2]], in_repeat or repeated
+        elif op is c.SUBPATTERN:
+            problem = _tree_problem(av[3], in_repeat)  # the worse problem first
+            if problem is None and av[0] is not None and in_repeat:
+                problem = "repeats a capturing group, as in (ab)+, which re.findall gives only the last repetition of; write (?:...)"
+            if problem:
+                return problem
+        elif op is c.BRANCH:
+            if in_repeat:
+                return "has an alternative (|) inside a repeat, as in (a|ab)*, which can backtrack exponentially"
+            subs = av[1]
+        elif op in (c.ASSERT, c.ASSERT_NOT):
+            subs = [av[1]]
+        elif op is getattr(c, "ATOMIC_GROUP", None):
+            subs = [av]
+        for sub in subs:
+            problem = _tree_problem(sub, inner)
+            if problem:
+                return problem
+    return None
 
 
 class TokenBatch:
@@ -164,24 +303,7 @@ class Analyzer:
     def __init__(self, options: AnalyzerOptions | None = None):
         options = options or AnalyzerOptions()
         self.options = options
-        pattern = options.token_pattern
-        if pattern is None or pattern in _DEFAULT_PATTERNS:
-            self._regex = None
-        else:
-            try:
-                self._regex = re.compile(pattern)
-            except re.error as exc:
-                raise NbcliError(
-                    f"--token-pattern {pattern!r} is not a valid regular expression ({exc})",
-                    hint="check the pattern's syntax (Python 're')",
-                ) from None
-            if self._regex.groups > 1:
-                raise NbcliError(
-                    f"--token-pattern {pattern!r} has {self._regex.groups} capturing groups",
-                    hint="use at most one capturing group; write the others as (?:...)",
-                )
-        if options.ngrams < 1:
-            raise NbcliError("--ngrams must be at least 1")
+        self._regex = options.check()
         stop = [w.lower() for w in options.stop_words]
         self._stop = np.unique(hashing.hash_strings(stop)) if stop else None
         self.mail_docs = 0

@@ -16,7 +16,7 @@ import numpy as np
 from nbcli import __version__
 from nbcli.classifier import Classifier
 from nbcli.errors import NbcliError
-from nbcli.model import DOC_FREQ_HINT, MODELS, check_alpha, smooth_idf
+from nbcli.model import DOC_FREQ_HINT, MODELS, check_alpha, label_problem, smooth_idf
 from nbcli.sources import Document, batches
 from nbcli.tokenize import Analyzer, AnalyzerOptions, TokenBatch
 from nbcli.vectorize import Vocabulary, VocabularyBuilder, prune_mask
@@ -197,6 +197,10 @@ def fit_counts(classes, class_count, vocab, tf, df, mail_docs, analyzer_options:
     alpha = options.alpha if options.alpha is not None else MAIL_ALPHA if mostly_mail else TEXT_ALPHA
     unknown = options.unknown or (MAIL_UNKNOWN if mostly_mail and options.kind == "multinomial" else TEXT_UNKNOWN)
     check_alpha(alpha)
+    for label in classes:  # here, where every path to a model meets (workers and --cv folds too)
+        problem = label_problem(label)
+        if problem:
+            raise NbcliError(problem, hint="class labels go into mail headers and TSV rows; rename that class (its folder or label)")
     if n_docs == 0:
         raise NbcliError(
             "the corpus has no documents",
