@@ -33,6 +33,7 @@ from nbcli.defaults import (
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_SPAM_CUTOFF,
     INPUT_FORMATS,
+    MAX_MESSAGE_BYTES_CAP,
 )
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -104,6 +105,9 @@ class NbcliGroup(click.Group):
 class ByteSize(click.ParamType):
     name = "SIZE"
 
+    def __init__(self, maximum: int | None = None):
+        self.maximum = maximum
+
     def convert(self, value, param, ctx):
         if isinstance(value, int):
             return value
@@ -116,6 +120,8 @@ class ByteSize(click.ParamType):
             self.fail(f"{value!r} is not a size such as 512K, 16M or 1G", param, ctx)
         if size < 1:
             self.fail(f"{value!r} must be at least 1 byte", param, ctx)
+        if self.maximum is not None and size > self.maximum:
+            self.fail(f"{value!r} is more than the largest allowed, {self.maximum >> 20}M", param, ctx)
         return size
 
 
@@ -282,7 +288,7 @@ training_options = _apply(
         click.option("--no-mail", is_flag=True, help="Read email messages as plain text instead of parsing headers and MIME parts."),
         click.option(
             "--max-message-bytes",
-            type=ByteSize(),
+            type=ByteSize(MAX_MESSAGE_BYTES_CAP),
             default=DEFAULT_MAX_MESSAGE_BYTES,
             show_default="512K",
             help="Analyse at most this much of each email message (the rest is ignored, the message is not failed).",
@@ -612,7 +618,7 @@ def _retrain(path, corpus, label_pairs, kw):
 # messages, which is allowed but moves them away from what the model saw.
 message_cap_option = click.option(
     "--max-message-bytes",
-    type=ByteSize(),
+    type=ByteSize(MAX_MESSAGE_BYTES_CAP),
     default=None,
     show_default="the model's, 512K unless trained otherwise",
     help="Analyse at most this much of each email message. Lower than the model's setting bounds the work per "

@@ -122,9 +122,14 @@ class _Table:
         return out
 
 
+# Control characters shown as "?" in reports for people: text from a model
+# file (its options, its metadata) must not drive the terminal.
+_CONTROLS = {c: "?" for c in [*range(0x20), *range(0x7F, 0xA0)]}
+
+
 def _print(file, *lines: str) -> None:
     for line in lines:
-        file.write(line + "\n")
+        file.write(line.translate(_CONTROLS) + "\n")
 
 
 def render_eval(report: dict, file, source: str) -> None:

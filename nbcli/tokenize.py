@@ -30,6 +30,7 @@ import numpy as np
 from nbcli import hashing
 from nbcli.decode import decode_bytes
 from nbcli.errors import NbcliError
+from nbcli.defaults import MAX_MESSAGE_BYTES_CAP
 from nbcli.mail import DEFAULT_MAX_MESSAGE_BYTES, extract, looks_like_mail
 
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
@@ -170,7 +171,6 @@ class AnalyzerOptions:
 # message); the others keep a crafted model from costing more to load
 # than a real one.
 MAX_NGRAMS = 8
-MAX_MESSAGE_BYTES_CAP = 64 << 20
 MAX_STOP_WORDS = 1_000_000
 MAX_STOP_WORD_CHARS = 1000
 MAX_TOKEN_PATTERN_CHARS = 4096

@@ -277,3 +277,23 @@ def test_the_analysis_cap_can_be_lowered_at_classification_time(tmp_path, mail_m
     assert result.exit_code == 0, result.stderr
     tagged = run(["filter", mail_model, path, "--max-message-bytes", "2K"])
     assert tagged.stdout_bytes.startswith(b"X-NB-Class: ham;")
+
+
+def test_info_never_writes_control_characters_from_a_model(tmp_path, mail_model):
+    from nbcli import modelfile
+
+    payload = dict(modelfile.read_payload(str(mail_model)))
+    payload["meta"] = {**payload["meta"], "created": "\x1b]0;pwned\x07\x1b[2J"}
+    payload.pop("checksum", None)  # a model from before checksums: loaded on its invariants
+    crafted = tmp_path / "crafted.nb"
+    modelfile.write_payload(payload, str(crafted))
+    result = run(["info", crafted])
+    assert result.exit_code == 0, result.stderr
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "?]0;pwned??[2J" in result.stdout
+
+
+def test_an_analysis_cap_beyond_the_limit_is_a_usage_error(mail_model):
+    result = run(["predict", mail_model, HAM, "--max-message-bytes", "1G"])
+    assert result.exit_code == 2
+    assert "64M" in result.stderr and result.stderr.count("\n") == 1
