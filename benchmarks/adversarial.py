@@ -60,6 +60,16 @@ def _header(name: bytes, value: bytes) -> bytes:
     return name + b": " + value + b"\nFrom: a@example.com\nSubject: s\n\nbody\n"
 
 
+def _nested(depth: int) -> bytes:
+    """`depth` multiparts, each inside the one before, then lines that start
+    like a boundary but are none: the email package checks each line against
+    every open boundary."""
+    head = b"From: a@example.com\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b0\"\n\n"
+    opening = b"".join(b"--b%d\nContent-Type: multipart/mixed; boundary=\"b%d\"\n\n" % (i, i + 1) for i in range(depth))
+    inner = b"--b%d\nContent-Type: text/plain\n\n" % depth
+    return head + opening + inner + _rep(b"--b\n")[: max(0, SIZE - len(head) - len(opening) - len(inner))]
+
+
 # name -> (what it is, the message)
 ATTACKS = {
     "html-comment": ("issue 12: `<html>` + `<!--` x130,000", lambda: _html(b"<!--" * 130_000)),
@@ -80,6 +90,8 @@ ATTACKS = {
     "charset-punycode": ("charset=punycode body", lambda: _plain(b"").replace(b"\n\n", b"\nContent-Type: text/plain; charset=punycode\n\n-") + _rep(b"abcdefgh")),
     "mime-parts": ("15,600 MIME parts", lambda: b"From: a@example.com\nContent-Type: multipart/mixed; boundary=b\n\n" + _rep(b"--b\nContent-Type: text/plain\n\nx\n")),
     "header-lines": ("71,000 header lines and a bad one", lambda: b"From: a@example.com\n" + _rep(b"X-A: b\n") + b"bad line\n\nbody\n"),
+    "mime-deep": ("800 nested multiparts, then `--b` lines (found by make fuzz)", lambda: _nested(800)),
+    "mime-deep-16": ("16 nested multiparts (the most read), then `--b` lines", lambda: _nested(15)),
 }
 
 
