@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test clean venv bench bench-accuracy bench-models tune-mail readme
+.PHONY: run test clean venv bench bench-accuracy bench-models tune-mail readme fuzz bench-adversarial
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -61,6 +61,10 @@ bench: $(VENV)/.installed-test
 bench-accuracy: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python accuracy.py
 
+## bench-adversarial: seconds per MB of analysis, normal mail against crafted messages (issue 12) -> docs/benchmarks.md
+bench-adversarial: $(VENV)/.installed-test
+	cd benchmarks && ../$(BIN)/python adversarial.py
+
 ## bench-models: accuracy of each event model on SpamAssassin and a multi-class corpus (npm) -> README.md, docs/benchmarks.md
 bench-models: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python models.py
@@ -68,6 +72,10 @@ bench-models: $(VENV)/.installed-test
 ## tune-mail: the cross-validation (training part only) that chose the mail defaults -> docs/benchmarks.md
 tune-mail: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python tune_mail.py
+
+## fuzz: 2,000 mutated real messages (sample corpora, SpamAssassin via npm if available) through predict and filter; reproducers -> build/fuzz-findings
+fuzz: $(VENV)/.installed-test
+	$(BIN)/python tools/fuzz.py --count 2000
 
 ## readme: rerun the README's examples and write their real output into it
 readme: $(VENV)/.installed
