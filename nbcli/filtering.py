@@ -20,6 +20,7 @@ cannot be classified gets the verdict "error" and passes through unchanged.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import time
@@ -177,7 +178,7 @@ def header_value(label: str, p: float) -> str:
 
 def as_mbox_entry(message: bytes) -> bytes:
     """A message as an mbox entry that the next entry can follow (see the
-    cutting rule in nbcli/sources.py): a message that starts with a From_
+    cutting rule in nbcli/mbox.py): a message that starts with a From_
     line (it came from an mbox) is kept as it is; others get a From_ line
     and ">From " escaping (mboxrd) of body lines that start with "From ";
     either way the entry ends with a blank line (added if missing)."""
@@ -253,41 +254,10 @@ class SplitWriter:
         return f"filed {total} message{'' if total == 1 else 's'}" + (f": {parts}" if parts else "")
 
 
-def _batches(messages, max_docs: int = 2048, max_chars: int = 1 << 21):
-    """Documents of the raw messages in batches as `sources.batches` makes
-    them (one message first, then doubling up to `max_docs` or about
-    `max_chars`), except that a None in `messages` (the input would block:
-    see `mbox.mbox_entries`) ends the batch at once, and is passed on as an
-    empty batch, so a message on a quiet pipe goes out without waiting for
-    the next one (`parallel.classify` then hands back every result it
-    holds)."""
-    from nbcli.sources import Document
-
-    limit, batch, size, n = 1, [], 0, 0
-    for message in messages:
-        if message is not None:
-            n += 1
-            batch.append(Document(str(n), None, message, "mail"))
-            size += len(message)
-            if len(batch) < limit and size < max_chars:
-                continue
-            limit = min(limit * 2, max_docs)
-        else:
-            limit = 1  # after a pause, start small again
-            if batch:
-                yield batch
-            yield []
-            batch, size = [], 0
-            continue
-        yield batch
-        batch, size = [], 0
-    if batch:
-        yield batch
-
-
 def run(messages, classifier, verdicts: Verdicts | None, write, warn, model_error: str | None = None, jobs: int = 1, explain: int = 0):
     """Classify and write every message of `messages` (raw bytes; a None
-    among them only says "pass on what you hold": see `_batches`) in order.
+    among them only says "pass on what you hold": see `sources.batches`) in
+    order.
 
     write(verdict, message_bytes) puts a message out; warn(text) reports a
     message that passed through unchanged. `classifier`/`verdicts` are None
@@ -296,12 +266,15 @@ def run(messages, classifier, verdicts: Verdicts | None, write, warn, model_erro
     with that many terms. Returns the list of verdicts.
     """
     from nbcli import parallel
+    from nbcli.sources import Document, batches
 
     seen: list[str] = []
+    numbers = itertools.count(1)
+    stream = (None if m is None else Document(str(next(numbers)), None, m, "mail") for m in messages)
     if classifier is None:
-        scored = ((batch, None) for batch in _batches(messages))
+        scored = ((batch, None) for batch in batches(stream))
     else:
-        scored = parallel.classify(classifier, _batches(messages), jobs, explain)
+        scored = parallel.classify(classifier, batches(stream), jobs, explain)
     for batch, result in scored:
         rows = whys = None  # on an exception: find the bad message(s) one at a time below
         if not isinstance(result, Exception):

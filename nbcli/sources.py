@@ -832,14 +832,25 @@ def parse_label_pair(value: str) -> tuple[str, str]:
     return label.strip(), os.path.expanduser(path)
 
 
-def batches(docs: Iterable[Document], max_docs: int = 2048, max_chars: int = 1 << 21, first: int = 1) -> Iterator[list[Document]]:
+def batches(docs: Iterable[Document | None], max_docs: int = 2048, max_chars: int = 1 << 21, first: int = 1) -> Iterator[list[Document]]:
     """Group documents into lists, starting with `first` and doubling up to
     `max_docs` documents or about `max_chars` characters, so the first result
-    of a stream comes out at once and long streams still run in big batches."""
+    of a stream comes out at once and long streams still run in big batches.
+
+    A None among the documents says the input went quiet (see
+    `mbox.mbox_entries`): the batch so far is yielded at once, then an empty
+    batch that passes the news on (`parallel.classify` then hands back every
+    result it holds), and batches start small again."""
     limit = min(first, max_docs)
     batch: list[Document] = []
     size = 0
     for doc in docs:
+        if doc is None:
+            if batch:
+                yield batch
+            yield []
+            batch, size, limit = [], 0, min(first, max_docs)
+            continue
         batch.append(doc)
         size += len(doc.data)
         if len(batch) >= limit or size >= max_chars:
