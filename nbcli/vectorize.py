@@ -27,6 +27,13 @@ _FIB = np.uint64(0x9E3779B97F4A7C15)
 _BUCKET_MIN_QUERIES = 1 << 16  # Vocabulary.lookup: batches this big use the bucket index
 
 
+def _text(term: bytes) -> str:
+    try:
+        return term.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return term.decode("utf-8", "replace")
+
+
 class Vocabulary:
     """A fixed vocabulary: terms sorted by hash, column i = i-th hash.
 
@@ -77,13 +84,12 @@ class Vocabulary:
         return self._buckets.lookup(hashes)
 
     def terms(self, ids) -> list[str]:
-        """The text of the terms in columns `ids`."""
+        """The text of the terms in columns `ids` (bytes that are not UTF-8,
+        which only a damaged or crafted model file has, shown as U+FFFD)."""
         ids = np.asarray(ids, dtype=np.int64)
         starts, ends = self.offsets[ids].tolist(), self.offsets[ids + 1].tolist()
-        if len(ids) > 256:
-            blob = self.blob.tobytes()
-            return [blob[a:b].decode("utf-8", "surrogatepass") for a, b in zip(starts, ends)]
-        return [self.blob[a:b].tobytes().decode("utf-8", "surrogatepass") for a, b in zip(starts, ends)]
+        blob = self.blob.tobytes() if len(ids) > 256 else None
+        return [_text(blob[a:b] if blob is not None else self.blob[a:b].tobytes()) for a, b in zip(starts, ends)]
 
     def index_of(self, term: str) -> int:
         """Column of `term`, or -1."""

@@ -112,7 +112,7 @@ def test_a_few_flipped_bits_anywhere_are_caught_by_the_checksum(tmp_path, small_
 )
 def test_the_checksum_covers_plain_values_and_arrays(tmp_path, small_model, change):
     payload = dict(modelfile.read_payload(str(small_model)))
-    assert payload[modelfile.CHECKSUM_KEY].startswith("crc32:")
+    assert payload[modelfile.CHECKSUM_KEY].startswith("sum64:")
     change(payload)  # the old checksum is kept: the file no longer matches it
     path = tmp_path / "changed.nb"
     joblib.dump(payload, path)
@@ -378,3 +378,35 @@ def test_mail_model_loads_and_the_sample_is_classified_as_before(tmp_path):
 def test_nbcli_error_from_check_names_the_option():
     with pytest.raises(NbcliError, match=r"--token-pattern '\(a\+\)\+\$' is refused: it has a repeat inside a repeat"):
         AnalyzerOptions(token_pattern="(a+)+$").check()
+
+
+def test_terms_that_are_not_utf8_are_shown_not_fatal(tmp_path, small_model):
+    """Terms are not decoded on load (it would cost as much as the checksum
+    on a big model); a crafted vocabulary of bad bytes shows U+FFFD."""
+    payload = dict(modelfile.read_payload(str(small_model)))
+    blob = np.array(payload["vocab_blob"])
+    blob[:] = 0xFF
+    payload["vocab_blob"] = blob
+    crafted = tmp_path / "bad-terms.nb"
+    modelfile.write_payload(payload, str(crafted))  # a valid checksum: only the texts are bad
+    result = run(["info", crafted, "--json"])
+    assert result.exit_code == 0, result.stderr
+    terms = [t["term"] for ts in json.loads(result.stdout)["top_terms"].values() for t in ts]
+    assert terms and all(set(t) == {"\ufffd"} for t in terms)
+
+
+def test_the_checksum_is_cheap_on_a_big_model(tmp_path):
+    """Loading reads every byte once for the checksum: it must stay a small
+    part of a one-message run (a hang guard, not a benchmark)."""
+    from nbcli.classifier import Classifier
+    from nbcli.model import MODELS
+    from nbcli.vectorize import Vocabulary
+
+    n = 400_000
+    counts = np.random.default_rng(0).integers(0, 5, size=(2, n)).astype(np.float64)
+    model = MODELS["multinomial"](["ham", "spam"], np.array([10.0, 8.0]), counts, alpha=1.0)
+    path = tmp_path / "big.nb"
+    modelfile.save(Classifier(AnalyzerOptions(), Vocabulary.from_terms([f"t{i}" for i in range(n)]), model, {"n_documents": 18}), str(path))
+    start = time.perf_counter()
+    modelfile.load(str(path))
+    assert time.perf_counter() - start < 2.0
