@@ -1136,19 +1136,14 @@ def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_c
         raise click.UsageError("no INPUT given and stdin is a terminal; give a message or mbox file, or - for stdin")
     from nbcli.paths import check_split_folder
     from nbcli.sources import read_messages
-    from nbcli.walk import Unreadable
+    from nbcli.walk import InputReport
 
-    skipped = []  # files in a folder that could not be read: the run failed
-
-    def skip(message):
-        if isinstance(message, Unreadable):
-            skipped.append(message)
-        diagnostics.warn(str(message))
+    skipped = InputReport(diagnostics.warn)  # a file in a folder that could not be read fails the run
 
     try:  # INPUT is checked (and opened) before the model is read
         if split_dir:
             check_split_folder(split_dir, [path])
-        messages = read_messages(path, skip, flush=not split_dir)
+        messages = read_messages(path, skipped, flush=not split_dir)
         splitter = filtering.SplitWriter(split_dir) if split_dir else None
     except NbcliError as exc:
         exc.exit_code = 3 if exit_codes else 1  # never 1 (ham) under --exit-codes
@@ -1185,9 +1180,9 @@ def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_c
     if splitter is not None and not quiet:
         _err(f"nbcli: {splitter.summary()}")
     diagnostics.finish()
-    failed = "error" in seen or classifier is None or bool(skipped)
+    failed = "error" in seen or classifier is None or skipped.unreadable > 0
     if exit_codes:
-        if len(seen) == 1 and not skipped:
+        if len(seen) == 1 and not skipped.unreadable:
             return filtering.EXIT_CODES.get(seen[0], 0)
         return 3 if failed or not seen else 0
     return 1 if failed else 0
