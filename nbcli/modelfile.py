@@ -14,8 +14,9 @@ pickle stream in which each array is a `NumpyArrayWrapper` record followed by
 the raw array bytes) with a restricted unpickler that resolves only the three
 globals such a file needs, to inert stand-ins, and maps every array straight
 from the file (mmap) instead of copying it. So loading never runs code from
-the file, costs no joblib import (~95 ms), and a model of a million terms
-opens in about a millisecond. A test checks that `joblib.load` and this
+the file, costs no joblib import (~95 ms), and copies nothing; what loading
+costs is the checksum below, one pass over the mapped bytes (23 ms for a
+105 MB model of 1.77M terms). A test checks that `joblib.load` and this
 reader agree.
 
 Damage and crafted files: the payload carries a checksum of everything in it
