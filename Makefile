@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test clean venv bench bench-accuracy bench-models tune-mail readme fuzz bench-adversarial
+.PHONY: run test lint clean venv bench bench-accuracy bench-models tune-mail readme fuzz bench-adversarial
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -49,9 +49,14 @@ run: $(VENV)/.installed
 	$(BIN)/nbcli eval $(OUT)/topics.nb sample_corpora/topics/test.jsonl
 	$(BIN)/nbcli info $(OUT)/topics.nb --top 5
 
-## test: the whole test suite
-test: $(VENV)/.installed-test
+## test: the linter, then the whole test suite
+test: lint
 	$(BIN)/python -m pytest
+
+## lint: ruff's lint rules and its format, on the whole tree (configured in pyproject.toml)
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 ## bench: speed and memory against scikit-learn and bogofilter (SpamAssassin via npm, a Zipf corpus) -> docs/benchmarks.md
 bench: $(VENV)/.installed-test

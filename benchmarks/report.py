@@ -18,7 +18,10 @@ TITLE = "# nbcli benchmarks\n\nEach section is written by the script named in it
 def machine() -> str:
     import os
 
-    return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {datetime.date.today().isoformat()}"
+    return (
+        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{datetime.date.today().isoformat()}"
+    )
 
 
 def update_section(name: str, markdown: str) -> Path:

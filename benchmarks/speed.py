@@ -129,7 +129,10 @@ def ensure_bogofilter() -> str | None:
             subprocess.run(["apt-get", "install", "-y", "-qq", "bogofilter"], **quiet)
     if shutil.which("bogofilter"):
         return None
-    return "bogofilter is not installed and could not be installed here (apt-get as root is needed), so its columns are empty"
+    return (
+        "bogofilter is not installed and could not be installed here (apt-get as root is needed), so its columns are "
+        "empty"
+    )
 
 
 # -- measuring ------------------------------------------------------------------------
@@ -157,14 +160,18 @@ def run_once(cmd, stdin: Path | None = None, stdout: Path | None = None, ok=(0,)
         fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
         fout = open(stdout, "wb") if stdout else subprocess.DEVNULL
         try:
-            code = subprocess.run([PYTHON, "-c", LAUNCHER, result.name, *map(str, cmd)], stdin=fin, stdout=fout, stderr=err).returncode
+            code = subprocess.run(
+                [PYTHON, "-c", LAUNCHER, result.name, *map(str, cmd)], stdin=fin, stdout=fout, stderr=err
+            ).returncode
         finally:
             for f in (fin, fout):
                 if f is not subprocess.DEVNULL:
                     f.close()
         if code not in ok:
             err.seek(0)
-            raise RuntimeError(f"{' '.join(map(str, cmd))} exited {code}: {err.read().decode(errors='replace')[-2000:]}")
+            raise RuntimeError(
+                f"{' '.join(map(str, cmd))} exited {code}: {err.read().decode(errors='replace')[-2000:]}"
+            )
         elapsed, rss_kb = result.read().split()
     return float(elapsed), int(rss_kb) / 1024
 
@@ -226,10 +233,20 @@ def main() -> int:
     sa_model = models / "sa10.nb"
     m["train10"] = measure("nbcli train, 48k messages", [NBCLI, "train", mail["train10"], "-o", sa_model, "-q"])
     m["train1"] = measure("nbcli train, 4.8k messages", [NBCLI, "train", mail["train1"], "-o", models / "sa1.nb", "-q"])
-    m["train10_j1"] = measure("nbcli train --jobs 1, 48k messages", [NBCLI, "train", mail["train10"], "-o", models / "j1.nb", "-q", "--jobs", "1"], runs=1)
-    m["train1_j1"] = measure("nbcli train --jobs 1, 4.8k messages", [NBCLI, "train", mail["train1"], "-o", models / "j1.nb", "-q", "--jobs", "1"], runs=1)
+    m["train10_j1"] = measure(
+        "nbcli train --jobs 1, 48k messages",
+        [NBCLI, "train", mail["train10"], "-o", models / "j1.nb", "-q", "--jobs", "1"],
+        runs=1,
+    )
+    m["train1_j1"] = measure(
+        "nbcli train --jobs 1, 4.8k messages",
+        [NBCLI, "train", mail["train1"], "-o", models / "j1.nb", "-q", "--jobs", "1"],
+        runs=1,
+    )
     sk_model = models / "sk10.joblib"
-    m["sk_train10"] = measure("scikit-learn script, 48k messages", [PYTHON, HERE / "peer_sklearn.py", "train", mail["train10"], sk_model])
+    m["sk_train10"] = measure(
+        "scikit-learn script, 48k messages", [PYTHON, HERE / "peer_sklearn.py", "train", mail["train10"], sk_model]
+    )
     bogo_db = WORK / "bogo-db"
     if have_bogo:
         register = (
@@ -240,7 +257,9 @@ def main() -> int:
 
     print("the Zipf corpus:", file=sys.stderr)
     z1m, z150k = models / "zipf1m.nb", models / "zipf150k.nb"
-    m["zipf_train"] = measure("nbcli train, Zipf corpus", [NBCLI, "train", zipf, "-o", z1m, "-q"], runs=max(1, RUNS // 2))
+    m["zipf_train"] = measure(
+        "nbcli train, Zipf corpus", [NBCLI, "train", zipf, "-o", z1m, "-q"], runs=max(1, RUNS // 2)
+    )
     run_once([NBCLI, "train", zipf, "-o", z150k, "-q", "--max-features", "150000"])
     terms = {p: vocabulary_size(p) for p in (z1m, z150k, sa_model)}
 
@@ -249,19 +268,40 @@ def main() -> int:
     m["predict"] = measure("nbcli predict, mbox", [NBCLI, "predict", sa_model, mail["mbox"], "-q"])
     m["filter"] = measure("nbcli filter, mbox", [NBCLI, "filter", sa_model, mail["mbox"], "-q"], stdout=out)
     if have_bogo:
-        m["bogo_predict"] = measure("bogofilter -M, mbox", ["bogofilter", "-d", bogo_db, "-M", "-T", "-I", mail["mbox"]], ok=(0, 1, 2))
-        m["bogo_filter"] = measure("bogofilter -M -p, mbox", ["bogofilter", "-d", bogo_db, "-M", "-p", "-I", mail["mbox"]], stdout=out, ok=(0, 1, 2))
+        m["bogo_predict"] = measure(
+            "bogofilter -M, mbox", ["bogofilter", "-d", bogo_db, "-M", "-T", "-I", mail["mbox"]], ok=(0, 1, 2)
+        )
+        m["bogo_filter"] = measure(
+            "bogofilter -M -p, mbox",
+            ["bogofilter", "-d", bogo_db, "-M", "-p", "-I", mail["mbox"]],
+            stdout=out,
+            ok=(0, 1, 2),
+        )
 
     print("one message in a fresh process:", file=sys.stderr)
     many = max(RUNS, 11)
     m["help"] = measure("nbcli --help", [NBCLI, "--help"], runs=many)
-    m["one_150k"] = measure("nbcli predict, one document, 150k-term model", [NBCLI, "predict", z150k, WORK / "zipf-one.txt"], runs=many)
-    m["one_1m"] = measure("nbcli predict, one document, 1M-term model", [NBCLI, "predict", z1m, WORK / "zipf-one.txt"], runs=many)
-    m["one_mail"] = measure("nbcli predict, one message, mail model", [NBCLI, "predict", sa_model, mail["one"]], runs=many)
-    m["one_filter"] = measure("nbcli filter, one message, mail model", [NBCLI, "filter", sa_model, mail["one"]], runs=many)
-    m["sk_one"] = measure("scikit-learn script, one message", [PYTHON, HERE / "peer_sklearn.py", "predict", sk_model, mail["one"]], runs=RUNS)
+    m["one_150k"] = measure(
+        "nbcli predict, one document, 150k-term model", [NBCLI, "predict", z150k, WORK / "zipf-one.txt"], runs=many
+    )
+    m["one_1m"] = measure(
+        "nbcli predict, one document, 1M-term model", [NBCLI, "predict", z1m, WORK / "zipf-one.txt"], runs=many
+    )
+    m["one_mail"] = measure(
+        "nbcli predict, one message, mail model", [NBCLI, "predict", sa_model, mail["one"]], runs=many
+    )
+    m["one_filter"] = measure(
+        "nbcli filter, one message, mail model", [NBCLI, "filter", sa_model, mail["one"]], runs=many
+    )
+    m["sk_one"] = measure(
+        "scikit-learn script, one message",
+        [PYTHON, HERE / "peer_sklearn.py", "predict", sk_model, mail["one"]],
+        runs=RUNS,
+    )
     if have_bogo:
-        m["bogo_one"] = measure("bogofilter -B, one message", ["bogofilter", "-d", bogo_db, "-B", mail["one"]], runs=many, ok=(0, 1, 2))
+        m["bogo_one"] = measure(
+            "bogofilter -B, one message", ["bogofilter", "-d", bogo_db, "-B", mail["one"]], runs=many, ok=(0, 1, 2)
+        )
 
     text = render(m, mail, terms, bogo_note)
     print(text)
@@ -298,32 +338,95 @@ def render(m: dict, mail: dict, terms: dict, bogo_note: str | None) -> str:
     def ratio(a, b):
         return m[b]["median"] / m[a]["median"] if a in m and b in m else None
 
-    rows.append([f"train, {n10:,} messages ({mail['mb_train10']:.0f} MB), mail analysis", secs("train10"), mb("train10"),
-                 f"scikit-learn {secs('sk_train10')} ({mb('sk_train10')}); bogofilter {secs('bogo_train10')} ({mb('bogo_train10')})"])
+    rows.append(
+        [
+            f"train, {n10:,} messages ({mail['mb_train10']:.0f} MB), mail analysis",
+            secs("train10"),
+            mb("train10"),
+            (
+                f"scikit-learn {secs('sk_train10')} ({mb('sk_train10')}); bogofilter {secs('bogo_train10')} "
+                f"({mb('bogo_train10')})"
+            ),
+        ]
+    )
     rows.append([f"train, {n10 // COPIES:,} messages (the 1x set)", secs("train1"), mb("train1"), ""])
-    rows.append(["train --jobs 1, 10x / 1x set", f"{secs('train10_j1')} / {secs('train1_j1')}", f"{mb('train10_j1')} / {mb('train1_j1')}", ""])
-    rows.append([f"train, Zipf corpus ({terms[WORK / 'models' / 'zipf1m.nb']:,} terms)", secs("zipf_train"), mb("zipf_train"), ""])
-    rows.append([f"predict, mbox of {nmbox:,} messages", f"{secs('predict')} ({rate('predict', nmbox)})", mb("predict"),
-                 f"bogofilter -M {secs('bogo_predict')} ({rate('bogo_predict', nmbox)})"])
-    rows.append([f"filter, mbox of {nmbox:,} messages", f"{secs('filter')} ({rate('filter', nmbox)})", mb("filter"),
-                 f"bogofilter -M -p {secs('bogo_filter')} ({rate('bogo_filter', nmbox)})"])
-    rows.append([f"predict one message, fresh process, mail model ({terms[WORK / 'models' / 'sa10.nb']:,} terms)", secs("one_mail"), mb("one_mail"),
-                 f"bogofilter -B {secs('bogo_one')}; scikit-learn script {secs('sk_one')}"])
+    rows.append(
+        [
+            "train --jobs 1, 10x / 1x set",
+            f"{secs('train10_j1')} / {secs('train1_j1')}",
+            f"{mb('train10_j1')} / {mb('train1_j1')}",
+            "",
+        ]
+    )
+    rows.append(
+        [
+            f"train, Zipf corpus ({terms[WORK / 'models' / 'zipf1m.nb']:,} terms)",
+            secs("zipf_train"),
+            mb("zipf_train"),
+            "",
+        ]
+    )
+    rows.append(
+        [
+            f"predict, mbox of {nmbox:,} messages",
+            f"{secs('predict')} ({rate('predict', nmbox)})",
+            mb("predict"),
+            f"bogofilter -M {secs('bogo_predict')} ({rate('bogo_predict', nmbox)})",
+        ]
+    )
+    rows.append(
+        [
+            f"filter, mbox of {nmbox:,} messages",
+            f"{secs('filter')} ({rate('filter', nmbox)})",
+            mb("filter"),
+            f"bogofilter -M -p {secs('bogo_filter')} ({rate('bogo_filter', nmbox)})",
+        ]
+    )
+    rows.append(
+        [
+            f"predict one message, fresh process, mail model ({terms[WORK / 'models' / 'sa10.nb']:,} terms)",
+            secs("one_mail"),
+            mb("one_mail"),
+            f"bogofilter -B {secs('bogo_one')}; scikit-learn script {secs('sk_one')}",
+        ]
+    )
     rows.append(["filter one message, fresh process, mail model", secs("one_filter"), mb("one_filter"), ""])
-    rows.append([f"predict one document, fresh process, {terms[WORK / 'models' / 'zipf150k.nb']:,}-term model", secs("one_150k"), mb("one_150k"), ""])
-    rows.append([f"predict one document, fresh process, {terms[WORK / 'models' / 'zipf1m.nb']:,}-term model", secs("one_1m"), mb("one_1m"), ""])
+    rows.append(
+        [
+            f"predict one document, fresh process, {terms[WORK / 'models' / 'zipf150k.nb']:,}-term model",
+            secs("one_150k"),
+            mb("one_150k"),
+            "",
+        ]
+    )
+    rows.append(
+        [
+            f"predict one document, fresh process, {terms[WORK / 'models' / 'zipf1m.nb']:,}-term model",
+            secs("one_1m"),
+            mb("one_1m"),
+            "",
+        ]
+    )
     rows.append(["nbcli --help", secs("help"), mb("help"), ""])
 
     r = ratio("train10", "sk_train10")
     check("training >= 8x faster than the scikit-learn script", r and r >= 8, f"{r:.1f}x" if r else "n/a")
     r = ratio("train10", "bogo_train10")
-    check("training >= 2x faster than bogofilter's registration", None if r is None else r >= 2, f"{r:.1f}x" if r else "n/a")
+    check(
+        "training >= 2x faster than bogofilter's registration",
+        None if r is None else r >= 2,
+        f"{r:.1f}x" if r else "n/a",
+    )
     peak = max(m["train10"]["rss"], m["train10_j1"]["rss"])
     check("training peak RSS <= 300 MB", peak <= 300, f"{peak:.0f} MB")
     grow = m["train10_j1"]["rss"] / m["train1_j1"]["rss"]
     check("10x set uses < 1.5x the memory of the 1x set (--jobs 1)", grow < 1.5, f"{grow:.2f}x")
     r = ratio("predict", "bogo_predict")
-    check("bulk predict >= 2x bogofilter's messages per second", None if r is None else r >= 2, f"{r:.2f}x" if r else "n/a")
+    check(
+        "bulk predict >= 2x bogofilter's messages per second",
+        None if r is None else r >= 2,
+        f"{r:.2f}x" if r else "n/a",
+    )
     r = ratio("filter", "bogo_filter")
     check("bulk filter >= 1.5x bogofilter's rate", None if r is None else r >= 1.5, f"{r:.2f}x" if r else "n/a")
     check("one message, 150k-term model, median <= 200 ms", m["one_150k"]["median"] <= 0.200, secs("one_150k"))
@@ -344,7 +447,9 @@ def render(m: dict, mail: dict, terms: dict, bogo_note: str | None) -> str:
         + f"\n\n{len(verdicts) - missed} of {len(verdicts)} targets met"
         + (f"; {missed} missed (see the table)." if missed else ".")
         + (f"\n\nNote: {bogo_note}." if bogo_note else "")
-        + "\n\n### Exact commands\n\n" + commands + "\n"
+        + "\n\n### Exact commands\n\n"
+        + commands
+        + "\n"
     )
 
 

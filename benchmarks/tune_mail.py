@@ -21,11 +21,12 @@ import time
 
 import numpy as np
 
-import report
-import spamassassin
 from nbcli.model import MultinomialNB
 from nbcli.tokenize import Analyzer, AnalyzerOptions
 from nbcli.vectorize import SparseCounts, VocabularyBuilder
+
+import report
+import spamassassin
 
 ALPHAS = (1.0, 0.1, 0.03, 0.01, 0.003, 0.001, 0.0003, 0.0001)
 
@@ -61,7 +62,9 @@ def cross_validate(docs, n_terms, y, alpha, unknown, seeds=(0, 1, 2), k=5):
             present = np.flatnonzero(counts.sum(axis=0) > 0)  # the fold's vocabulary
             remap = np.full(n_terms, -1)
             remap[present] = np.arange(len(present))
-            model = MultinomialNB(["ham", "spam"], np.bincount(y[train], minlength=2), counts[:, present], alpha=alpha, unknown=unknown)
+            model = MultinomialNB(
+                ["ham", "spam"], np.bincount(y[train], minlength=2), counts[:, present], alpha=alpha, unknown=unknown
+            )
             ids = [remap[docs[i]] for i in test]
             n_unknown = np.array([(x < 0).sum() for x in ids])
             ids = [x[x >= 0] for x in ids]
@@ -78,7 +81,10 @@ def main() -> int:
     rows, scores = [], []
     n_test_ham = round(0.2 * (y == 0).sum())
     n_test = round(0.2 * len(y) / 0.8)
-    for name, options in [("mail analyzer (default)", AnalyzerOptions()), ("--no-mail (raw text)", AnalyzerOptions(mail=False))]:
+    for name, options in [
+        ("mail analyzer (default)", AnalyzerOptions()),
+        ("--no-mail (raw text)", AnalyzerOptions(mail=False)),
+    ]:
         t = time.perf_counter()
         docs, n_terms = token_ids(train, options)
         print(f"{name}: {len(docs)} messages, {n_terms} terms ({time.perf_counter() - t:.1f} s)", file=sys.stderr)
@@ -100,7 +106,9 @@ def main() -> int:
         "5-fold stratified cross-validation, averaged over three seeds, on the 80% training part of the "
         "SpamAssassin split only (the held-out 20% is not read). Decision: P(spam) > 0.5.\n\n"
         f"Command: `make tune-mail` ({report.machine()})\n\n"
-        + report.table(["analyzer", "unknown terms", "alpha", "accuracy", "ham false-positive rate", "spam recall"], rows)
+        + report.table(
+            ["analyzer", "unknown terms", "alpha", "accuracy", "ham false-positive rate", "spam recall"], rows
+        )
         + "\n\nThe defaults for corpora that are mostly mail (`training.MAIL_ALPHA`, `training.MAIL_UNKNOWN`) "
         "are the mail-analyzer setting whose worse margin to the two targets (accuracy >= 99.0%, ham "
         "false-positive rate <= 0.25%), counted in standard errors of a test set the size of the held-out "

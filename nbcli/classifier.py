@@ -7,7 +7,7 @@ later documents are still being read.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -79,7 +79,9 @@ class Classifier:
             )
         return out
 
-    def classify(self, docs: Iterable[Document], jobs: int = 1, explain: int = 0) -> Iterator[tuple[list[Document], object]]:
+    def classify(
+        self, docs: Iterable[Document], jobs: int = 1, explain: int = 0
+    ) -> Iterator[tuple[list[Document], object]]:
         """(batch of documents, their `score`: log-posteriors, or with
         explain > 0 (log-posteriors, explanations)) for a stream of
         documents, in order (jobs: see `parallel`)."""
@@ -128,13 +130,20 @@ class Classifier:
         return {
             "format_version": format_version(model),
             "kind": model.kind,
-            "transforms": [k.replace("_", "-") for k in ("tf_log", "idf", "length_norm", "weight_norm") if model.spec().get(k)],
+            "transforms": [
+                k.replace("_", "-") for k in ("tf_log", "idf", "length_norm", "weight_norm") if model.spec().get(k)
+            ],
             "nbcli_version": self.meta.get("nbcli_version"),
             "created": self.meta.get("created"),
             "documents": self.meta.get("n_documents"),
             "vocabulary_size": len(self.vocabulary),
             "classes": [
-                {"class": name, "documents": int(model.class_count[c]), "tokens": int(counts[c].sum()), "prior": float(prior[c])}
+                {
+                    "class": name,
+                    "documents": int(model.class_count[c]),
+                    "tokens": int(counts[c].sum()),
+                    "prior": float(prior[c]),
+                }
                 for c, name in enumerate(self.classes)
             ],
             "smoothing": {k: v for k, v in model.spec().items() if k not in ("kind", "unknown")},

@@ -25,9 +25,8 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import click  # noqa: E402
 
-from nbcli import __version__
-from nbcli.errors import NbcliError  # noqa: E402
-from nbcli.defaults import (
+from nbcli import __version__  # noqa: E402
+from nbcli.defaults import (  # noqa: E402
     DEFAULT_HAM_CUTOFF,
     DEFAULT_MAX_DOC_BYTES,
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -35,6 +34,7 @@ from nbcli.defaults import (
     INPUT_FORMATS,
     MAX_MESSAGE_BYTES_CAP,
 )
+from nbcli.errors import NbcliError  # noqa: E402
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -66,7 +66,9 @@ class NbcliGroup(click.Group):
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
-            rv = super().main(args=args, prog_name=prog_name or "nbcli", complete_var=complete_var, standalone_mode=False, **extra)
+            rv = super().main(
+                args=args, prog_name=prog_name or "nbcli", complete_var=complete_var, standalone_mode=False, **extra
+            )
         except click.UsageError as exc:
             where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
             _err(f"nbcli: error: {exc.format_message()}{where}")
@@ -94,7 +96,10 @@ class NbcliGroup(click.Group):
         except Exception as exc:  # a bug: still one line, unless debugging
             if os.environ.get("NBCLI_DEBUG"):
                 raise
-            _err(f"nbcli: internal error: {type(exc).__name__}: {exc} (please report it; NBCLI_DEBUG=1 shows the traceback)")
+            _err(
+                f"nbcli: internal error: {type(exc).__name__}: {exc} (please report it; NBCLI_DEBUG=1 shows the "
+                "traceback)"
+            )
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
 
@@ -164,10 +169,24 @@ read_options = _apply(
             help="How to read files: 'auto' goes by file name (.tsv/.tab, .csv, .jsonl/.ndjson are tables, "
             "anything else is one document); 'text' reads every file as one document.",
         ),
-        click.option("--text-field", metavar="NAME|N", help="Column or JSON field with the text [default: text; column 2 with --no-header]."),
-        click.option("--label-field", metavar="NAME|N", help="Column or JSON field with the label [default: label; column 1 with --no-header]."),
-        click.option("--id-field", metavar="NAME|N", help="Column or JSON field with the document id [default: id if present, else FILE:LINE]."),
-        click.option("--no-header", is_flag=True, help="TSV/CSV files have no header row; fields are column numbers from 1."),
+        click.option(
+            "--text-field",
+            metavar="NAME|N",
+            help="Column or JSON field with the text [default: text; column 2 with --no-header].",
+        ),
+        click.option(
+            "--label-field",
+            metavar="NAME|N",
+            help="Column or JSON field with the label [default: label; column 1 with --no-header].",
+        ),
+        click.option(
+            "--id-field",
+            metavar="NAME|N",
+            help="Column or JSON field with the document id [default: id if present, else FILE:LINE].",
+        ),
+        click.option(
+            "--no-header", is_flag=True, help="TSV/CSV files have no header row; fields are column numbers from 1."
+        ),
         click.option(
             "--max-doc-bytes",
             type=ByteSize(),
@@ -235,8 +254,20 @@ class Limit(click.ParamType):
 # How a two-class spam model's P(spam) becomes a verdict: `filter` and `eval`.
 cutoff_options = _apply(
     [
-        click.option("--spam-cutoff", type=click.FloatRange(0, 1), default=DEFAULT_SPAM_CUTOFF, show_default=True, help="P(spam) at or above this is spam."),
-        click.option("--ham-cutoff", type=click.FloatRange(0, 1), default=DEFAULT_HAM_CUTOFF, show_default=True, help="P(spam) at or below this is ham; in between is unsure. Equal cut-offs: no unsure band."),
+        click.option(
+            "--spam-cutoff",
+            type=click.FloatRange(0, 1),
+            default=DEFAULT_SPAM_CUTOFF,
+            show_default=True,
+            help="P(spam) at or above this is spam.",
+        ),
+        click.option(
+            "--ham-cutoff",
+            type=click.FloatRange(0, 1),
+            default=DEFAULT_HAM_CUTOFF,
+            show_default=True,
+            help="P(spam) at or below this is ham; in between is unsure. Equal cut-offs: no unsure band.",
+        ),
         click.option("--spam-class", default="spam", show_default=True, help="The spam class of a two-class model."),
     ]
 )
@@ -246,10 +277,14 @@ target_fpr_option = click.option(
     "--target-fpr",
     type=click.FloatRange(0, 1),
     metavar="RATE",
-    help="Also report the lowest spam cut-off whose ham false-positive rate on the evaluated documents is at most RATE, "
-    "and the spam recall it leaves (metrics target_spam_recall, target_ham_fpr).",
+    help=(
+        "Also report the lowest spam cut-off whose ham false-positive rate on the evaluated documents is at most "
+        "RATE, and the spam recall it leaves (metrics target_spam_recall, target_ham_fpr)."
+    ),
 )
-seed_option = click.option("--seed", type=int, default=0, show_default=True, help="Cross-validation: the seed that deals documents to folds.")
+seed_option = click.option(
+    "--seed", type=int, default=0, show_default=True, help="Cross-validation: the seed that deals documents to folds."
+)
 
 
 def _check_cutoffs(spam_cutoff, ham_cutoff):
@@ -262,20 +297,50 @@ def _check_cutoffs(spam_cutoff, ham_cutoff):
 # new training option here and read it in `_training_setup`.
 training_options = _apply(
     [
-        click.option("--token-pattern", metavar="REGEX", help="Tokens are re.findall(REGEX, text.lower()) [default: runs of 2+ word characters, (?u)\\b\\w\\w+\\b]."),
-        click.option("--ngrams", type=click.IntRange(1, 8), default=1, show_default=True, help="Also use word 2..N-grams as terms."),
-        click.option("--stop-words", metavar="english|FILE", help="Drop these words: nbcli's English list, or a file with one word per line."),
-        click.option("--min-df", type=DocFrequency(), default=1, show_default=True, help="Drop terms in fewer documents than this (a count, or a proportion if written with a point)."),
-        click.option("--max-df", type=DocFrequency(), default=1.0, show_default=True, help="Drop terms in more documents than this (a count, or a proportion such as 0.9)."),
-        click.option("--max-features", type=click.IntRange(1), metavar="K", help="Keep only the K most frequent terms."),
+        click.option(
+            "--token-pattern",
+            metavar="REGEX",
+            help="Tokens are re.findall(REGEX, text.lower()) [default: runs of 2+ word characters, (?u)\\b\\w\\w+\\b].",
+        ),
+        click.option(
+            "--ngrams",
+            type=click.IntRange(1, 8),
+            default=1,
+            show_default=True,
+            help="Also use word 2..N-grams as terms.",
+        ),
+        click.option(
+            "--stop-words",
+            metavar="english|FILE",
+            help="Drop these words: nbcli's English list, or a file with one word per line.",
+        ),
+        click.option(
+            "--min-df",
+            type=DocFrequency(),
+            default=1,
+            show_default=True,
+            help="Drop terms in fewer documents than this (a count, or a proportion if written with a point).",
+        ),
+        click.option(
+            "--max-df",
+            type=DocFrequency(),
+            default=1.0,
+            show_default=True,
+            help="Drop terms in more documents than this (a count, or a proportion such as 0.9).",
+        ),
+        click.option(
+            "--max-features", type=click.IntRange(1), metavar="K", help="Keep only the K most frequent terms."
+        ),
         click.option(
             "--alpha",
             type=float,
             default=None,
-            help="Pseudo-count added to every term count of every class: theta_cj = (N_cj + alpha) / (N_c + alpha |V|). "
-            "This is the posterior mean under a symmetric Dirichlet(alpha) prior (equivalently the MAP estimate under "
-            "Dirichlet(alpha + 1); see --estimate, --m-estimate); 1 is Laplace smoothing.  [default: 1; 0.0001 when most training documents are "
-            "email, as chosen by cross-validation]",
+            help=(
+                "Pseudo-count added to every term count of every class: theta_cj = (N_cj + alpha) / (N_c + alpha "
+                "|V|). This is the posterior mean under a symmetric Dirichlet(alpha) prior (equivalently the MAP "
+                "estimate under Dirichlet(alpha + 1); see --estimate, --m-estimate); 1 is Laplace smoothing.  "
+                "[default: 1; 0.0001 when most training documents are email, as chosen by cross-validation]"
+            ),
         ),
         click.option(
             "--unknown-terms",
@@ -285,7 +350,11 @@ training_options = _apply(
             "every class, with smoothed probability alpha / (N_c + alpha |V|).  [default: skip; smooth when most "
             "training documents are email]",
         ),
-        click.option("--no-mail", is_flag=True, help="Read email messages as plain text instead of parsing headers and MIME parts."),
+        click.option(
+            "--no-mail",
+            is_flag=True,
+            help="Read email messages as plain text instead of parsing headers and MIME parts.",
+        ),
         click.option(
             "--max-message-bytes",
             type=ByteSize(MAX_MESSAGE_BYTES_CAP),
@@ -297,8 +366,11 @@ training_options = _apply(
             "--prior",
             default=None,
             metavar="fit|uniform|CLASS=W,...",
-            help="Class prior: 'fit' (document frequencies of the classes, pi_c = N_c / N), 'uniform', or weights such as "
-            "'spam=0.4,ham=0.6' (normalised).  [default: fit; uniform for --model complement, as in Rennie et al.]",
+            help=(
+                "Class prior: 'fit' (document frequencies of the classes, pi_c = N_c / N), 'uniform', or weights "
+                "such as 'spam=0.4,ham=0.6' (normalised).  [default: fit; uniform for --model complement, as in "
+                "Rennie et al.]"
+            ),
         ),
         click.option(
             "--prior-alpha",
@@ -333,10 +405,32 @@ training_options = _apply(
             help="The m-estimate (N + M P) / (T + M) instead of --alpha: M prior observations spread by P "
             "(default uniform, 1/K; a P is for --model bernoulli, the prior probability that a term is present).",
         ),
-        click.option("--tf-log", is_flag=True, help="complement: use log(1 + x) of each term count x (reads the corpus twice; not from stdin)."),
-        click.option("--idf", is_flag=True, help="complement: scale term j by idf_j = ln((1 + N) / (1 + df_j)) + 1 (scikit-learn's smoothed idf)."),
-        click.option("--length-norm", is_flag=True, help="complement: scale each document's vector to L2 length 1, after --tf-log and --idf (reads the corpus twice; not from stdin)."),
-        click.option("--weight-norm", is_flag=True, help="complement: normalise each class's weights, log theta~_cj / sum_k log theta~_ck (scikit-learn's norm=True)."),
+        click.option(
+            "--tf-log",
+            is_flag=True,
+            help="complement: use log(1 + x) of each term count x (reads the corpus twice; not from stdin).",
+        ),
+        click.option(
+            "--idf",
+            is_flag=True,
+            help="complement: scale term j by idf_j = ln((1 + N) / (1 + df_j)) + 1 (scikit-learn's smoothed idf).",
+        ),
+        click.option(
+            "--length-norm",
+            is_flag=True,
+            help=(
+                "complement: scale each document's vector to L2 length 1, after --tf-log and --idf (reads the corpus "
+                "twice; not from stdin)."
+            ),
+        ),
+        click.option(
+            "--weight-norm",
+            is_flag=True,
+            help=(
+                "complement: normalise each class's weights, log theta~_cj / sum_k log theta~_ck (scikit-learn's "
+                "norm=True)."
+            ),
+        ),
         click.option(
             "--select",
             type=click.IntRange(1),
@@ -391,10 +485,27 @@ def _check_inputs() -> None:
 
 # The defaults of training options, to tell which ones the user gave.
 _TRAINING_DEFAULTS = {
-    "token_pattern": None, "ngrams": 1, "stop_words": None, "min_df": 1, "max_df": 1.0, "max_features": None,
-    "alpha": None, "unknown_terms": None, "no_mail": False, "max_message_bytes": DEFAULT_MAX_MESSAGE_BYTES,
-    "prior": None, "prior_alpha": None, "kind": None, "estimate": None, "m_estimate": None, "tf_log": False,
-    "idf": False, "length_norm": False, "weight_norm": False, "select": None, "select_by": "ig",
+    "token_pattern": None,
+    "ngrams": 1,
+    "stop_words": None,
+    "min_df": 1,
+    "max_df": 1.0,
+    "max_features": None,
+    "alpha": None,
+    "unknown_terms": None,
+    "no_mail": False,
+    "max_message_bytes": DEFAULT_MAX_MESSAGE_BYTES,
+    "prior": None,
+    "prior_alpha": None,
+    "kind": None,
+    "estimate": None,
+    "m_estimate": None,
+    "tf_log": False,
+    "idf": False,
+    "length_norm": False,
+    "weight_norm": False,
+    "select": None,
+    "select_by": "ig",
 }
 
 
@@ -419,11 +530,17 @@ def _training_setup(kw, base_kind: str = "multinomial"):
     if m_estimate is not None and kw["alpha"] is not None:
         raise NbcliError("give --alpha or --m-estimate, not both")
     if m_estimate is not None and m_estimate[1] is not None and kind != "bernoulli":
-        raise NbcliError("--m-estimate M,P: a P is for --model bernoulli", hint=f"the {kind} model spreads M evenly over the |V| terms; give only M")
+        raise NbcliError(
+            "--m-estimate M,P: a P is for --model bernoulli",
+            hint=f"the {kind} model spreads M evenly over the |V| terms; give only M",
+        )
     if kw["estimate"] == "map" and m_estimate is None and (kw["alpha"] is None or kw["alpha"] <= 1):
         raise NbcliError(
             f"--estimate map needs --alpha above 1 (got {kw['alpha'] if kw['alpha'] is not None else 'the default'})",
-            hint="the MAP estimate (N + alpha - 1) / (T + K (alpha - 1)) is zero or negative for unseen terms when alpha <= 1",
+            hint=(
+                "the MAP estimate (N + alpha - 1) / (T + K (alpha - 1)) is zero or negative for unseen terms when "
+                "alpha <= 1"
+            ),
         )
     if kw["unknown_terms"] == "smooth" and kind != "multinomial":
         raise NbcliError(f"--unknown-terms smooth is for the multinomial model, not {kind}")
@@ -450,7 +567,24 @@ def _training_setup(kw, base_kind: str = "multinomial"):
         "mail": not kw["no_mail"],
     }
     # the newer options only when given, so the common case stays short
-    described.update({k: kw[k] for k in ("kind", "estimate", "m_estimate", "prior_alpha", "tf_log", "idf", "length_norm", "weight_norm", "select", "select_by") if k in given})
+    described.update(
+        {
+            k: kw[k]
+            for k in (
+                "kind",
+                "estimate",
+                "m_estimate",
+                "prior_alpha",
+                "tf_log",
+                "idf",
+                "length_norm",
+                "weight_norm",
+                "select",
+                "select_by",
+            )
+            if k in given
+        }
+    )
     if "kind" in described:
         described["model"] = described.pop("kind")
     options = TrainOptions(
@@ -533,7 +667,13 @@ def cli():
 @cli.command()
 @click.argument("corpus", nargs=-1)
 @click.option("-o", "--output", required=True, metavar="MODEL", help="Model file to write (replaced atomically).")
-@click.option("--label", "label_pairs", multiple=True, metavar="CLASS=PATH", help="Documents in PATH (a file or folder) have class CLASS. Repeatable.")
+@click.option(
+    "--label",
+    "label_pairs",
+    multiple=True,
+    metavar="CLASS=PATH",
+    help="Documents in PATH (a file or folder) have class CLASS. Repeatable.",
+)
 @click.option(
     "--from-model",
     metavar="MODEL",
@@ -563,10 +703,9 @@ def train(corpus, output, label_pairs, from_model, **kw):
       nbcli train --from-model mail.nb --alpha 0.1 -o mail-0.1.nb
     """
     from nbcli import modelfile
+    from nbcli.paths import check_output
     from nbcli.sources import labeled_corpus, parse_label_pair
     from nbcli.training import train as train_model
-
-    from nbcli.paths import check_output
 
     diagnostics = _diagnostics(kw["quiet"])
     check_output(output, [*corpus, *(parse_label_pair(p)[1] for p in label_pairs)])
@@ -578,10 +717,15 @@ def train(corpus, output, label_pairs, from_model, **kw):
         pairs = [parse_label_pair(p) for p in label_pairs]
         analyzer_options, options = _training_setup(kw)
         if options.needs_second_pass and ("-" in corpus or any(path == "-" for _, path in pairs)):
-            raise NbcliError("--tf-log and --length-norm read the corpus twice, so it cannot come from stdin", hint="save it to a file first")
+            raise NbcliError(
+                "--tf-log and --length-norm read the corpus twice, so it cannot come from stdin",
+                hint="save it to a file first",
+            )
         docs = labeled_corpus(corpus, pairs, _read_opts(kw, diagnostics))
         with diagnostics.progress("training", docs.total) as advance:
-            classifier = train_model(docs, analyzer_options, options, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"])
+            classifier = train_model(
+                docs, analyzer_options, options, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"]
+            )
     modelfile.save(classifier, output)
     counts = ", ".join(f"{c} {int(n)}" for c, n in zip(classifier.classes, classifier.model.class_count))
     diagnostics.info(
@@ -592,7 +736,16 @@ def train(corpus, output, label_pairs, from_model, **kw):
 
 
 # Training options that need the corpus, so --from-model refuses them.
-_NEEDS_CORPUS = ("token_pattern", "ngrams", "stop_words", "no_mail", "max_message_bytes", "tf_log", "idf", "length_norm")
+_NEEDS_CORPUS = (
+    "token_pattern",
+    "ngrams",
+    "stop_words",
+    "no_mail",
+    "max_message_bytes",
+    "tf_log",
+    "idf",
+    "length_norm",
+)
 
 
 def _retrain(path, corpus, label_pairs, kw):
@@ -604,7 +757,10 @@ def _retrain(path, corpus, label_pairs, kw):
         raise click.UsageError("--from-model re-derives a model from its stored counts; give no CORPUS or --label")
     for name in _NEEDS_CORPUS:
         if kw[name] != _TRAINING_DEFAULTS[name]:
-            raise NbcliError(f"--{name.replace('_', '-')} needs the corpus, so it cannot be used with --from-model", hint="train from the corpus instead")
+            raise NbcliError(
+                f"--{name.replace('_', '-')} needs the corpus, so it cannot be used with --from-model",
+                hint="train from the corpus instead",
+            )
     old = modelfile.load(path)
     _, options = _training_setup(kw, base_kind=old.model.kind)
     return refit(old, options, path)
@@ -635,7 +791,9 @@ def _load_model(path: str, max_message_bytes: int | None = None):
 
     classifier = modelfile.load(path)
     if max_message_bytes is not None:
-        classifier.analyzer_options = dataclasses.replace(classifier.analyzer_options, max_message_bytes=max_message_bytes)
+        classifier.analyzer_options = dataclasses.replace(
+            classifier.analyzer_options, max_message_bytes=max_message_bytes
+        )
         classifier._analyzer = None
     return classifier
 
@@ -644,7 +802,10 @@ explain_option = click.option(
     "--explain",
     type=click.IntRange(1),
     metavar="N",
-    help="Add the N terms that pushed each decision most, with their contributions in log-odds toward the chosen class against the runner-up.",
+    help=(
+        "Add the N terms that pushed each decision most, with their contributions in log-odds toward the chosen "
+        "class against the runner-up."
+    ),
 )
 
 
@@ -724,7 +885,16 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
                 label = classes[best[i]]
                 if as_json:
                     extra = {"explanation": why[i]} if why else {}
-                    lines.append(prediction_json(doc.id, label, dict(zip(classes, proba[i].tolist())), dict(zip(classes, log_proba[i].tolist())), ascii_json, **extra))
+                    lines.append(
+                        prediction_json(
+                            doc.id,
+                            label,
+                            dict(zip(classes, proba[i].tolist())),
+                            dict(zip(classes, log_proba[i].tolist())),
+                            ascii_json,
+                            **extra,
+                        )
+                    )
                 else:
                     lines.append(prediction_tsv(doc.id, label, float(proba[i, best[i]]), why[i] if why else None))
             sys.stdout.write("\n".join(lines) + "\n")
@@ -742,16 +912,49 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
 
 @cli.command("eval")
 @click.argument("args", nargs=-1, metavar="[MODEL] [CORPUS]...")
-@click.option("--label", "label_pairs", multiple=True, metavar="CLASS=PATH", help="Documents in PATH have true class CLASS. Repeatable.")
-@click.option("--predictions", metavar="FILE", help="Evaluate 'nbcli predict --json' lines from FILE (- for stdin) instead of a model: no MODEL or CORPUS.")
-@click.option("--truth", metavar="FILE", help="With --predictions: true labels as id<TAB>label lines [default: the class folder in each id].")
-@click.option("--cv", type=click.IntRange(2), metavar="K", help="Cross-validate instead of evaluating a model: train and test K stratified folds of CORPUS (no MODEL), with the training options of 'nbcli train'.")
+@click.option(
+    "--label",
+    "label_pairs",
+    multiple=True,
+    metavar="CLASS=PATH",
+    help="Documents in PATH have true class CLASS. Repeatable.",
+)
+@click.option(
+    "--predictions",
+    metavar="FILE",
+    help="Evaluate 'nbcli predict --json' lines from FILE (- for stdin) instead of a model: no MODEL or CORPUS.",
+)
+@click.option(
+    "--truth",
+    metavar="FILE",
+    help="With --predictions: true labels as id<TAB>label lines [default: the class folder in each id].",
+)
+@click.option(
+    "--cv",
+    type=click.IntRange(2),
+    metavar="K",
+    help=(
+        "Cross-validate instead of evaluating a model: train and test K stratified folds of CORPUS (no MODEL), with "
+        "the training options of 'nbcli train'."
+    ),
+)
 @seed_option
 @cutoff_options
 @target_fpr_option
-@click.option("--fail-under", multiple=True, type=Limit(), help="Exit 1 if METRIC is under V (e.g. accuracy=0.98). Repeatable.")
-@click.option("--fail-over", multiple=True, type=Limit(), help="Exit 1 if METRIC is over V (e.g. ham_fpr=0.001). Repeatable.")
-@click.option("--plot", metavar="FILE", help="Also draw the ROC curve (a spam model) or the confusion matrix (others) into FILE: .svg, or .png with the extra nbcli[plot] (matplotlib).")
+@click.option(
+    "--fail-under", multiple=True, type=Limit(), help="Exit 1 if METRIC is under V (e.g. accuracy=0.98). Repeatable."
+)
+@click.option(
+    "--fail-over", multiple=True, type=Limit(), help="Exit 1 if METRIC is over V (e.g. ham_fpr=0.001). Repeatable."
+)
+@click.option(
+    "--plot",
+    metavar="FILE",
+    help=(
+        "Also draw the ROC curve (a spam model) or the confusion matrix (others) into FILE: .svg, or .png with the "
+        "extra nbcli[plot] (matplotlib)."
+    ),
+)
 @json_option
 @read_options
 @training_options
@@ -817,7 +1020,9 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
         raise click.UsageError("--truth goes with --predictions")
     if predictions:
         if args or label_pairs:
-            raise click.UsageError("--predictions takes no MODEL, CORPUS or --label: the predictions hold the model's output")
+            raise click.UsageError(
+                "--predictions takes no MODEL, CORPUS or --label: the predictions hold the model's output"
+            )
         labels, log_proba, classes = _read_predictions(predictions, truth)
         _evaluated(labels, log_proba, classes, None, plot, as_json, kw)
         return
@@ -836,7 +1041,9 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
     classifier = _load_model(model, kw["max_message_bytes"] if given_cap else None)
     docs = labeled_corpus(corpus, pairs, _read_opts(kw, diagnostics))
     with diagnostics.progress("evaluating", docs.total) as advance:
-        labels, log_proba = classifier.score_labelled(docs, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"])
+        labels, log_proba = classifier.score_labelled(
+            docs, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"]
+        )
     if not labels:
         raise NbcliError("the evaluation corpus has no documents", hint="check the paths")
     _evaluated(labels, log_proba, classifier.classes, model, plot, as_json, kw)
@@ -846,14 +1053,20 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
 
 def _evaluated(labels, log_proba, classes, source, plot, as_json, kw):
     """Report on scored documents, draw the --plot, then check the limits."""
-    from nbcli.evaluation import figure, report
-
     from click.core import ParameterSource
 
+    from nbcli.evaluation import figure, report
+
     options = _eval_options(kw)
-    if click.get_current_context().get_parameter_source("spam_class") is ParameterSource.COMMANDLINE and options.spam_class not in classes:
+    if (
+        click.get_current_context().get_parameter_source("spam_class") is ParameterSource.COMMANDLINE
+        and options.spam_class not in classes
+    ):
         raise NbcliError(
-            f"--spam-class {options.spam_class}: {'the model has' if source else 'the predictions have'} no such class (classes: {', '.join(classes)})",
+            (
+                f"--spam-class {options.spam_class}: {'the model has' if source else 'the predictions have'} no such "
+                f"class (classes: {', '.join(classes)})"
+            ),
             hint="name one of those classes",
         )
     result = report(labels, log_proba, classes, options)
@@ -977,10 +1190,26 @@ def _report(report, source, as_json, kw):
 
 @cli.command()
 @click.argument("corpus", nargs=-1)
-@click.option("--label", "label_pairs", multiple=True, metavar="CLASS=PATH", help="Documents in PATH have class CLASS. Repeatable.")
-@click.option("--cv", type=click.IntRange(2), default=5, show_default=True, metavar="K", help="Folds of the cross-validation.")
+@click.option(
+    "--label",
+    "label_pairs",
+    multiple=True,
+    metavar="CLASS=PATH",
+    help="Documents in PATH have class CLASS. Repeatable.",
+)
+@click.option(
+    "--cv", type=click.IntRange(2), default=5, show_default=True, metavar="K", help="Folds of the cross-validation."
+)
 @seed_option
-@click.option("--metric", default="accuracy", show_default=True, help="The metric to optimise (its mean over the folds): any of 'nbcli eval --fail-under'; log_loss, ham_fpr, unsure and target_ham_fpr are minimised, the others maximised.")
+@click.option(
+    "--metric",
+    default="accuracy",
+    show_default=True,
+    help=(
+        "The metric to optimise (its mean over the folds): any of 'nbcli eval --fail-under'; log_loss, ham_fpr, "
+        "unsure and target_ham_fpr are minimised, the others maximised."
+    ),
+)
 @cutoff_options
 @target_fpr_option
 @json_option
@@ -1011,11 +1240,15 @@ def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
     diagnostics = _diagnostics(kw["quiet"])
     _check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
     if metric not in METRICS:
-        raise click.BadParameter(f"{metric!r} is not a metric; use one of {', '.join(METRICS)}", param_hint="'--metric'")
+        raise click.BadParameter(
+            f"{metric!r} is not a metric; use one of {', '.join(METRICS)}", param_hint="'--metric'"
+        )
     if not corpus and not label_pairs:
         raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
     analyzer_options, options, analysed = _analysed(corpus, label_pairs, kw, diagnostics)
-    result = tuning.tune(analysed, cv, seed, analyzer_options, options, _eval_options(kw), metric, kw["jobs"], _unfixed(tuning.GRID, kw))
+    result = tuning.tune(
+        analysed, cv, seed, analyzer_options, options, _eval_options(kw), metric, kw["jobs"], _unfixed(tuning.GRID, kw)
+    )
     given = _given_options(ctx, {"label_pairs", *_TRAINING_OPTION_NAMES, *_READ_OPTION_NAMES})
     result["command"] = tuning.train_command(list(corpus), given, result["best"])
     if as_json:
@@ -1053,7 +1286,9 @@ def _given_options(ctx, names) -> list[tuple[str, object]]:
 
 @cli.command()
 @click.argument("model")
-@click.option("--top", type=click.IntRange(0), default=10, show_default=True, help="How many indicative terms to list per class.")
+@click.option(
+    "--top", type=click.IntRange(0), default=10, show_default=True, help="How many indicative terms to list per class."
+)
 @json_option
 def info(model, top, as_json):
     """Describe a model: classes, documents, vocabulary, training options
@@ -1081,13 +1316,22 @@ def info(model, top, as_json):
 @click.argument("model")
 @click.argument("input", required=False, metavar="[INPUT]")
 @cutoff_options
-@click.option("--split", "split_dir", metavar="DIR", help="Append each message to DIR/<verdict>.mbox instead of writing to stdout.")
-@click.option("--exit-codes", is_flag=True, help="Exit 0 spam, 1 ham, 2 unsure, 3 error (bogofilter's codes; for one message).")
+@click.option(
+    "--split",
+    "split_dir",
+    metavar="DIR",
+    help="Append each message to DIR/<verdict>.mbox instead of writing to stdout.",
+)
+@click.option(
+    "--exit-codes", is_flag=True, help="Exit 0 spam, 1 ham, 2 unsure, 3 error (bogofilter's codes; for one message)."
+)
 @explain_option
 @message_cap_option
 @jobs_option
 @quiet_option
-def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_codes, explain, max_message_bytes, jobs, quiet):
+def filter_(
+    model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_codes, explain, max_message_bytes, jobs, quiet
+):
     """Pass mail through, adding a verdict header: for cron and procmail.
 
     Reads INPUT (a message file, an mbox, a pipe or FIFO, a folder or a
@@ -1154,7 +1398,10 @@ def filter_(model, input, spam_cutoff, ham_cutoff, spam_class, split_dir, exit_c
         verdicts = filtering.Verdicts(classifier.classes, spam_class, spam_cutoff, ham_cutoff)
         if exit_codes and not verdicts.binary:
             raise NbcliError(
-                f"--exit-codes needs a two-class model with a {spam_class!r} class; {model} has classes {', '.join(classifier.classes)}",
+                (
+                    f"--exit-codes needs a two-class model with a {spam_class!r} class; {model} has classes "
+                    f"{', '.join(classifier.classes)}"
+                ),
                 hint="name the spam class with --spam-class",
             )
     except NbcliError as exc:  # fail open: pass every message through unchanged

@@ -87,7 +87,9 @@ class FoldCounts:
 
         self.corpus, self.fold, self.k = corpus, fold, k
         C = len(corpus.classes)
-        onehot = scipy.sparse.csr_matrix((np.ones(len(corpus.y)), corpus.y, np.arange(len(corpus.y) + 1)), shape=(len(corpus.y), C))
+        onehot = scipy.sparse.csr_matrix(
+            (np.ones(len(corpus.y)), corpus.y, np.arange(len(corpus.y) + 1)), shape=(len(corpus.y), C)
+        )
         binary = corpus.X.copy()
         binary.data[:] = 1
         self.tf, self.df, self.docs = [], [], []
@@ -123,7 +125,9 @@ def fold_classifier(counts: FoldCounts, f: int, analyzer_options, options):
     df = df[present][:, seen] if df is not None else None
     mail_docs = corpus.mail_docs * class_count.sum() / max(len(corpus.y), 1)
     classes = [corpus.classes[c] for c in present.tolist()]
-    clf = fit_counts(classes, class_count[present], corpus.vocab.subset(seen), tf, df, mail_docs, analyzer_options, options)
+    clf = fit_counts(
+        classes, class_count[present], corpus.vocab.subset(seen), tf, df, mail_docs, analyzer_options, options
+    )
     if options.needs_second_pass:
         # complement's --tf-log / --length-norm: the per-class sums of the
         # training documents' transformed counts, on the fold's vocabulary
@@ -179,7 +183,16 @@ def fold_counts(corpus: AnalysedCorpus, k: int, seed: int, doc_freq: bool) -> Fo
     return FoldCounts(corpus, stratified_folds(corpus.y, k, seed), k, doc_freq)
 
 
-def cross_validate(corpus: AnalysedCorpus, k: int, seed: int, analyzer_options, options, eval_options, jobs: int = 1, counts: FoldCounts | None = None) -> dict:
+def cross_validate(
+    corpus: AnalysedCorpus,
+    k: int,
+    seed: int,
+    analyzer_options,
+    options,
+    eval_options,
+    jobs: int = 1,
+    counts: FoldCounts | None = None,
+) -> dict:
     """The cross-validation report: {"folds", "seed", "documents",
     "metrics": {name: {"mean", "std"}}, "fold_reports": [eval report...]}.
     std is the population standard deviation over the folds. counts: the
@@ -200,7 +213,9 @@ def cross_validate(corpus: AnalysedCorpus, k: int, seed: int, analyzer_options, 
         _job = None
     flats = [flat_metrics(r) for r in reports]
     names = [n for n in flats[0] if all(n in f for f in flats)]
-    metrics = {n: {"mean": float(np.mean([f[n] for f in flats])), "std": float(np.std([f[n] for f in flats]))} for n in names}
+    metrics = {
+        n: {"mean": float(np.mean([f[n] for f in flats])), "std": float(np.std([f[n] for f in flats]))} for n in names
+    }
     return {"folds": k, "seed": seed, "documents": int(len(corpus.y)), "metrics": metrics, "fold_reports": reports}
 
 
@@ -208,7 +223,10 @@ def check_folds(corpus: AnalysedCorpus, k: int) -> None:
     if len(corpus.y) == 0:
         raise NbcliError("the corpus has no documents", hint="check the paths")
     if len(corpus.classes) < 2:
-        raise NbcliError(f"the corpus has only one class ({corpus.classes[0]})", hint="cross-validation needs documents of at least two classes")
+        raise NbcliError(
+            f"the corpus has only one class ({corpus.classes[0]})",
+            hint="cross-validation needs documents of at least two classes",
+        )
     sizes = np.bincount(corpus.y, minlength=len(corpus.classes))
     if sizes.min() < 2:
         lonely = corpus.classes[int(sizes.argmin())]

@@ -57,7 +57,13 @@ class Diagnostics:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
         console = Console(file=self.stream)
-        columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+        columns = [
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+        ]
         with Progress(*columns, console=console, transient=True, redirect_stdout=False, redirect_stderr=False) as bar:
             task = bar.add_task(description, total=total)
             self._console = console

@@ -26,7 +26,9 @@ class EvalOptions:
     target_fpr: float | None = None
 
 
-def report(true_labels: list[str], log_proba: np.ndarray, classes: list[str], options: EvalOptions | None = None) -> dict:
+def report(
+    true_labels: list[str], log_proba: np.ndarray, classes: list[str], options: EvalOptions | None = None
+) -> dict:
     """The eval report for documents with these true labels and
     log-posteriors (shape (n_docs, n_classes), columns in `classes` order).
 
@@ -76,8 +78,12 @@ def spam_filter_report(true_labels, log_proba, classes, options: EvalOptions, kn
 METRICS = {
     "accuracy": "share of documents classified right",
     "log_loss": "mean -log P(true class)",
-    "macro_precision": "", "macro_recall": "", "macro_f1": "",
-    "weighted_precision": "", "weighted_recall": "", "weighted_f1": "",
+    "macro_precision": "",
+    "macro_recall": "",
+    "macro_f1": "",
+    "weighted_precision": "",
+    "weighted_recall": "",
+    "weighted_f1": "",
     "auc": "ROC AUC (two-class spam models)",
     "ham_fpr": "share of ham called spam at the cut-offs",
     "spam_recall": "share of spam called spam at the cut-offs",
@@ -122,7 +128,9 @@ def parse_limit(spec: str) -> tuple[str, float]:
     return name, number
 
 
-def check_limits(metrics: dict[str, float], under: list[tuple[str, float]], over: list[tuple[str, float]]) -> str | None:
+def check_limits(
+    metrics: dict[str, float], under: list[tuple[str, float]], over: list[tuple[str, float]]
+) -> str | None:
     """The first broken limit as a one-line reason, or None. A metric
     under its --fail-under value or over its --fail-over value breaks it;
     a limit on a metric the report does not have is an error."""
@@ -138,7 +146,9 @@ def check_limits(metrics: dict[str, float], under: list[tuple[str, float]], over
     return None
 
 
-def figure(true_labels: list[str], log_proba: np.ndarray, classes: list[str], rep: dict, options: EvalOptions | None = None) -> dict:
+def figure(
+    true_labels: list[str], log_proba: np.ndarray, classes: list[str], rep: dict, options: EvalOptions | None = None
+) -> dict:
     """What `--plot` draws: for a spam model (see `report`) the ROC curve
     of the log-odds of spam, {"kind": "roc", "fpr", "tpr", "auc",
     "title"}; else the confusion matrix, {"kind": "confusion", "labels",
@@ -149,10 +159,21 @@ def figure(true_labels: list[str], log_proba: np.ndarray, classes: list[str], re
     sf = rep.get("spam_filter")
     if sf is None:
         cm = rep["confusion_matrix"]
-        return {"kind": "confusion", "labels": cm["labels"], "matrix": cm["matrix"], "title": f"confusion matrix ({rep['documents']} documents)"}
+        return {
+            "kind": "confusion",
+            "labels": cm["labels"],
+            "matrix": cm["matrix"],
+            "title": f"confusion matrix ({rep['documents']} documents)",
+        }
     s = classes.index(sf["spam_class"])
     known = np.array([t in classes for t in true_labels], dtype=bool)
     lp = np.asarray(log_proba)[known]
     is_spam = np.array([t == sf["spam_class"] for t in true_labels], dtype=bool)[known]
     fpr, tpr = bm.roc_curve(lp[:, s] - lp[:, 1 - s], is_spam)
-    return {"kind": "roc", "fpr": fpr.tolist(), "tpr": tpr.tolist(), "auc": sf["auc"], "title": f"ROC: {sf['spam_class']} against {sf['ham_class']}"}
+    return {
+        "kind": "roc",
+        "fpr": fpr.tolist(),
+        "tpr": tpr.tolist(),
+        "auc": sf["auc"],
+        "title": f"ROC: {sf['spam_class']} against {sf['ham_class']}",
+    }

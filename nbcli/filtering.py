@@ -56,7 +56,11 @@ def _folded(name: bytes, items: list[str], eol: bytes, width: int = 78) -> bytes
 def evidence_items(explanation: dict) -> list[str]:
     """An explanation (see `Classifier.explain`) as header items: the class
     compared with, the prior, unknown terms, then 'term' count contribution."""
-    items = [f"versus {explanation['versus']}", f"log-odds {explanation['log_odds']:+.2f}", f"prior {explanation['prior']:+.2f}"]
+    items = [
+        f"versus {explanation['versus']}",
+        f"log-odds {explanation['log_odds']:+.2f}",
+        f"prior {explanation['prior']:+.2f}",
+    ]
     u = explanation["unknown"]
     if u["count"]:
         items.append(f"unknown terms {u['count']} {u['contribution']:+.2f}")
@@ -254,7 +258,16 @@ class SplitWriter:
         return f"filed {total} message{'' if total == 1 else 's'}" + (f": {parts}" if parts else "")
 
 
-def run(messages, classifier, verdicts: Verdicts | None, write, warn, model_error: str | None = None, jobs: int = 1, explain: int = 0):
+def run(
+    messages,
+    classifier,
+    verdicts: Verdicts | None,
+    write,
+    warn,
+    model_error: str | None = None,
+    jobs: int = 1,
+    explain: int = 0,
+):
     """Classify and write every message of `messages` (raw bytes; a None
     among them only says "pass on what you hold": see `sources.batches`) in
     order.

@@ -45,8 +45,20 @@ from nbcli.defaults import DEFAULT_MAX_MESSAGE_BYTES  # noqa: F401 (re-exported)
 
 _HEADER_NAME = re.compile(rb"[!-9;-~]+:")
 _MAIL_HEADERS = {
-    b"from", b"to", b"cc", b"subject", b"date", b"received", b"message-id", b"return-path",
-    b"mime-version", b"content-type", b"delivered-to", b"reply-to", b"sender", b"x-mailer",
+    b"from",
+    b"to",
+    b"cc",
+    b"subject",
+    b"date",
+    b"received",
+    b"message-id",
+    b"return-path",
+    b"mime-version",
+    b"content-type",
+    b"delivered-to",
+    b"reply-to",
+    b"sender",
+    b"x-mailer",
 }
 
 
@@ -711,7 +723,15 @@ def extract(raw: bytes, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, fast: bool =
         urls: list[str] = []
         _header_tokens(headers, out.literals, out.segments)
         charset = headers.charset()
-        _leaf(out, urls, headers.get_content_type(), headers.get("content-transfer-encoding"), None, charset, lambda: _decode_transfer(body, headers.get("content-transfer-encoding")))
+        _leaf(
+            out,
+            urls,
+            headers.get_content_type(),
+            headers.get("content-transfer-encoding"),
+            None,
+            charset,
+            lambda: _decode_transfer(body, headers.get("content-transfer-encoding")),
+        )
         for url in urls:
             url_tokens(url, out.literals)
         return out
@@ -762,8 +782,17 @@ def extract(raw: bytes, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, fast: bool =
 _CHARSET = re.compile(r'(?i);\s*charset\s*=\s*"?([^";\s]*)"?')
 # The fields _header_tokens and the fast path read; the others are skipped.
 _WANTED = {
-    "subject", "from", "to", "cc", "delivered-to", "received", "x-mailer", "user-agent",
-    "content-type", "content-transfer-encoding", "content-disposition",
+    "subject",
+    "from",
+    "to",
+    "cc",
+    "delivered-to",
+    "received",
+    "x-mailer",
+    "user-agent",
+    "content-type",
+    "content-transfer-encoding",
+    "content-disposition",
 }
 # A clean header block: every line a field ("Name: value") or a continuation.
 _CLEAN_BLOCK = re.compile(rb"(?:[!-9;-~]+:[^\n]*\n(?:[ \t][^\n]*\n)*)+")
@@ -777,7 +806,9 @@ def _wanted_field_pattern(names) -> str:
     by_first: dict[str, list[str]] = {}
     for name in sorted(names, key=len, reverse=True):
         by_first.setdefault(name[0], []).append(name)
-    alternatives = "|".join(_any_case(first) + "(?:" + "|".join(_any_case(n[1:]) for n in group) + ")" for first, group in by_first.items())
+    alternatives = "|".join(
+        _any_case(first) + "(?:" + "|".join(_any_case(n[1:]) for n in group) + ")" for first, group in by_first.items()
+    )
     return r"\n(" + alternatives + r"):[ \t]*([^\n]*(?:\n[ \t][^\n]*)*)"
 
 
@@ -881,7 +912,15 @@ def _part(part, out: MailText, urls: list[str]) -> None:
     charset = part.get_param("charset")
     if isinstance(charset, tuple):  # RFC 2231 form
         charset = charset[2]
-    _leaf(out, urls, part.get_content_type(), part.get("content-transfer-encoding"), part.get_filename(), charset, lambda: part_bytes(part))
+    _leaf(
+        out,
+        urls,
+        part.get_content_type(),
+        part.get("content-transfer-encoding"),
+        part.get_filename(),
+        charset,
+        lambda: part_bytes(part),
+    )
 
 
 def _leaf(out: MailText, urls: list[str], ctype: str, encoding, filename, charset, body_of) -> None:

@@ -7,7 +7,7 @@ reading inputs and `filtering` for writing mboxes).
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 # -- cutting mail streams into messages -----------------------------------------
 #
@@ -48,12 +48,15 @@ _MONTH = rb"(?i:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
 # over each byte at most once; no repetition is longer than _FROM_SPAN.
 _FROM = (
     rb"From [ \t]{0,1024}"
-    rb"(?:(?:[^\s\"\\]|\\.|\"(?:[^\"\\\r\n]|\\.){0,1024}\"){1,1024}[ \t]{1,1024}(?:at[ \t]{1,1024}\S{1,1024}[ \t]{1,1024})?)?"  # sender
+    # sender
+    rb"(?:(?:[^\s\"\\]|\\.|\"(?:[^\"\\\r\n]|\\.){0,1024}\"){1,1024}[ \t]{1,1024}"
+    rb"(?:at[ \t]{1,1024}\S{1,1024}[ \t]{1,1024})?)?"
     + _DAY
     + rb"\S{0,1024}[ \t]{1,1024}"
     + _MONTH
     + rb"\S{0,1024}[ \t]{1,1024}\d{1,2}[ \t]{1,1024}\d{1,2}:\d\d(?::\d\d)?[ \t]{1,1024}"  # day and time
-    rb"(?:[a-zA-Z+-]\S{0,1024}[ \t]{1,1024}(?:[a-zA-Z]\S{0,1024}[ \t]{1,1024})?)?\d{1,1024}"  # time zone (up to two words), year
+    # time zone (up to two words), year
+    rb"(?:[a-zA-Z+-]\S{0,1024}[ \t]{1,1024}(?:[a-zA-Z]\S{0,1024}[ \t]{1,1024})?)?\d{1,1024}"
 )
 _FROM_LINE = re.compile(_FROM)
 # A blank line and a From_ line after it, found by one C-level search (its
@@ -68,7 +71,9 @@ def is_from_line(data, pos: int = 0, end: int | None = None) -> bool:
     return _FROM_LINE.match(data, pos, stop) is not None
 
 
-def mbox_entries(read: Callable[[], bytes], head: bytes = b"", idle: Callable[[], bool] | None = None) -> Iterator[bytes | None]:
+def mbox_entries(
+    read: Callable[[], bytes], head: bytes = b"", idle: Callable[[], bool] | None = None
+) -> Iterator[bytes | None]:
     """The entries of an mbox stream, exactly as stored (the rule above):
     `head` is what was already read of it, `read()` reads more (b"" at its
     end). The first entry runs from the start of the stream to the first

@@ -39,7 +39,9 @@ def log_loss(log_p_true: np.ndarray) -> float:
     return float(-clipped.mean()) if len(clipped) else float("nan")
 
 
-def classification_report(true_labels: list[str], pred_labels: list[str], model_classes: list[str], log_p_true: np.ndarray | None = None) -> dict:
+def classification_report(
+    true_labels: list[str], pred_labels: list[str], model_classes: list[str], log_p_true: np.ndarray | None = None
+) -> dict:
     """Accuracy, per-class and averaged precision/recall/F1, confusion matrix
     and log loss, as a JSON-ready dict (the `nbcli eval --json` schema)."""
     present = set(true_labels) | set(pred_labels)

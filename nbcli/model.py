@@ -35,13 +35,20 @@ sum beta) or the MAP estimate (N + beta - 1) / (T + sum(beta - 1)).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from nbcli.errors import NbcliError
 
+if TYPE_CHECKING:
+    from nbcli.vectorize import SparseCounts
 
 UNKNOWN_TERMS = ("skip", "smooth")
-DOC_FREQ_HINT = "train from the corpus (a model keeps document frequencies when trained with --model bernoulli, --idf, --select, --min-df or --max-df)"
+DOC_FREQ_HINT = (
+    "train from the corpus (a model keeps document frequencies when trained with --model bernoulli, --idf, --select, "
+    "--min-df or --max-df)"
+)
 EVENT_MODELS = ("multinomial", "bernoulli", "complement")
 ESTIMATES = ("mean", "map")
 # The largest pseudo-count (--alpha, --prior-alpha, M of --m-estimate) and
@@ -122,7 +129,10 @@ def label_problem(label) -> str | None:
 
 def check_alpha(alpha: float) -> float:
     if np.isfinite(alpha) and alpha > MAX_PSEUDO_COUNT:
-        raise NbcliError(f"--alpha must be at most {MAX_PSEUDO_COUNT:g}, not {alpha}", hint="a pseudo-count that large drowns every count")
+        raise NbcliError(
+            f"--alpha must be at most {MAX_PSEUDO_COUNT:g}, not {alpha}",
+            hint="a pseudo-count that large drowns every count",
+        )
     if not (np.isfinite(alpha) and alpha > 0):
         raise NbcliError(
             f"--alpha must be a positive number, not {alpha}",
@@ -146,7 +156,9 @@ def parse_m_estimate(spec: str) -> tuple[float, float | None]:
     except ValueError:
         m, p = float("nan"), None
     if not (np.isfinite(m) and 0 < m <= MAX_PSEUDO_COUNT) or (p is not None and not (0 < p < 1)):
-        raise NbcliError(f"--m-estimate {spec!r} is not valid", hint="give M > 0, or M,P with 0 < P < 1, such as 2 or 8,0.625")
+        raise NbcliError(
+            f"--m-estimate {spec!r} is not valid", hint="give M > 0, or M,P with 0 < P < 1, such as 2 or 8,0.625"
+        )
     return m, p
 
 
@@ -171,7 +183,8 @@ def dirichlet_log_estimate(counts: np.ndarray, beta, estimate: str = "mean") -> 
     smoothed = counts + pseudo
     if not (smoothed > 0).all():
         raise NbcliError(
-            f"--estimate {estimate} is undefined here: with a prior pseudo-count of {float(pseudo.min()) + (estimate == 'map'):g}, "
+            f"--estimate {estimate} is undefined here: with a prior pseudo-count of "
+            f"{float(pseudo.min()) + (estimate == 'map'):g}, "
             "a term never seen in a class would get probability <= 0 (N + a - 1 <= 0)",
             hint="use --alpha (or M*P of --m-estimate) above 1 with --estimate map",
         )
@@ -204,9 +217,7 @@ def sparse_dot(X, weights: np.ndarray) -> np.ndarray:
     return out
 
 
-
-
-def _csr(X, data) -> "SparseCounts":
+def _csr(X, data) -> SparseCounts:
     from nbcli.vectorize import SparseCounts
 
     return SparseCounts(X.indptr, X.indices, data, tuple(X.shape))
@@ -244,8 +255,20 @@ class EventModel:
 
     kind = "?"
 
-    def __init__(self, classes, class_count, feature_count, alpha=1.0, prior="fit", doc_freq=None, unknown="skip", tables=None,
-                 estimate="mean", m_estimate=None, prior_alpha=None):
+    def __init__(
+        self,
+        classes,
+        class_count,
+        feature_count,
+        alpha=1.0,
+        prior="fit",
+        doc_freq=None,
+        unknown="skip",
+        tables=None,
+        estimate="mean",
+        m_estimate=None,
+        prior_alpha=None,
+    ):
         self.classes = list(classes)
         self.class_count = np.asarray(class_count, dtype=np.float64)
         self.feature_count = feature_count
@@ -256,11 +279,18 @@ class EventModel:
         if estimate not in ESTIMATES:
             raise NbcliError(f"--estimate {estimate!r} is not one of {', '.join(ESTIMATES)}")
         self.estimate = estimate
-        self.m_estimate = None if m_estimate is None else (float(m_estimate[0]), None if m_estimate[1] is None else float(m_estimate[1]))
+        self.m_estimate = (
+            None
+            if m_estimate is None
+            else (float(m_estimate[0]), None if m_estimate[1] is None else float(m_estimate[1]))
+        )
         if unknown not in UNKNOWN_TERMS:
             raise NbcliError(f"unknown-term rule {unknown!r} is not one of {', '.join(UNKNOWN_TERMS)}")
         if unknown == "smooth" and self.kind != "multinomial":
-            raise NbcliError(f"--unknown-terms smooth is for the multinomial model, not {self.kind}", hint="drop it, or use --unknown-terms skip")
+            raise NbcliError(
+                f"--unknown-terms smooth is for the multinomial model, not {self.kind}",
+                hint="drop it, or use --unknown-terms skip",
+            )
         self.unknown = unknown
         if tables is None:
             tables = self.derive()
@@ -332,7 +362,7 @@ class EventModel:
             "prior_alpha": self.prior_alpha,
         }
 
-    def rebuilt(self, **changes) -> "EventModel":
+    def rebuilt(self, **changes) -> EventModel:
         """The same model with some settings changed, tables derived again."""
         return type(self)(self.classes, self.class_count, self.feature_count, **{**self.settings(), **changes})
 
@@ -381,11 +411,17 @@ class BernoulliNB(EventModel):
 
     def derive(self):
         if self.doc_freq is None:
-            raise NbcliError("the Bernoulli model needs document frequencies, and these counts have none", hint=DOC_FREQ_HINT)
+            raise NbcliError(
+                "the Bernoulli model needs document frequencies, and these counts have none", hint=DOC_FREQ_HINT
+            )
         df = np.asarray(self.doc_freq, dtype=np.float64)
         absent = self.class_count[:, None] - df
         m, p = self.m_estimate if self.m_estimate is not None else (None, None)
-        beta = self.alpha if m is None else np.array([m * (p if p is not None else 0.5), m * (1 - p if p is not None else 0.5)])
+        beta = (
+            self.alpha
+            if m is None
+            else np.array([m * (p if p is not None else 0.5), m * (1 - p if p is not None else 0.5)])
+        )
         logs = dirichlet_log_estimate(np.stack([df, absent], axis=-1), beta, self.estimate)
         log_p, log_q = logs[..., 0], logs[..., 1]
         weights = np.ascontiguousarray((log_p - log_q).T)
@@ -472,7 +508,13 @@ class ComplementNB(EventModel):
         return _csr(X, data)
 
     def settings(self) -> dict:
-        extra = {"tf_log": self.tf_log, "idf": self.idf, "length_norm": self.length_norm, "weight_norm": self.weight_norm, "fit_count": self.fit_count}
+        extra = {
+            "tf_log": self.tf_log,
+            "idf": self.idf,
+            "length_norm": self.length_norm,
+            "weight_norm": self.weight_norm,
+            "fit_count": self.fit_count,
+        }
         return {**super().settings(), **extra}
 
     def spec(self) -> dict:

@@ -194,7 +194,9 @@ def read_payload(path: str) -> dict:
     try:
         fh = open(path, "rb")
     except FileNotFoundError:
-        raise ModelFileError(f"{path}: no such model file", hint="train one with 'nbcli train CORPUS -o MODEL'") from None
+        raise ModelFileError(
+            f"{path}: no such model file", hint="train one with 'nbcli train CORPUS -o MODEL'"
+        ) from None
     except IsADirectoryError:
         raise ModelFileError(f"{path} is a folder, not a model file") from None
     except OSError as exc:
@@ -216,7 +218,9 @@ def read_payload(path: str) -> dict:
                 hint="train the model again",
             ) from None
         except pickle.UnpicklingError as exc:
-            raise ModelFileError(f"{path} is not an nbcli model file ({exc})", hint="give a file written by 'nbcli train'") from None
+            raise ModelFileError(
+                f"{path} is not an nbcli model file ({exc})", hint="give a file written by 'nbcli train'"
+            ) from None
         except Exception as exc:  # anything else a damaged stream can raise
             raise ModelFileError(
                 f"{path} is corrupt ({type(exc).__name__}: {exc})", hint="train the model again"
@@ -405,7 +409,12 @@ def _plain(value):
 
 def format_version(model) -> int:
     """1 for a plain multinomial model (readable by older nbcli), else 2."""
-    plain = model.kind == "multinomial" and model.estimate == "mean" and model.m_estimate is None and model.prior_alpha is None
+    plain = (
+        model.kind == "multinomial"
+        and model.estimate == "mean"
+        and model.m_estimate is None
+        and model.prior_alpha is None
+    )
     return 1 if plain else FORMAT_VERSION
 
 
@@ -430,7 +439,9 @@ def to_payload(classifier) -> dict:
         "bias": np.ascontiguousarray(model.bias, dtype=np.float64),
         "unknown_weight": np.ascontiguousarray(model.unknown_weight, dtype=np.float64),
         "idf": None if getattr(model, "idf", None) is None else np.ascontiguousarray(model.idf, dtype=np.float64),
-        "fit_count": None if getattr(model, "fit_count", None) is None else np.ascontiguousarray(model.fit_count, dtype=np.float64),
+        "fit_count": None
+        if getattr(model, "fit_count", None) is None
+        else np.ascontiguousarray(model.fit_count, dtype=np.float64),
     }
 
 
@@ -541,7 +552,10 @@ def _settings(spec, classes: list) -> dict:
         if not (isinstance(m_estimate, list) and len(m_estimate) == 2):
             raise _Corrupt("model", "has a bad m_estimate")
         pair = {"M": m_estimate[0], "P": m_estimate[1]}
-        m_estimate = [_number(pair, "M", None, 0.0, MAX_PSEUDO_COUNT, above=True), _number(pair, "P", None, 0.0, 1.0, above=True)]
+        m_estimate = [
+            _number(pair, "M", None, 0.0, MAX_PSEUDO_COUNT, above=True),
+            _number(pair, "P", None, 0.0, 1.0, above=True),
+        ]
         if m_estimate[0] is None or m_estimate[1] == 1.0:
             raise _Corrupt("model", "has a bad m_estimate")
     for flag in ("tf_log", "idf", "length_norm", "weight_norm"):
@@ -561,8 +575,14 @@ def _meta(meta) -> dict:
     """`meta`, checked where nbcli reads it (info, train --from-model)."""
     if not isinstance(meta, dict):
         raise _Corrupt("meta")
-    for key, kinds in (("n_documents", (int,)), ("mail_documents", (int,)), ("created", (str,)), ("nbcli_version", (str,)),
-                       ("options", (dict,)), ("from_model", (str,))):
+    for key, kinds in (
+        ("n_documents", (int,)),
+        ("mail_documents", (int,)),
+        ("created", (str,)),
+        ("nbcli_version", (str,)),
+        ("options", (dict,)),
+        ("from_model", (str,)),
+    ):
         if key in meta and type(meta[key]) not in kinds:
             raise _Corrupt("meta", f"has a bad {key}")
     if "n_documents" not in meta or meta["n_documents"] < 0:
@@ -592,7 +612,12 @@ def from_payload(p: dict, path: str = "model"):
             raise _Corrupt("doc_freq", "counts more documents than the class has")
         tables = tuple(
             _within(_array(p, key, "f", shape), key, -_TABLE_LIMIT, _TABLE_LIMIT)
-            for key, shape in (("log_prior", (n_classes,)), ("weights", (n_terms, n_classes)), ("bias", (n_classes,)), ("unknown_weight", (n_classes,)))
+            for key, shape in (
+                ("log_prior", (n_classes,)),
+                ("weights", (n_terms, n_classes)),
+                ("bias", (n_classes,)),
+                ("unknown_weight", (n_classes,)),
+            )
         )
         spec = p.get("model")
         if not isinstance(spec, dict):
@@ -617,7 +642,9 @@ def from_payload(p: dict, path: str = "model"):
                 length_norm=spec.get("length_norm", False),
                 weight_norm=spec.get("weight_norm", False),
                 idf=_within(_array(p, "idf", "f", (n_terms,), optional=True), "idf", 0, _TABLE_LIMIT),
-                fit_count=_within(_array(p, "fit_count", "f", (n_classes, n_terms), optional=True), "fit_count", 0, _MAX_COUNT),
+                fit_count=_within(
+                    _array(p, "fit_count", "f", (n_classes, n_terms), optional=True), "fit_count", 0, _MAX_COUNT
+                ),
             )
             if spec.get("idf", False) != (settings["idf"] is not None):
                 raise _Corrupt("idf")

@@ -80,7 +80,14 @@ def json_text(record, ascii_only: bool = False) -> str:
     return json.dumps(record, ensure_ascii=True) if ascii_only else text
 
 
-def prediction_json(doc_id: str, label: str, probabilities: dict[str, float], log_probabilities: dict[str, float], ascii_only: bool = False, **extra) -> str:
+def prediction_json(
+    doc_id: str,
+    label: str,
+    probabilities: dict[str, float],
+    log_probabilities: dict[str, float],
+    ascii_only: bool = False,
+    **extra,
+) -> str:
     record = {
         "id": doc_id,
         "label": label,
@@ -215,7 +222,13 @@ def render_info(info: dict, file) -> None:
 def render_cv(report: dict, file) -> None:
     """A cross-validation report for people: each metric's mean and
     standard deviation over the folds, and the figure of each fold."""
-    _print(file, f"{report['folds']}-fold stratified cross-validation of {report['documents']} documents (seed {report['seed']})")
+    _print(
+        file,
+        (
+            f"{report['folds']}-fold stratified cross-validation of {report['documents']} documents (seed "
+            f"{report['seed']})"
+        ),
+    )
     table = _Table()
     table.add_column("metric")
     table.add_column("mean ± std", justify="right")
@@ -233,7 +246,8 @@ def render_tune(result: dict, file) -> None:
     """`nbcli tune` for people; the last line is the train command alone."""
     _print(
         file,
-        f"{result['folds']}-fold stratified cross-validation of {result['documents']} documents (seed {result['seed']}), "
+        f"{result['folds']}-fold stratified cross-validation of {result['documents']} documents (seed "
+        f"{result['seed']}), "
         f"by {result['metric']}",
     )
     names = list(result["best"])
@@ -244,5 +258,12 @@ def render_tune(result: dict, file) -> None:
     table.add_column("")
     for row in result["results"]:
         mark = "best" if row["settings"] == result["best"] else ""
-        table.add_row(*(f"{row['settings'][n]:g}" if isinstance(row["settings"][n], float) else str(row["settings"][n]) for n in names), f"{row['mean']:.4f} ± {row['std']:.4f}", mark)
+        table.add_row(
+            *(
+                f"{row['settings'][n]:g}" if isinstance(row["settings"][n], float) else str(row["settings"][n])
+                for n in names
+            ),
+            f"{row['mean']:.4f} ± {row['std']:.4f}",
+            mark,
+        )
     _print(file, *table.lines(), "train the best with:", result["command"])

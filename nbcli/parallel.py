@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 AUTO_DOCS = 256
 AUTO_BYTES = 1 << 20
@@ -180,12 +180,12 @@ def _count_files_worker(analyzer_options, doc_freq, tasks, results, parent) -> N
             part, start, stop = task
             files = _file_lists[part]
 
-            def docs():
+            def docs(part, start, stop, files):
                 for i in range(start, stop):
                     where[:] = part, i
                     yield from files.read(i)
 
-            for batch in batches(docs(), first=FILES_PER_TASK):
+            for batch in batches(docs(part, start, stop, files), first=FILES_PER_TASK):
                 table.add(analyzer.analyze([d.data for d in batch], [d.kind for d in batch]), [d.label for d in batch])
         table.mail_docs += analyzer.mail_docs
         results.put(("ok", (table.state(), warnings)))
@@ -240,7 +240,9 @@ def _run_count_workers(target, tasks, analyzer, table, workers, progress, extra=
     queue = ctx.Queue(maxsize=2 * workers)
     results = ctx.Queue()
     procs = [
-        ctx.Process(target=target, args=(analyzer.options, table.doc_freq_wanted, queue, results, os.getpid()), daemon=True)
+        ctx.Process(
+            target=target, args=(analyzer.options, table.doc_freq_wanted, queue, results, os.getpid()), daemon=True
+        )
         for _ in range(workers)
     ]
     for proc in procs:
@@ -312,9 +314,10 @@ def _score(datas, kinds, explain):
 def classify(classifier, batches: Iterable[list], jobs: int, explain: int = 0) -> Iterator[tuple[list, object]]:
     """(batch, `Classifier.score` of the batch or an exception) for each
     non-empty batch, in order (an empty batch says the input went quiet:
-    every result held is handed back before the next batch is read): the log-posteriors, or with explain > 0 (log-posteriors,
-    explanations). An exception in place of the result means the batch could
-    not be scored; the caller decides what to do."""
+    every result held is handed back before the next batch is read): the
+    log-posteriors, or with explain > 0 (log-posteriors, explanations). An
+    exception in place of the result means the batch could not be scored;
+    the caller decides what to do."""
     global _classifier
     switch = _Switch(jobs)
     it = iter(batches)
@@ -344,7 +347,9 @@ def _classify_in_pool(batches, workers, explain):
                 while pending:
                     yield _result(*pending.popleft())
                 continue
-            pending.append((batch, pool.apply_async(_score, ([d.data for d in batch], [d.kind for d in batch], explain))))
+            pending.append(
+                (batch, pool.apply_async(_score, ([d.data for d in batch], [d.kind for d in batch], explain)))
+            )
             if len(pending) >= 2 * workers:
                 yield _result(*pending.popleft())
         while pending:

@@ -56,7 +56,10 @@ def check_output(output: str, inputs, option: str = "-o") -> None:
                 hint="write it somewhere outside the inputs, or it would be read back as a document",
             )
         if not folder and (out == real or _same_file(output, given)):
-            raise NbcliError(f"{option} {output} is the input {given}; writing it would destroy the input", hint="give another output path")
+            raise NbcliError(
+                f"{option} {output} is the input {given}; writing it would destroy the input",
+                hint="give another output path",
+            )
 
 
 def check_split_folder(folder: str, inputs) -> None:
@@ -66,6 +69,8 @@ def check_split_folder(folder: str, inputs) -> None:
     out = _real(folder)
     for given, real, is_folder in _real_inputs(inputs):
         if is_folder and _inside(out, real):
-            raise NbcliError(f"--split {folder} lies inside the input folder {given}", hint="sort into a folder outside the inputs")
+            raise NbcliError(
+                f"--split {folder} lies inside the input folder {given}", hint="sort into a folder outside the inputs"
+            )
         if not is_folder and os.path.dirname(real) == out and real.endswith(".mbox"):
             raise NbcliError(f"--split {folder} could append to the input {given}", hint="sort into another folder")

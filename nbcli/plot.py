@@ -43,8 +43,13 @@ def roc_svg(fpr, tpr, auc: float | None, title: str) -> str:
     parts.append(f'<polyline points="{points}" fill="none" stroke="#c0392b" stroke-width="2"/>')
     label = title if auc is None else f"{title} (AUC {auc:.4f})"
     parts.append(f'<text x="{pad + size / 2}" y="{pad - 18}" text-anchor="middle" {_TITLE}>{escape(label)}</text>')
-    parts.append(f'<text x="{pad + size / 2}" y="{y(0) + 36:.1f}" text-anchor="middle" {_FONT}>false-positive rate</text>')
-    parts.append(f'<text x="16" y="{pad + size / 2}" text-anchor="middle" {_FONT} transform="rotate(-90 16 {pad + size / 2})">true-positive rate</text>')
+    parts.append(
+        f'<text x="{pad + size / 2}" y="{y(0) + 36:.1f}" text-anchor="middle" {_FONT}>false-positive rate</text>'
+    )
+    parts.append(
+        f'<text x="16" y="{pad + size / 2}" text-anchor="middle" {_FONT} transform="rotate(-90 16 '
+        f'{pad + size / 2})">true-positive rate</text>'
+    )
     return "\n".join(parts) + "\n</svg>\n"
 
 
@@ -60,17 +65,29 @@ def confusion_svg(labels: list[str], matrix: list[list[int]], title: str) -> str
     for i, row in enumerate(matrix):
         total = sum(row) or 1
         ty = top + i * cell
-        parts.append(f'<text x="{left - 6}" y="{ty + cell / 2 + 4}" text-anchor="end" {_FONT}>{escape(labels[i])}</text>')
+        parts.append(
+            f'<text x="{left - 6}" y="{ty + cell / 2 + 4}" text-anchor="end" {_FONT}>{escape(labels[i])}</text>'
+        )
         for j, count in enumerate(row):
             share = count / total
             shade = int(255 - 200 * share)
             colour = f"rgb({shade},{shade},255)"
             ink = "#fff" if share > 0.6 else "#000"
-            parts.append(f'<rect x="{left + j * cell}" y="{ty}" width="{cell}" height="{cell}" fill="{colour}" stroke="#fff"/>')
-            parts.append(f'<text x="{left + j * cell + cell / 2}" y="{ty + cell / 2 + 4}" text-anchor="middle" fill="{ink}" {_FONT}>{count}</text>')
+            parts.append(
+                f'<rect x="{left + j * cell}" y="{ty}" width="{cell}" height="{cell}" fill="{colour}" stroke="#fff"/>'
+            )
+            parts.append(
+                f'<text x="{left + j * cell + cell / 2}" y="{ty + cell / 2 + 4}" text-anchor="middle" '
+                f'fill="{ink}" {_FONT}>{count}</text>'
+            )
     for j, lab in enumerate(labels):
-        parts.append(f'<text x="{left + j * cell + cell / 2}" y="{top - 8}" text-anchor="middle" {_FONT}>{escape(lab)}</text>')
-    parts.append(f'<text x="{left + n * cell / 2}" y="{top + n * cell + 24}" text-anchor="middle" {_FONT}>rows: true class</text>')
+        parts.append(
+            f'<text x="{left + j * cell + cell / 2}" y="{top - 8}" text-anchor="middle" {_FONT}>{escape(lab)}</text>'
+        )
+    parts.append(
+        f'<text x="{left + n * cell / 2}" y="{top + n * cell + 24}" text-anchor="middle" {_FONT}>rows: true '
+        "class</text>"
+    )
     return "\n".join(parts) + "\n</svg>\n"
 
 
@@ -89,7 +106,10 @@ def png(figure: dict, path: str) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise NbcliError("--plot PNG needs matplotlib", hint="install it with: pip install 'nbcli[plot]' (or write .svg, which needs nothing)") from None
+        raise NbcliError(
+            "--plot PNG needs matplotlib",
+            hint="install it with: pip install 'nbcli[plot]' (or write .svg, which needs nothing)",
+        ) from None
     fig, ax = plt.subplots(figsize=(5, 5), dpi=100)
     if figure["kind"] == "roc":
         ax.plot(figure["fpr"], figure["tpr"], color="#c0392b", lw=2)
@@ -108,7 +128,9 @@ def png(figure: dict, path: str) -> None:
         ax.set_yticks(range(n), figure["labels"])
         for i in range(n):
             for j in range(n):
-                ax.text(j, i, str(int(m[i, j])), ha="center", va="center", color="white" if share[i, j] > 0.6 else "black")
+                ax.text(
+                    j, i, str(int(m[i, j])), ha="center", va="center", color="white" if share[i, j] > 0.6 else "black"
+                )
         ax.set(xlabel="predicted class", ylabel="true class", title=figure["title"])
     fig.tight_layout()
     fig.savefig(path, format="png")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -28,7 +28,9 @@ def read_truth(lines: Iterable[str], name: str) -> dict[str, str]:
             continue
         doc_id, tab, label = line.rpartition("\t")
         if not tab or not label:
-            raise NbcliError(f"{name}:{n}: not id<TAB>label", hint="the truth file has one id<TAB>label line per document")
+            raise NbcliError(
+                f"{name}:{n}: not id<TAB>label", hint="the truth file has one id<TAB>label line per document"
+            )
         truth[doc_id] = label
     return truth
 
@@ -56,7 +58,9 @@ def _log_row(record: dict, classes: list[str], where: str) -> list[float]:
     return row
 
 
-def read_predictions(lines: Iterable[str], name: str, truth: dict[str, str] | None = None) -> tuple[list[str], np.ndarray, list[str]]:
+def read_predictions(
+    lines: Iterable[str], name: str, truth: dict[str, str] | None = None
+) -> tuple[list[str], np.ndarray, list[str]]:
     """(true labels, log-posteriors (n_docs, n_classes), classes) from
     prediction lines; classes are sorted by name, as a model's are."""
     classes: list[str] | None = None
@@ -73,7 +77,10 @@ def read_predictions(lines: Iterable[str], name: str, truth: dict[str, str] | No
             raise NbcliError(f"{where}: not a prediction line", hint="give the output of 'nbcli predict --json'")
         if classes is None:
             if not isinstance(record.get("probabilities"), dict) or len(record["probabilities"]) < 2:
-                raise NbcliError(f"{where}: no \"probabilities\" of two or more classes", hint="give the output of 'nbcli predict --json'")
+                raise NbcliError(
+                    f'{where}: no "probabilities" of two or more classes',
+                    hint="give the output of 'nbcli predict --json'",
+                )
             classes = sorted(record["probabilities"])
         try:
             rows.append(_log_row(record, classes, where))
@@ -83,7 +90,10 @@ def read_predictions(lines: Iterable[str], name: str, truth: dict[str, str] | No
         label = truth.get(doc_id) if truth is not None else label_from_id(doc_id, classes)
         if label is None:
             how = "is not in the truth file" if truth is not None else "has no folder named after a class"
-            raise NbcliError(f"{where}: the true class of {doc_id!r} is unknown: the id {how}", hint="give --truth FILE with id<TAB>label lines")
+            raise NbcliError(
+                f"{where}: the true class of {doc_id!r} is unknown: the id {how}",
+                hint="give --truth FILE with id<TAB>label lines",
+            )
         labels.append(label)
     if classes is None:
         raise NbcliError(f"{name}: no prediction lines", hint="give the output of 'nbcli predict --json'")

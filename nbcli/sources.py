@@ -34,8 +34,8 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
 
 from nbcli.decode import decode_bytes
 from nbcli.defaults import DEFAULT_MAX_DOC_BYTES, INPUT_FORMATS, MAIL_FORMATS, TABLE_FORMATS  # noqa: F401
@@ -51,6 +51,7 @@ _EXTENSIONS = {
     ".ndjson": "jsonl",
 }
 _READ_CHUNK = 1 << 20
+
 
 @dataclass
 class Document:
@@ -102,7 +103,7 @@ class Corpus:
             return batch
         return len(batch) if self.total is None else sum(d.first for d in batch)
 
-    def file_lists(self) -> list["FileList"] | None:
+    def file_lists(self) -> list[FileList] | None:
         """The corpus as lists of files, each file readable on its own (by
         `FileList.read`, in any process), or None if some part is not a
         list of files (a table, an mbox given as a path, stdin). This is
@@ -131,7 +132,9 @@ class FileList:
 
 def _cap(data: bytes, name: str, opts: ReadOptions) -> bytes:
     if len(data) > opts.max_doc_bytes:
-        opts.warn(f"{name}: larger than --max-doc-bytes ({opts.max_doc_bytes}); using its first {opts.max_doc_bytes} bytes")
+        opts.warn(
+            f"{name}: larger than --max-doc-bytes ({opts.max_doc_bytes}); using its first {opts.max_doc_bytes} bytes"
+        )
         return data[: opts.max_doc_bytes]
     return data
 
@@ -304,7 +307,9 @@ def read_messages(path: str, warn: Warn = _no_warn, flush: bool = False) -> Iter
     if path == "-":
         return _messages_in(sys.stdin.buffer, "standard input", flush)
     if not os.path.lexists(path):
-        raise NbcliError(f"{path}: no such file or folder", hint="give a message, an mbox, a folder or a Maildir, or - for stdin")
+        raise NbcliError(
+            f"{path}: no such file or folder", hint="give a message, an mbox, a folder or a Maildir, or - for stdin"
+        )
     if os.path.isdir(path):
         try:
             os.listdir(path)  # a folder that cannot be listed is INPUT's error, not a warning
@@ -476,10 +481,17 @@ def _numbered_rows(lines, fmt: str, opts: ReadOptions, name: str) -> Iterator[tu
             end = reader.line_num
             span = f"line {start}" if end <= start else f"lines {start}-{end}"
             if "unexpected end of data" in str(exc):
-                opts.warn(Unreadable(f"{name}:{start}: a quoted field starts in this row and is never closed; skipping the rest of the file ({span})"))
+                opts.warn(
+                    Unreadable(
+                        f"{name}:{start}: a quoted field starts in this row and is never closed; skipping the "
+                        f"rest of the file ({span})"
+                    )
+                )
                 return
             if "field larger than field limit" in str(exc):
-                opts.warn(Skipped(f"{name}:{start}: a field longer than {opts.max_doc_bytes + 65536} bytes; skipping {span}"))
+                opts.warn(
+                    Skipped(f"{name}:{start}: a field longer than {opts.max_doc_bytes + 65536} bytes; skipping {span}")
+                )
             else:
                 why = "a carriage return in an unquoted field" if "new-line character" in str(exc) else str(exc)
                 opts.warn(Skipped(f"{name}:{start}: not valid CSV ({why}); skipping {span}"))
@@ -489,7 +501,9 @@ def _numbered_rows(lines, fmt: str, opts: ReadOptions, name: str) -> Iterator[tu
         start = reader.line_num + 1
 
 
-def _table_docs(stream, fmt: str, name: str, label: str | None, need_label: bool, opts: ReadOptions) -> Iterator[Document]:
+def _table_docs(
+    stream, fmt: str, name: str, label: str | None, need_label: bool, opts: ReadOptions
+) -> Iterator[Document]:
     """Documents from the rows of a TSV, CSV or JSON-lines stream.
 
     `label` overrides the label field; with `need_label` rows without a label
@@ -525,7 +539,12 @@ def _table_docs(stream, fmt: str, name: str, label: str | None, need_label: bool
             continue
         if columns is not None and len(row) > len(columns):
             sep = "tabs" if fmt == "tsv" else "commas"
-            opts.warn(Skipped(f"{name}:{row_no}: {len(row)} fields but the header has {len(columns)} (stray {sep} in the text?); skipping it"))
+            opts.warn(
+                Skipped(
+                    f"{name}:{row_no}: {len(row)} fields but the header has {len(columns)} (stray {sep} in the "
+                    "text?); skipping it"
+                )
+            )
             continue
         if ti >= len(row):
             opts.warn(Skipped(f"{name}:{row_no}: row has no text column; skipping it"))
@@ -587,7 +606,12 @@ def _jsonl_docs(lines, name, text_field, label_field, label, need_label, opts) -
             value = record.get(label_field)
             doc_label = None if value is None or value == "" else _json_label(value)
             if doc_label is None and value not in (None, ""):
-                opts.warn(Skipped(f"{name}:{number}: label {label_field!r} is {_json_kind(value)}, not a string or an integer; skipping it"))
+                opts.warn(
+                    Skipped(
+                        f"{name}:{number}: label {label_field!r} is {_json_kind(value)}, not a string or an "
+                        "integer; skipping it"
+                    )
+                )
                 continue
             if doc_label is None and need_label:
                 opts.warn(Skipped(f"{name}:{number}: record has no {label_field!r}; skipping it"))
@@ -606,7 +630,9 @@ def _json_kind(value) -> str:
     return next((kind for t, kind in kinds if isinstance(value, t)), "not a string")
 
 
-def _open_table(path: str, fmt: str, label: str | None, need_label: bool, opts: ReadOptions, walked: bool = False) -> Iterator[Document]:
+def _open_table(
+    path: str, fmt: str, label: str | None, need_label: bool, opts: ReadOptions, walked: bool = False
+) -> Iterator[Document]:
     """The rows of a table file (or '-'). A table named on the command line
     that cannot be opened is an error (it is the whole input); one found in
     a folder is skipped with a warning, as other files there are."""
@@ -746,7 +772,9 @@ def _check_exists(path: str) -> None:
         raise NbcliError(f"{path}: no such file or folder", hint="check the path")
 
 
-def _docs_of(path: str, opts: ReadOptions, label: str | None, need_label: bool, walked: bool = False) -> Iterator[Document]:
+def _docs_of(
+    path: str, opts: ReadOptions, label: str | None, need_label: bool, walked: bool = False
+) -> Iterator[Document]:
     fmt = _format_of(path, opts)
     if fmt in TABLE_FORMATS:
         yield from _open_table(path, fmt, label, need_label, opts, walked)
@@ -754,7 +782,9 @@ def _docs_of(path: str, opts: ReadOptions, label: str | None, need_label: bool, 
         yield from _file_docs(path, fmt, label, opts, walked)
 
 
-def documents_in(path: str, opts: ReadOptions, label: str | None = None) -> tuple[Callable[[], Iterator[Document]], int | None]:
+def documents_in(
+    path: str, opts: ReadOptions, label: str | None = None
+) -> tuple[Callable[[], Iterator[Document]], int | None]:
     """The documents in one path (see the module docstring) and the number of
     files they come from, if known."""
     _check_exists(path)
@@ -764,9 +794,15 @@ def documents_in(path: str, opts: ReadOptions, label: str | None = None) -> tupl
     if os.path.isdir(path):
         if fmt == "maildir" or (fmt == "auto" and is_maildir(path)):
             if not is_maildir(path):
-                raise NbcliError(f"{path} is not a Maildir (it has no cur/ and new/ folders)", hint="drop --input-format maildir")
+                raise NbcliError(
+                    f"{path} is not a Maildir (it has no cur/ and new/ folders)", hint="drop --input-format maildir"
+                )
             files = maildir_files(path, opts.warn)
-            return FileList(files, lambda f: (Document(f, label, d.data, "mail") for d in _file_docs(f, "eml", None, opts, True)), opts), len(files)
+            return FileList(
+                files,
+                lambda f: (Document(f, label, d.data, "mail") for d in _file_docs(f, "eml", None, opts, True)),
+                opts,
+            ), len(files)
         files = list_files(path, opts.warn)
         known = all(_format_of(f, opts) not in TABLE_FORMATS for f in files)
         if not known:
@@ -832,7 +868,9 @@ def parse_label_pair(value: str) -> tuple[str, str]:
     return label.strip(), os.path.expanduser(path)
 
 
-def batches(docs: Iterable[Document | None], max_docs: int = 2048, max_chars: int = 1 << 21, first: int = 1) -> Iterator[list[Document]]:
+def batches(
+    docs: Iterable[Document | None], max_docs: int = 2048, max_chars: int = 1 << 21, first: int = 1
+) -> Iterator[list[Document]]:
     """Group documents into lists, starting with `first` and doubling up to
     `max_docs` documents or about `max_chars` characters, so the first result
     of a stream comes out at once and long streams still run in big batches.

@@ -29,8 +29,8 @@ import numpy as np
 
 from nbcli import hashing
 from nbcli.decode import decode_bytes
-from nbcli.errors import NbcliError
 from nbcli.defaults import MAX_MESSAGE_BYTES_CAP
+from nbcli.errors import NbcliError
 from nbcli.mail import DEFAULT_MAX_MESSAGE_BYTES, extract, looks_like_mail
 
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
@@ -100,7 +100,7 @@ class AnalyzerOptions:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "AnalyzerOptions":
+    def from_dict(cls, d: dict) -> AnalyzerOptions:
         """The options stored in a model file, checked as `check` checks
         the options of `nbcli train` (a model file may be crafted): raises
         ValueError saying what is wrong."""
@@ -117,14 +117,16 @@ class AnalyzerOptions:
         for name, value, want in (("ngrams", ngrams, int), ("max_message_bytes", cap, int), ("mail", mail, bool)):
             if type(value) is not want:  # bool is an int, and an int is not a bool
                 raise ValueError(f"analyzer: {name} is not {'an integer' if want is int else 'true or false'}")
-        options = cls(token_pattern=pattern, ngrams=ngrams, stop_words=tuple(stop_words), mail=mail, max_message_bytes=cap)
+        options = cls(
+            token_pattern=pattern, ngrams=ngrams, stop_words=tuple(stop_words), mail=mail, max_message_bytes=cap
+        )
         try:
             options.check()
         except NbcliError as exc:
             raise ValueError(f"analyzer: {exc.message}") from None
         return options
 
-    def check(self) -> "re.Pattern | None":
+    def check(self) -> re.Pattern | None:
         """Refuse options that nbcli would not train with, naming the
         option; returns the compiled custom token pattern, or None for the
         default tokens. The same bounds hold for `nbcli train` and for a
@@ -133,11 +135,16 @@ class AnalyzerOptions:
             raise NbcliError(f"--ngrams must be between 1 and {MAX_NGRAMS}, not {self.ngrams}")
         if not 1 <= self.max_message_bytes <= MAX_MESSAGE_BYTES_CAP:
             raise NbcliError(
-                f"--max-message-bytes must be between 1 byte and {MAX_MESSAGE_BYTES_CAP >> 20}M, not {self.max_message_bytes}",
+                (
+                    f"--max-message-bytes must be between 1 byte and {MAX_MESSAGE_BYTES_CAP >> 20}M, not "
+                    f"{self.max_message_bytes}"
+                ),
                 hint="the analysis of one message is bounded by it",
             )
         if len(self.stop_words) > MAX_STOP_WORDS or any(len(w) > MAX_STOP_WORD_CHARS for w in self.stop_words):
-            raise NbcliError(f"--stop-words: at most {MAX_STOP_WORDS:,} words of at most {MAX_STOP_WORD_CHARS} characters each")
+            raise NbcliError(
+                f"--stop-words: at most {MAX_STOP_WORDS:,} words of at most {MAX_STOP_WORD_CHARS} characters each"
+            )
         pattern = self.token_pattern
         if pattern is None or pattern in _DEFAULT_PATTERNS:
             return None
@@ -230,7 +237,10 @@ def _tree_problem(items, in_repeat: bool) -> str | None:
         elif op is c.SUBPATTERN:
             problem = _tree_problem(av[3], in_repeat)  # the worse problem first
             if problem is None and av[0] is not None and in_repeat:
-                problem = "repeats a capturing group, as in (ab)+, which re.findall gives only the last repetition of; write (?:...)"
+                problem = (
+                    "repeats a capturing group, as in (ab)+, which re.findall gives only the last repetition of; "
+                    "write (?:...)"
+                )
             if problem:
                 return problem
         elif op is c.BRANCH:
@@ -283,13 +293,11 @@ class _Unigrams:
         self.doc_ptr = doc_ptr
         self.strings_of = strings_of
 
-    def select(self, keep: np.ndarray) -> "_Unigrams":
+    def select(self, keep: np.ndarray) -> _Unigrams:
         kept = np.flatnonzero(keep)
         doc_ptr = _ptr_from_kept(keep, self.doc_ptr)
         parent = self.strings_of
-        return _Unigrams(
-            self.hashes[kept], self.lengths[kept], doc_ptr, lambda idx: parent(kept[idx])
-        )
+        return _Unigrams(self.hashes[kept], self.lengths[kept], doc_ptr, lambda idx: parent(kept[idx]))
 
 
 def _ptr_from_kept(keep: np.ndarray, doc_ptr: np.ndarray) -> np.ndarray:
@@ -328,7 +336,11 @@ class Analyzer:
         seq = 0
         for i, data in enumerate(docs):
             kind = kinds[i] if kinds is not None else "auto"
-            if self.options.mail and isinstance(data, bytes) and (kind == "mail" or (kind == "auto" and looks_like_mail(data))):
+            if (
+                self.options.mail
+                and isinstance(data, bytes)
+                and (kind == "mail" or (kind == "auto" and looks_like_mail(data)))
+            ):
                 found = extract(data, self.options.max_message_bytes)
                 for prefix, text in found.segments:  # lowercased already
                     texts, docs_of, prefixes, seqs = groups.setdefault((True, text.isascii()), ([], [], [], []))
@@ -362,7 +374,16 @@ class Analyzer:
         segments = parts[0]
         for part in parts[1:]:
             segments = _concat(segments, part)
-        return _assemble(segments, len(docs), np.array(seg_doc, dtype=np.int64), np.array(seg_key, dtype=np.int64), seg_prefix, literals, lit_doc, lit_key)
+        return _assemble(
+            segments,
+            len(docs),
+            np.array(seg_doc, dtype=np.int64),
+            np.array(seg_key, dtype=np.int64),
+            seg_prefix,
+            literals,
+            lit_doc,
+            lit_key,
+        )
 
     def tokens(self, doc, kind: str = "auto") -> list[str]:
         """The terms of one document, in order (for `nbcli tokens` and tests)."""
@@ -416,7 +437,9 @@ def _run_tokens(texts: list[str], mail_rule: bool = False) -> _Unigrams:
         raw = joined.encode("ascii")
         codes = np.frombuffer(raw, dtype=np.uint8)
         word = np.frombuffer(raw.translate(_WORD_TABLE), dtype=bool)
-        tok = np.frombuffer(b"\0".join((b"", raw, b"")).translate(_MAIL_TABLE if mail_rule else _WORD_TABLE), dtype=bool)
+        tok = np.frombuffer(
+            b"\0".join((b"", raw, b"")).translate(_MAIL_TABLE if mail_rule else _WORD_TABLE), dtype=bool
+        )
     else:
         codes = hashing.codes_of(joined)
         word = _word_mask(codes).astype(bool)
@@ -538,13 +561,26 @@ def _hash_literals(literals: list[str]) -> np.ndarray:
     return np.fromiter(map(cache.__getitem__, literals), dtype=np.uint64, count=len(literals))
 
 
-def _assemble(segments: TokenBatch, n_docs: int, seg_doc: np.ndarray, seg_key: np.ndarray, seg_prefix: list[str], literals: list[str], lit_doc: list[int], lit_key: list[int]) -> TokenBatch:
+def _assemble(
+    segments: TokenBatch,
+    n_docs: int,
+    seg_doc: np.ndarray,
+    seg_key: np.ndarray,
+    seg_prefix: list[str],
+    literals: list[str],
+    lit_doc: list[int],
+    lit_key: list[int],
+) -> TokenBatch:
     """Documents' tokens from their segments' tokens (each prefixed with its
     segment's prefix) and their literal tokens, grouped by document."""
     n_seg = len(seg_prefix)
     seg_of = np.repeat(np.arange(n_seg, dtype=np.int64), np.diff(segments.doc_ptr))
     prefixes = sorted(set(seg_prefix))
-    prefix_id = np.array([prefixes.index(p) for p in seg_prefix], dtype=np.int64) if len(prefixes) > 1 else np.zeros(n_seg, np.int64)
+    prefix_id = (
+        np.array([prefixes.index(p) for p in seg_prefix], dtype=np.int64)
+        if len(prefixes) > 1
+        else np.zeros(n_seg, np.int64)
+    )
     prefix_hash = hashing.hash_strings(prefixes)[prefix_id]
     prefix_pow = hashing.pow_p(np.array([len(p) for p in prefixes], dtype=np.int64))[prefix_id]
     text_hashes = prefix_hash[seg_of] + prefix_pow[seg_of] * segments.hashes

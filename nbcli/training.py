@@ -8,8 +8,8 @@ tables, never by the number of documents.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from nbcli.errors import NbcliError
 from nbcli.model import DOC_FREQ_HINT, MODELS, check_alpha, label_problem, smooth_idf
 from nbcli.sources import Document, batches
 from nbcli.tokenize import Analyzer, AnalyzerOptions, TokenBatch
-from nbcli.vectorize import Vocabulary, VocabularyBuilder, prune_mask
+from nbcli.vectorize import VocabularyBuilder, prune_mask
 
 
 @dataclass
@@ -172,7 +172,13 @@ class CountTable:
         return classes, class_count, vocab, tf, df
 
 
-def count_corpus(docs: Iterable[Document], analyzer: Analyzer, doc_freq: bool, progress: Callable[[list], None] | None = None, jobs: int = 1) -> CountTable:
+def count_corpus(
+    docs: Iterable[Document],
+    analyzer: Analyzer,
+    doc_freq: bool,
+    progress: Callable[[list], None] | None = None,
+    jobs: int = 1,
+) -> CountTable:
     """One streaming pass over labelled documents (see `parallel.count`)."""
     from nbcli import parallel
 
@@ -188,7 +194,9 @@ def fit(table: CountTable, analyzer_options: AnalyzerOptions, options: TrainOpti
     return fit_counts(classes, class_count, vocab, tf, df, table.mail_docs, analyzer_options, options)
 
 
-def fit_counts(classes, class_count, vocab, tf, df, mail_docs, analyzer_options: AnalyzerOptions, options: TrainOptions) -> Classifier:
+def fit_counts(
+    classes, class_count, vocab, tf, df, mail_docs, analyzer_options: AnalyzerOptions, options: TrainOptions
+) -> Classifier:
     """The Classifier of finished counts: classes (C,) by name, class_count
     (C,), vocab, tf and df (C, V) (df may be None), and how many of the
     documents were mail (which decides the defaults)."""
@@ -200,7 +208,9 @@ def fit_counts(classes, class_count, vocab, tf, df, mail_docs, analyzer_options:
     for label in classes:  # here, where every path to a model meets (workers and --cv folds too)
         problem = label_problem(label)
         if problem:
-            raise NbcliError(problem, hint="class labels go into mail headers and TSV rows; rename that class (its folder or label)")
+            raise NbcliError(
+                problem, hint="class labels go into mail headers and TSV rows; rename that class (its folder or label)"
+            )
     if n_docs == 0:
         raise NbcliError(
             "the corpus has no documents",
@@ -218,7 +228,7 @@ def fit_counts(classes, class_count, vocab, tf, df, mail_docs, analyzer_options:
         )
     meta = {
         "n_documents": n_docs,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "nbcli_version": __version__,
         "options": {**options.described, "alpha": alpha, "unknown_terms": unknown},
         "mail_documents": int(mail_docs),
@@ -226,7 +236,9 @@ def fit_counts(classes, class_count, vocab, tf, df, mail_docs, analyzer_options:
     return build(classes, class_count, vocab, tf, df, analyzer_options, options, alpha, unknown, meta)
 
 
-def build(classes, class_count, vocab, tf, df, analyzer_options, options: TrainOptions, alpha, unknown, meta, fit_count=None) -> Classifier:
+def build(
+    classes, class_count, vocab, tf, df, analyzer_options, options: TrainOptions, alpha, unknown, meta, fit_count=None
+) -> Classifier:
     """Prune (--min-df, --max-df, --max-features, then --select) and build
     the event model from counts: the end of training, and all of
     `train --from-model`."""
@@ -249,7 +261,15 @@ def build(classes, class_count, vocab, tf, df, analyzer_options, options: TrainO
             df = np.ascontiguousarray(df[:, cols]) if df is not None else None
             fit_count = np.ascontiguousarray(fit_count[:, cols]) if fit_count is not None else None
     prior = options.prior if options.prior is not None else "uniform" if options.kind == "complement" else "fit"
-    common = dict(alpha=alpha, prior=prior, doc_freq=df, unknown=unknown, estimate=options.estimate, m_estimate=options.m_estimate, prior_alpha=options.prior_alpha)
+    common = dict(
+        alpha=alpha,
+        prior=prior,
+        doc_freq=df,
+        unknown=unknown,
+        estimate=options.estimate,
+        m_estimate=options.m_estimate,
+        prior_alpha=options.prior_alpha,
+    )
     if options.kind == "complement":
         idf = smooth_idf(df.sum(axis=0), n_docs) if options.idf else None
         extra = dict(tf_log=options.tf_log, idf=idf, length_norm=options.length_norm, weight_norm=options.weight_norm)
@@ -328,7 +348,9 @@ def transformed_sums(classifier: Classifier, docs: Iterable[Document]) -> np.nda
     return sums.reshape(len(index), n_terms)
 
 
-def train(docs: Iterable[Document], analyzer_options: AnalyzerOptions, options: TrainOptions, progress=None, jobs: int = 1) -> Classifier:
+def train(
+    docs: Iterable[Document], analyzer_options: AnalyzerOptions, options: TrainOptions, progress=None, jobs: int = 1
+) -> Classifier:
     """Train a Classifier on labelled documents (jobs: see `parallel`)."""
     analyzer = Analyzer(analyzer_options)
     if options.alpha is not None:
@@ -354,7 +376,10 @@ def refit(old: Classifier, options: TrainOptions, source: str = "model") -> Clas
     same = kind == model.kind
     complement = model if model.kind == "complement" and same else None
     if model.kind == "complement" and model.length_norm and given & {"min_df", "max_df", "max_features", "select"}:
-        raise NbcliError(f"{source} normalises document lengths, so pruning it needs the corpus", hint="train from the corpus instead")
+        raise NbcliError(
+            f"{source} normalises document lengths, so pruning it needs the corpus",
+            hint="train from the corpus instead",
+        )
     alpha = options.alpha if "alpha" in given else model.alpha
     if "m_estimate" in given:
         m_estimate = options.m_estimate
@@ -379,10 +404,22 @@ def refit(old: Classifier, options: TrainOptions, source: str = "model") -> Clas
     described = {**old.meta.get("options", {}), **described, "alpha": alpha, "unknown_terms": unknown, "model": kind}
     meta = {
         **old.meta,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "nbcli_version": __version__,
         "options": described,
         "from_model": source,
     }
     vocab, tf, df = old.vocabulary, np.asarray(model.feature_count), model.doc_freq
-    return build(model.classes, model.class_count, vocab, tf, None if df is None else np.asarray(df), old.analyzer_options, new, alpha, unknown, meta, fit_count)
+    return build(
+        model.classes,
+        model.class_count,
+        vocab,
+        tf,
+        None if df is None else np.asarray(df),
+        old.analyzer_options,
+        new,
+        alpha,
+        unknown,
+        meta,
+        fit_count,
+    )

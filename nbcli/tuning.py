@@ -34,7 +34,17 @@ def combinations(grid: dict[str, list]) -> list[dict]:
     return [dict(zip(names, values)) for values in itertools.product(*(grid[n] for n in names))]
 
 
-def tune(corpus, k: int, seed: int, analyzer_options, options, eval_options, metric: str, jobs: int = 1, grid: dict | None = None) -> dict:
+def tune(
+    corpus,
+    k: int,
+    seed: int,
+    analyzer_options,
+    options,
+    eval_options,
+    metric: str,
+    jobs: int = 1,
+    grid: dict | None = None,
+) -> dict:
     """{"metric", "folds", "seed", "documents", "results": [{"settings",
     "mean", "std"}], "best": settings}. Ties go to the earlier combination."""
     from nbcli.crossval import cross_validate, fold_counts
@@ -49,12 +59,23 @@ def tune(corpus, k: int, seed: int, analyzer_options, options, eval_options, met
     for settings, trial in trials:
         report = cross_validate(corpus, k, seed, analyzer_options, trial, eval_options, jobs, counts)
         if metric not in report["metrics"]:
-            hint = "give --target-fpr" if metric.startswith("target_") else "spam-filter metrics need two classes, one of them the spam class"
+            hint = (
+                "give --target-fpr"
+                if metric.startswith("target_")
+                else "spam-filter metrics need two classes, one of them the spam class"
+            )
             raise NbcliError(f"--metric {metric}: cross-validation does not report {metric} for this corpus", hint=hint)
         results.append({"settings": settings, **report["metrics"][metric]})
     sign = 1 if metric in SMALLER_IS_BETTER else -1
     best = min(range(len(results)), key=lambda i: (sign * results[i]["mean"], i))
-    return {"metric": metric, "folds": k, "seed": seed, "documents": int(len(corpus.y)), "results": results, "best": results[best]["settings"]}
+    return {
+        "metric": metric,
+        "folds": k,
+        "seed": seed,
+        "documents": int(len(corpus.y)),
+        "results": results,
+        "best": results[best]["settings"],
+    }
 
 
 def option_name(field: str) -> str:

@@ -52,7 +52,7 @@ class Vocabulary:
         return len(self.hashes)
 
     @classmethod
-    def from_terms(cls, terms: list[str]) -> "Vocabulary":
+    def from_terms(cls, terms: list[str]) -> Vocabulary:
         hashes = hashing.hash_strings(list(terms))
         order = np.argsort(hashes, kind="stable")
         hashes = hashes[order]
@@ -95,7 +95,7 @@ class Vocabulary:
         """Column of `term`, or -1."""
         return int(self.lookup(hashing.hash_strings([term]))[0])
 
-    def subset(self, keep: np.ndarray) -> "Vocabulary":
+    def subset(self, keep: np.ndarray) -> Vocabulary:
         """The vocabulary restricted to the columns `keep` (sorted int array)."""
         keep = np.asarray(keep, dtype=np.int64)
         return Vocabulary(self.hashes[keep], *_pack(self.terms(keep)))
@@ -257,7 +257,7 @@ class SparseCounts:
     shape: tuple[int, int]
     unknown: np.ndarray | None = None
 
-    def canonical(self) -> "SparseCounts":
+    def canonical(self) -> SparseCounts:
         """The same matrix with sorted, unique column indices per row."""
         n_rows, n_cols = self.shape
         rows = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(self.indptr))

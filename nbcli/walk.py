@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import Callable
+from collections.abc import Callable
 
 from nbcli.errors import NbcliError
 

@@ -146,7 +146,7 @@ SNIPPETS = [
     b">From ",
     b"\x00",
     b"<html>",
-    b"<a href=\"http://",
+    b'<a href="http://',
     b"<style>",
     b"<",
     b"&#",
@@ -160,13 +160,27 @@ SNIPPETS = [
     b"\xef\xbb\xbf",
     b"\xff\xfe",
     b"http://",
-    b"Content-Type: multipart/mixed; boundary=\"x\"\n",
+    b'Content-Type: multipart/mixed; boundary="x"\n',
 ]
-HTML_SNIPPETS = {b"<!--", b"<script>", b"<html>", b"<a href=\"http://", b"<style>", b"<", b"&#"}
+HTML_SNIPPETS = {b"<!--", b"<script>", b"<html>", b'<a href="http://', b"<style>", b"<", b"&#"}
 _B64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _CHARSETS = [
-    b"x-unknown", b"utf-7", b"utf-16", b"utf-32", b"\"\xff\xfe\"", b"", b"\"\"", b"cp65001", b"a" * 300,
-    b"utf-8\"; charset=\"utf-16", b"iso-2022-jp", b"../../etc/passwd", b"idna", b"rot13", b"base64", b"zlib",
+    b"x-unknown",
+    b"utf-7",
+    b"utf-16",
+    b"utf-32",
+    b'"\xff\xfe"',
+    b"",
+    b'""',
+    b"cp65001",
+    b"a" * 300,
+    b'utf-8"; charset="utf-16',
+    b"iso-2022-jp",
+    b"../../etc/passwd",
+    b"idna",
+    b"rot13",
+    b"base64",
+    b"zlib",
 ]
 
 
@@ -238,8 +252,19 @@ def insert_snippet(rng, data, budget):
 
 
 _BOMBS = [
-    b"<!--", b"<script>", b"<style>", b"<", b"<a href=\"http://", b"&#", b"begin 644 a.txt\n", b"=?utf-8?Q?a?= ",
-    b"\n\nFrom x@y Mon Jan  1 00:00:00 2024\n", b"\nFrom here on\n", b"--b\n", b"http://a.", b"<<<<",
+    b"<!--",
+    b"<script>",
+    b"<style>",
+    b"<",
+    b'<a href="http://',
+    b"&#",
+    b"begin 644 a.txt\n",
+    b"=?utf-8?Q?a?= ",
+    b"\n\nFrom x@y Mon Jan  1 00:00:00 2024\n",
+    b"\nFrom here on\n",
+    b"--b\n",
+    b"http://a.",
+    b"<<<<",
 ]
 
 
@@ -332,10 +357,16 @@ def deep_mime(rng, data, budget):
     head, body = _split_head(data)
     fields = [f for f in _header_lines(head) if not f.lower().startswith(b"content-") and f not in (b"\n", b"\r\n")]
     closed = rng.random() < 0.5
-    opening = b"".join(b"--b%d\nContent-Type: multipart/mixed; boundary=\"b%d\"\n\n" % (i, i + 1) for i in range(depth))
+    opening = b"".join(b'--b%d\nContent-Type: multipart/mixed; boundary="b%d"\n\n' % (i, i + 1) for i in range(depth))
     inner = b"--b%d\nContent-Type: text/plain\n\n" % depth + body + b"\n"
     closing = b"".join(b"--b%d--\n" % i for i in range(depth, -1, -1)) if closed else b""
-    out = b"".join(fields) + b"MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b0\"\n\n" + opening + inner + closing
+    out = (
+        b"".join(fields)
+        + b'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="b0"\n\n'
+        + opening
+        + inner
+        + closing
+    )
     return out, f"deep_mime(depth {depth}, {'closed' if closed else 'unclosed'})"
 
 
@@ -345,7 +376,9 @@ def many_parts(rng, data, budget):
     head, body = _split_head(data)
     fields = [f for f in _header_lines(head) if not f.lower().startswith(b"content-") and f not in (b"\n", b"\r\n")]
     part = b"--p\nContent-Type: text/plain\n\nword\n"
-    return b"".join(fields) + b"Content-Type: multipart/mixed; boundary=p\n\n" + part * n + body + b"\n--p--\n", f"many_parts({n})"
+    return b"".join(
+        fields
+    ) + b"Content-Type: multipart/mixed; boundary=p\n\n" + part * n + body + b"\n--p--\n", f"many_parts({n})"
 
 
 def break_boundary(rng, data, budget):
@@ -389,7 +422,7 @@ def rfc2047_words(rng, data, budget):
     value = (value + b" ") * max(1, n // 200)
     name = rng.choice([b"Subject", b"From", b"To", b"Content-Disposition"])
     if name == b"Content-Disposition":
-        value = b"attachment; filename=\"" + value + b"\""
+        value = b'attachment; filename="' + value + b'"'
     head, body = _split_head(data)
     fields = _header_lines(head)
     at = rng.randrange(len(fields)) if fields else 0
@@ -417,19 +450,44 @@ def utf16(rng, data, budget):
     if rng.random() < 0.5:
         return rng.choice([b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf"]) + data
     text = data.decode("latin-1")
-    return text.encode("utf-16") if rng.random() < 0.5 else b"\xff\xfe" + text.encode("utf-16-le")[: rng.randrange(1, 2 * len(text) + 2)]
+    return (
+        text.encode("utf-16")
+        if rng.random() < 0.5
+        else b"\xff\xfe" + text.encode("utf-16-le")[: rng.randrange(1, 2 * len(text) + 2)]
+    )
 
 
 def mbox_form(rng, data, budget):
     """Make it an mbox: a real From_ line in front, or a damaged one."""
-    line = rng.choice([WRAP_FROM, b"From MAILER-DAEMON Mon Mar  2 10:00:00 2026\r\n", b"From \n", b"From x\r", b"From "])
+    line = rng.choice(
+        [WRAP_FROM, b"From MAILER-DAEMON Mon Mar  2 10:00:00 2026\r\n", b"From \n", b"From x\r", b"From "]
+    )
     return line + data
 
 
 MUTATIONS = [
-    flip_bytes, truncate, duplicate_span, insert_snippet, insert_snippet, insert_snippet, snippet_bomb, base64_lines, as_html,
-    delete_header, duplicate_header, huge_header, change_line_endings, deep_mime, many_parts, break_boundary,
-    bad_charset, rfc2047_words, eight_bit, nul_bytes, utf16, mbox_form,
+    flip_bytes,
+    truncate,
+    duplicate_span,
+    insert_snippet,
+    insert_snippet,
+    insert_snippet,
+    snippet_bomb,
+    base64_lines,
+    as_html,
+    delete_header,
+    duplicate_header,
+    huge_header,
+    change_line_endings,
+    deep_mime,
+    many_parts,
+    break_boundary,
+    bad_charset,
+    rfc2047_words,
+    eight_bit,
+    nul_bytes,
+    utf16,
+    mbox_form,
 ]
 
 
@@ -478,12 +536,13 @@ def adversarial_cases(size: int = 1 << 18) -> list[Case]:
     shapes = {
         "html-comments": html + b"<!--" * (size // 4),
         "html-scripts": html + b"<script>" * (size // 8),
-        "html-open-tags": html + b"<a href=\"http://" * (size // 16),
+        "html-open-tags": html + b'<a href="http://' * (size // 16),
         "uuencode-begins": text + b"begin 644 a.txt\n" * (size // 16),
         "mbox-body-from-lines": WRAP_FROM + text + b"\nFrom here on\n" * (size // 14),
         "mbox-many-messages": WRAP_FROM + text + b"x\n" + (b"\n" + WRAP_FROM + b"Subject: s\n\nx\n") * (size // 70),
         "header-line": head + b"X-Long: " + b"a" * size + b"\n\nbody\n",
-        "rfc2047-words": head.replace(b"Subject: adversarial", b"Subject:" + b" =?utf-8?Q?a?=" * (size // 14)) + b"\nbody\n",
+        "rfc2047-words": head.replace(b"Subject: adversarial", b"Subject:" + b" =?utf-8?Q?a?=" * (size // 14))
+        + b"\nbody\n",
     }
     return [Case(f"adversarial-{name}", "adversarial", [name], data) for name, data in shapes.items()]
 
@@ -513,7 +572,9 @@ class Report:
     mbox_messages: int = 0
     calls: int = 0
     failures: list[Failure] = field(default_factory=list)
-    timings: list[tuple[float, int, str, bool]] = field(default_factory=list)  # (seconds per MB beyond start-up, bytes, case, killed)
+    timings: list[tuple[float, int, str, bool]] = field(
+        default_factory=list
+    )  # (seconds per MB beyond start-up, bytes, case, killed)
     baseline: float = 0.0
 
     def by_kind(self) -> dict[str, int]:
@@ -585,7 +646,20 @@ class Harness:
     batches, so one stalling message costs its own limit only once.
     """
 
-    def __init__(self, nbcli, model, workdir, findings=None, timeout=30.0, timeout_per_mb=20.0, batch=100, single_every=10, single_bytes=32768, slow_floor=1.5, slow_per_mb=10.0):
+    def __init__(
+        self,
+        nbcli,
+        model,
+        workdir,
+        findings=None,
+        timeout=30.0,
+        timeout_per_mb=20.0,
+        batch=100,
+        single_every=10,
+        single_bytes=32768,
+        slow_floor=1.5,
+        slow_per_mb=10.0,
+    ):
         self.nbcli = list(nbcli)
         self.model = str(model)
         self.workdir = Path(workdir)
@@ -620,7 +694,10 @@ class Harness:
         if m:
             line = call.stderr[max(0, call.stderr.rfind(b"\n", 0, m.start()) + 1) :].split(b"\n")[0]
             last = call.stderr.strip().splitlines()[-1:] or [b""]
-            return "traceback", f"{what}: {line.decode('utf-8', 'replace')[:200]} ... {last[0].decode('utf-8', 'replace')[:200]}"
+            return (
+                "traceback",
+                f"{what}: {line.decode('utf-8', 'replace')[:200]} ... {last[0].decode('utf-8', 'replace')[:200]}",
+            )
         if call.rc < 0 or call.rc >= 128:
             return "crash", f"{what} exited with status {call.rc}"
         return None
@@ -673,7 +750,9 @@ class Harness:
             paths.append(path)
         size = sum(len(c.data) for c in chunk)
         call = self.call(["predict", self.model, "--json", *paths], size=size)
-        trouble = self._trouble(call, "predict") or (None if call.rc == 0 else ("exit-status", f"predict exited {call.rc}"))
+        trouble = self._trouble(call, "predict") or (
+            None if call.rc == 0 else ("exit-status", f"predict exited {call.rc}")
+        )
         if trouble:
             self._pinpoint_predict(chunk, paths, trouble)
             return
@@ -698,7 +777,9 @@ class Harness:
         found = False
         for case, path in zip(chunk, paths):
             call = self.call(["predict", self.model, path], size=len(case.data))
-            one = self._trouble(call, "predict") or (None if call.rc == 0 else ("exit-status", f"predict exited {call.rc}: {call.stderr[-300:]!r}"))
+            one = self._trouble(call, "predict") or (
+                None if call.rc == 0 else ("exit-status", f"predict exited {call.rc}: {call.stderr[-300:]!r}")
+            )
             if one:
                 self.fail(one[0], case, one[1])
                 found = True
@@ -732,30 +813,70 @@ class Harness:
         verdicts, bad = check_filter_output(data, call.stdout)
         if bad is not None:
             if bad >= len(starts):
-                self.fail("filter-bytes", None, f"filter wrote {len(call.stdout) - len(data)} bytes more than the input and its headers, after the last message", data, ".mbox")
+                self.fail(
+                    "filter-bytes",
+                    None,
+                    (
+                        f"filter wrote {len(call.stdout) - len(data)} bytes more than the input and its headers, "
+                        "after the last message"
+                    ),
+                    data,
+                    ".mbox",
+                )
             else:
                 i = owner(bad)
-                self._filter_mismatch(chunk[i], entries, i, f"filter FILE: message {bad + 1} of the batch mbox does not come out as itself plus one X-NB-Class line")
+                self._filter_mismatch(
+                    chunk[i],
+                    entries,
+                    i,
+                    (
+                        f"filter FILE: message {bad + 1} of the batch mbox does not come out as itself plus one "
+                        "X-NB-Class line"
+                    ),
+                )
         unchanged = [k for k, v in enumerate(verdicts) if v is None]
         messages = split_messages(data) if unchanged else []
         for k in unchanged:
             message = messages[k]
             if not _blank(message):
-                self.fail("filter-error-verdict", chunk[owner(k)], f"filter passed message {k + 1} through with no header (verdict error) though it is not empty", message)
+                self.fail(
+                    "filter-error-verdict",
+                    chunk[owner(k)],
+                    f"filter passed message {k + 1} through with no header (verdict error) though it is not empty",
+                    message,
+                )
         warnings = len(call.stderr.strip().splitlines())
         if unchanged and warnings < len(unchanged):
-            self.fail("filter-no-warning", chunk[owner(unchanged[0])], f"{len(unchanged)} messages passed through unchanged but stderr has {warnings} lines")
+            self.fail(
+                "filter-no-warning",
+                chunk[owner(unchanged[0])],
+                f"{len(unchanged)} messages passed through unchanged but stderr has {warnings} lines",
+            )
         want_rc = 1 if unchanged else 0
         if bad is None and call.rc != want_rc:
-            self.fail("exit-status", None, f"filter FILE exited {call.rc}, expected {want_rc} ({len(unchanged)} unchanged messages)", data, ".mbox")
+            self.fail(
+                "exit-status",
+                None,
+                f"filter FILE exited {call.rc}, expected {want_rc} ({len(unchanged)} unchanged messages)",
+                data,
+                ".mbox",
+            )
         # predict over the same mbox: one result per message
         pcall = self.call(["predict", self.model, "--json", mbox], size=len(data))
-        trouble = self._trouble(pcall, "predict MBOX") or (None if pcall.rc == 0 else ("exit-status", f"predict MBOX exited {pcall.rc}"))
+        trouble = self._trouble(pcall, "predict MBOX") or (
+            None if pcall.rc == 0 else ("exit-status", f"predict MBOX exited {pcall.rc}")
+        )
         if trouble:
             self.fail(trouble[0], None, trouble[1], data, ".mbox")
         elif len(pcall.stdout.splitlines()) != len(starts):
             got = len(pcall.stdout.splitlines())
-            self.fail("predict-count", None, f"predict on the batch mbox reported {got} messages, the rule gives {len(starts)}", data, ".mbox")
+            self.fail(
+                "predict-count",
+                None,
+                f"predict on the batch mbox reported {got} messages, the rule gives {len(starts)}",
+                data,
+                ".mbox",
+            )
 
     @staticmethod
     def _entry(case: Case) -> bytes:
@@ -765,7 +886,7 @@ class Harness:
     def _filter_mismatch(self, case: Case, entries: list[bytes], i: int, detail: str) -> None:
         """Save the smallest input that shows a batch mismatch: the case's
         entry alone if it shows it, else with the entry before it."""
-        for data in ([entries[i]] if i == 0 else [entries[i], entries[i - 1] + entries[i]]):
+        for data in [entries[i]] if i == 0 else [entries[i], entries[i - 1] + entries[i]]:
             path = self.workdir / "one.mbox"
             path.write_bytes(data)
             call = self.call(["filter", self.model, path], size=len(data))
@@ -799,7 +920,14 @@ class Harness:
         excess = max(0.0, call.seconds - self.report.baseline)
         self.report.timings.append((excess / max(mb, 1e-6), len(case.data), case.name, call.rc is None))
         if call.rc is None:
-            self.fail("slow", case, f"filter < FILE killed after {call.seconds:.1f} s (limit {self.slow_floor:g} s + {self.slow_per_mb:g} s/MB beyond start-up)")
+            self.fail(
+                "slow",
+                case,
+                (
+                    f"filter < FILE killed after {call.seconds:.1f} s (limit {self.slow_floor:g} s + "
+                    f"{self.slow_per_mb:g} s/MB beyond start-up)"
+                ),
+            )
             return False
         trouble = self._trouble(call, "filter < FILE")
         if trouble:
@@ -807,17 +935,32 @@ class Harness:
             return False
         verdicts, bad = check_filter_output(case.data, call.stdout)
         if bad is not None:
-            self.fail("filter-bytes", case, f"filter < FILE: message {bad + 1} does not come out as itself plus one X-NB-Class line")
+            self.fail(
+                "filter-bytes",
+                case,
+                f"filter < FILE: message {bad + 1} does not come out as itself plus one X-NB-Class line",
+            )
             return True
         if len(verdicts) == 1:
             want = _EXIT_BY_VERDICT.get(verdicts[0], 3) if verdicts[0] is not None else 3
         else:
             want = 3 if None in verdicts else 0
         if call.rc != want:
-            self.fail("exit-status", case, f"filter --exit-codes < FILE exited {call.rc}, expected {want} (verdicts {verdicts})")
+            self.fail(
+                "exit-status",
+                case,
+                f"filter --exit-codes < FILE exited {call.rc}, expected {want} (verdicts {verdicts})",
+            )
         for k, v in enumerate(verdicts):
             if v is None and not _blank(split_messages(case.data)[k]):
-                self.fail("filter-error-verdict", case, f"filter < FILE passed message {k + 1} through with no header (verdict error) though it is not empty")
+                self.fail(
+                    "filter-error-verdict",
+                    case,
+                    (
+                        f"filter < FILE passed message {k + 1} through with no header (verdict error) though it is "
+                        "not empty"
+                    ),
+                )
         if None in verdicts and not call.stderr.strip():
             self.fail("filter-no-warning", case, "a message passed through unchanged with nothing on stderr")
         return True
@@ -826,16 +969,29 @@ class Harness:
 def summary(report: Report, top: int = 5) -> str:
     """The run in a few lines: messages, failures by kind, slowest messages."""
     lines = [
-        f"messages: {report.messages} fuzzed ({report.mbox_messages} in the batch mboxes by the From_ rule), {report.calls} nbcli calls",
+        (
+            f"messages: {report.messages} fuzzed ({report.mbox_messages} in the batch mboxes by the From_ rule), "
+            f"{report.calls} nbcli calls"
+        ),
         f"failures: {len(report.failures)}" + "".join(f"\n  {k}: {n}" for k, n in report.by_kind().items()),
     ]
     # Below ~64 KB the start-up time's jitter outweighs the analysis time.
     big = sorted((t for t in report.timings if t[1] >= 65536), reverse=True)[:top]
-    lines.append(f"slowest single-message filter runs (seconds per MB beyond start-up {report.baseline:.2f} s; messages of 64 KB or more):")
-    lines += [f"  {'>=' if killed else '  '}{s:7.2f} s/MB  {n / 1e6:7.3f} MB  {name}" + (" (killed at the limit)" if killed else "") for s, n, name, killed in big]
+    lines.append(
+        f"slowest single-message filter runs (seconds per MB beyond start-up {report.baseline:.2f} s; messages "
+        "of 64 KB or more):"
+    )
+    lines += [
+        f"  {'>=' if killed else '  '}{s:7.2f} s/MB  {n / 1e6:7.3f} MB  {name}"
+        + (" (killed at the limit)" if killed else "")
+        for s, n, name, killed in big
+    ]
     lines += [] if big else ["  (none timed)"]
     done = [t for t in report.timings if t[1] >= 65536 and not t[3]]
     if done:
         mb = sum(t[1] for t in done) / 1e6
-        lines.append(f"  all {len(done)} finished runs of 64 KB or more: {sum(t[0] * t[1] / 1e6 for t in done) / mb:.2f} s/MB beyond start-up, over {mb:.1f} MB")
+        lines.append(
+            f"  all {len(done)} finished runs of 64 KB or more: {sum(t[0] * t[1] / 1e6 for t in done) / mb:.2f} "
+            f"s/MB beyond start-up, over {mb:.1f} MB"
+        )
     return "\n".join(lines)

@@ -5,7 +5,7 @@ import base64
 SECRET = b"ATTACHMENTSECRETWORD payload inside a binary attachment"
 _ATTACHMENT = base64.encodebytes(b"%PDF-1.4\n" + SECRET + bytes(range(256))).decode()
 _PNG = base64.encodebytes(b"\x89PNG\r\n\x1a\n" + bytes(range(200)) + SECRET).decode()
-_B64_TEXT = base64.encodebytes("Hello Dana, the quarterly figures are attached. Merci, café.\n".encode("utf-8")).decode()
+_B64_TEXT = base64.encodebytes("Hello Dana, the quarterly figures are attached. Merci, café.\n".encode()).decode()
 
 NESTED = f"""From: "Alice Example" <alice@example.org>
 To: Dana <dana@example.com>, list@lists.example.net
@@ -58,13 +58,9 @@ WRONG_CHARSET = (
     b"\n"
     b"--b\n"
     b"Content-Type: text/plain; charset=us-ascii\n"
-    b"\n"
-    + "Declared ASCII but really UTF-8: Grüße, café\n".encode("utf-8")
-    + b"--b\n"
+    b"\n" + "Declared ASCII but really UTF-8: Grüße, café\n".encode() + b"--b\n"
     b"Content-Type: text/plain; charset=x-no-such-charset\n"
-    b"\n"
-    + "Unknown charset, Latin-1 bytes: naïve façade\n".encode("latin-1")
-    + b"--b\n"
+    b"\n" + "Unknown charset, Latin-1 bytes: naïve façade\n".encode("latin-1") + b"--b\n"
     b"Content-Type: text/plain; charset=base64\n"
     b"\n"
     b"A bytes-to-bytes codec named as a charset\n"
@@ -129,9 +125,7 @@ CRLF = (
     b"Subject: CRLF line endings\r\n"
     b"Content-Type: text/plain; charset=utf-8\r\n"
     b"Content-Transfer-Encoding: 8bit\r\n"
-    b"\r\n"
-    + "Line one with 8-bit text: Zürich\r\n".encode("utf-8")
-    + b"From the start of a line in the body\r\n"
+    b"\r\n" + "Line one with 8-bit text: Zürich\r\n".encode() + b"From the start of a line in the body\r\n"
     b"Line three\r\n"
 )
 

@@ -23,9 +23,17 @@ def fake_run(seed, fp, fn, sk_fp, n_ham=830, n_spam=379):
     sk[:sk_fp] = True
     nb = accuracy.metrics(truth, called)
     return {
-        "seed": seed, "n_train": 4837, "n_test": n_ham + n_spam, "n_ham": n_ham, "n_spam": n_spam,
-        "nb": nb, "band": nb, "unsure": np.zeros(n_ham + n_spam, bool), "sk": accuracy.metrics(truth, sk),
-        "nb_s": (1.0, 0.5), "sk_s": (2.0, 0.5),
+        "seed": seed,
+        "n_train": 4837,
+        "n_test": n_ham + n_spam,
+        "n_ham": n_ham,
+        "n_spam": n_spam,
+        "nb": nb,
+        "band": nb,
+        "unsure": np.zeros(n_ham + n_spam, bool),
+        "sk": accuracy.metrics(truth, sk),
+        "nb_s": (1.0, 0.5),
+        "sk_s": (2.0, 0.5),
     }
 
 
@@ -71,4 +79,6 @@ def test_readme_headline_quotes_the_spread_that_docs_benchmarks_reports():
     n = re.search(r"Over\s+(\d+)\s+more\s+seeded\s+splits", headline).group(1)
     assert f"### Over {n} more seeded splits" in section
     for figure in re.findall(r"\d+\.\d\d(?=%|\s±)", headline):
-        assert figure in section, f"README headline figure {figure} is not in docs/benchmarks.md: rerun make bench-accuracy"
+        assert figure in section, (
+            f"README headline figure {figure} is not in docs/benchmarks.md: rerun make bench-accuracy"
+        )

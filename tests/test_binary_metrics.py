@@ -58,7 +58,9 @@ def test_report_flat_metrics_and_limits():
     assert flat["accuracy"] == 1.0 and flat["auc"] == 1.0 and flat["spam_recall"] == 0.5 and flat["unsure"] == 0.5
     assert flat["log_loss"] == pytest.approx(skm.log_loss([1, 0, 1, 0], p_spam))
     assert check_limits(flat, [("accuracy", 0.98)], [("ham_fpr", 0.0)]) is None
-    assert check_limits(flat, [("spam_recall", 0.6)], []) == "spam_recall 0.5 is under 0.6 (--fail-under spam_recall=0.6)"
+    assert (
+        check_limits(flat, [("spam_recall", 0.6)], []) == "spam_recall 0.5 is under 0.6 (--fail-under spam_recall=0.6)"
+    )
     assert check_limits(flat, [], [("unsure", 0.1)]) == "unsure 0.5 is over 0.1 (--fail-over unsure=0.1)"
     multi = report(["a", "b", "c"], np.log(np.eye(3) * 0.98 + 0.01), ["a", "b", "c"])
     assert "spam_filter" not in multi
@@ -77,7 +79,7 @@ def test_target_fpr_cutoff_is_the_lowest_that_keeps_the_rate():
         got = bm.cutoff_for_fpr(scores, is_spam, target)
         n_ham = int((~is_spam).sum())
 
-        def fpr(t):
+        def fpr(t, scores=scores, is_spam=is_spam, n_ham=n_ham):
             return ((scores > t) & ~is_spam).sum() / n_ham if n_ham else 0.0
 
         ok = [t for t in np.unique(np.r_[scores, -np.inf]) if fpr(t) <= target + 1e-12]

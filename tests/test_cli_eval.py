@@ -51,34 +51,58 @@ def test_table_report_for_people(topic_model):
     assert result.exit_code == 0
     out = result.stdout
     assert out.startswith(f"{model}: 300 documents, accuracy 0.")
-    for word in ["precision", "recall", "f1", "support", "macro avg", "weighted avg", "confusion matrix", "space", "sport"]:
+    for word in [
+        "precision",
+        "recall",
+        "f1",
+        "support",
+        "macro avg",
+        "weighted avg",
+        "confusion matrix",
+        "space",
+        "sport",
+    ]:
         assert word in out
 
 
 def test_metrics_with_classes_the_model_does_not_know():
-    report = classification_report(["a", "b", "zz", "a"], ["a", "a", "b", "a"], ["a", "b"], np.log([0.9, 0.4, np.nan, 0.8]))
+    report = classification_report(
+        ["a", "b", "zz", "a"], ["a", "a", "b", "a"], ["a", "b"], np.log([0.9, 0.4, np.nan, 0.8])
+    )
     assert report["confusion_matrix"]["labels"] == ["a", "b", "zz"]
     assert report["unknown_classes"] == ["zz"]
     assert report["accuracy"] == 0.5
     assert report["log_loss"] == pytest.approx(-np.mean(np.log([0.9, 0.4, 0.8])))
-    sk = skm.precision_recall_fscore_support(["a", "b", "zz", "a"], ["a", "a", "b", "a"], average="macro", zero_division=0)
+    sk = skm.precision_recall_fscore_support(
+        ["a", "b", "zz", "a"], ["a", "a", "b", "a"], average="macro", zero_division=0
+    )
     assert report["macro_avg"]["f1"] == pytest.approx(sk[2])
 
 
 def test_eval_errors(tmp_path, topic_model):
     model, test_dir, _, _ = topic_model
     result = run(["eval", model])
-    assert result.exit_code == 2 and result.stderr == "nbcli: error: give a CORPUS or at least one --label CLASS=PATH (see 'nbcli eval --help')\n"
+    assert (
+        result.exit_code == 2
+        and result.stderr
+        == "nbcli: error: give a CORPUS or at least one --label CLASS=PATH (see 'nbcli eval --help')\n"
+    )
     (tmp_path / "none" / "x").mkdir(parents=True)
     result = run(["eval", model, tmp_path / "none"])
-    assert result.exit_code == 1 and result.stderr == "nbcli: error: the evaluation corpus has no documents; check the paths\n"
+    assert (
+        result.exit_code == 1
+        and result.stderr == "nbcli: error: the evaluation corpus has no documents; check the paths\n"
+    )
 
 
 def test_eval_with_label_pairs(tmp_path, topic_model):
     model, test_dir, _, _ = topic_model
     result = run(["eval", model, "--label", f"food={test_dir / 'food'}", "--json"])
     report = json.loads(result.stdout)
-    assert report["documents"] == 75 and report["classes"][[r["class"] for r in report["classes"]].index("food")]["support"] == 75
+    assert (
+        report["documents"] == 75
+        and report["classes"][[r["class"] for r in report["classes"]].index("food")]["support"] == 75
+    )
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +119,7 @@ def test_spam_filter_metrics_agree_with_scikit_learn(mail_model):
     result = run(["eval", model, test_dir, "--json", "--target-fpr", "0.01"])
     sf = json.loads(result.stdout)["spam_filter"]
     clf = modelfile.load(str(model))
-    from nbcli.sources import labeled_corpus, ReadOptions
+    from nbcli.sources import ReadOptions, labeled_corpus
 
     labels, log_proba = clf.score_labelled(labeled_corpus([str(test_dir)], [], ReadOptions()))
     s = clf.classes.index("spam")
@@ -109,7 +133,10 @@ def test_spam_filter_metrics_agree_with_scikit_learn(mail_model):
     assert target["ham_fpr"] <= 0.01
     assert target["spam_recall"] == pytest.approx((log_odds[is_spam] > target["log_odds_cutoff"]).mean())
     text = run(["eval", model, test_dir, "--target-fpr", "0.01"]).stdout
-    assert "spam filter (spam against ham): ROC AUC 0.9" in text and "for ham false-positive rate <= 0.01: spam when log-odds >" in text
+    assert (
+        "spam filter (spam against ham): ROC AUC 0.9" in text
+        and "for ham false-positive rate <= 0.01: spam when log-odds >" in text
+    )
 
 
 def test_fail_under_and_over_exit_codes(mail_model):
@@ -118,7 +145,9 @@ def test_fail_under_and_over_exit_codes(mail_model):
     assert ok.exit_code == 0 and json.loads(ok.stdout)["accuracy"] > 0.5
     bad = run(["eval", model, test_dir, "--json", "--fail-under", "accuracy=0.999"])
     assert bad.exit_code == 1 and json.loads(bad.stdout)  # the report is still written
-    assert bad.stderr.startswith("nbcli: error: accuracy 0.97") and bad.stderr.endswith(" is under 0.999 (--fail-under accuracy=0.999)\n")
+    assert bad.stderr.startswith("nbcli: error: accuracy 0.97") and bad.stderr.endswith(
+        " is under 0.999 (--fail-under accuracy=0.999)\n"
+    )
     bad = run(["eval", model, test_dir, "-q", "--fail-over", "ham_fpr=0"])
     assert bad.exit_code == 1 and bad.stderr.count("\n") == 1 and "is over 0 (--fail-over ham_fpr=0)" in bad.stderr
     usage = run(["eval", model, test_dir, "--fail-under", "accuracy"])
@@ -163,25 +192,81 @@ def test_predictions_with_a_truth_file(tmp_path, topic_model):
     got = run(["eval", "--predictions", pred_file, "--truth", truth, "--json"])
     assert _without_model(got.stdout) == _without_model(run(["eval", model, test_dir, "--json"]).stdout)
     bad = run(["eval", "--predictions", "-"], input=moved)
-    assert bad.exit_code == 1 and bad.stderr == "nbcli: error: stdin:1: the true class of 'doc0' is unknown: the id has no folder named after a class; give --truth FILE with id<TAB>label lines\n"
+    assert bad.exit_code == 1 and bad.stderr == (
+        "nbcli: error: stdin:1: the true class of 'doc0' is unknown: the id has no folder named after a class; "
+        "give --truth FILE with id<TAB>label lines\n"
+    )
 
 
 @pytest.mark.parametrize(
     "args, stdin, code, message",
     [
-        (["--predictions", "-"], "a\tb\t0.5\n", 1, "nbcli: error: stdin:1: not a prediction line; give the output of 'nbcli predict --json'"),
-        (["--predictions", "-"], "", 1, "nbcli: error: stdin: no prediction lines; give the output of 'nbcli predict --json'"),
-        (["--predictions", "-"], '{"id": "a/x", "probabilities": {"a": 1, "b": 0}}\n{"id": "b/y", "probabilities": {"a": 1}}\n', 1, "nbcli: error: stdin:2: its classes differ from the first line's (a, b)"),
+        (
+            ["--predictions", "-"],
+            "a\tb\t0.5\n",
+            1,
+            "nbcli: error: stdin:1: not a prediction line; give the output of 'nbcli predict --json'",
+        ),
+        (
+            ["--predictions", "-"],
+            "",
+            1,
+            "nbcli: error: stdin: no prediction lines; give the output of 'nbcli predict --json'",
+        ),
+        (
+            ["--predictions", "-"],
+            '{"id": "a/x", "probabilities": {"a": 1, "b": 0}}\n{"id": "b/y", "probabilities": {"a": 1}}\n',
+            1,
+            "nbcli: error: stdin:2: its classes differ from the first line's (a, b)",
+        ),
         (["--predictions", "nowhere.jsonl"], None, 1, "nbcli: error: nowhere.jsonl: no such file"),
         (["--predictions", "tests"], None, 1, "nbcli: error: tests: a folder, not a file"),
         (["--predictions", "-", "--truth", "nowhere.tsv"], "", 1, "nbcli: error: nowhere.tsv: no such file"),
-        (["--predictions", "-", "--truth", "pyproject.toml"], "", 1, "nbcli: error: pyproject.toml:1: not id<TAB>label; the truth file has one id<TAB>label line per document"),
-        (["--predictions", "-"], '{"id": "a/x", "probabilities": {"a": "x", "b": 0.5}}\n', 1, "nbcli: error: stdin:1: probabilities must be numbers"),
-        (["--predictions", "-"], '{"id": "a/x", "probabilities": {"a": -1, "b": 0.5}}\n', 1, "nbcli: error: stdin:1: probabilities must lie between 0 and 1, not all 0"),
-        (["--predictions", "-"], '{"id": "a/x", "probabilities": {"a": 0, "b": 0}}\n', 1, "nbcli: error: stdin:1: probabilities must lie between 0 and 1, not all 0"),
-        (["--predictions", "-"], '{"id": "a/x", "probabilities": {"a": 0.5, "b": 0.5}, "log_probabilities": {"a": NaN, "b": 0}}\n', 1, "nbcli: error: stdin:1: probabilities must lie between 0 and 1, not all 0"),
-        (["x.nb", "--predictions", "-"], "", 2, "nbcli: error: --predictions takes no MODEL, CORPUS or --label: the predictions hold the model's output (see 'nbcli eval --help')"),
-        (["--truth", "t.tsv", "x.nb", "c"], None, 2, "nbcli: error: --truth goes with --predictions (see 'nbcli eval --help')"),
+        (
+            ["--predictions", "-", "--truth", "pyproject.toml"],
+            "",
+            1,
+            "nbcli: error: pyproject.toml:1: not id<TAB>label; the truth file has one id<TAB>label line per document",
+        ),
+        (
+            ["--predictions", "-"],
+            '{"id": "a/x", "probabilities": {"a": "x", "b": 0.5}}\n',
+            1,
+            "nbcli: error: stdin:1: probabilities must be numbers",
+        ),
+        (
+            ["--predictions", "-"],
+            '{"id": "a/x", "probabilities": {"a": -1, "b": 0.5}}\n',
+            1,
+            "nbcli: error: stdin:1: probabilities must lie between 0 and 1, not all 0",
+        ),
+        (
+            ["--predictions", "-"],
+            '{"id": "a/x", "probabilities": {"a": 0, "b": 0}}\n',
+            1,
+            "nbcli: error: stdin:1: probabilities must lie between 0 and 1, not all 0",
+        ),
+        (
+            ["--predictions", "-"],
+            '{"id": "a/x", "probabilities": {"a": 0.5, "b": 0.5}, "log_probabilities": {"a": NaN, "b": 0}}\n',
+            1,
+            "nbcli: error: stdin:1: probabilities must lie between 0 and 1, not all 0",
+        ),
+        (
+            ["x.nb", "--predictions", "-"],
+            "",
+            2,
+            (
+                "nbcli: error: --predictions takes no MODEL, CORPUS or --label: the predictions hold the model's "
+                "output (see 'nbcli eval --help')"
+            ),
+        ),
+        (
+            ["--truth", "t.tsv", "x.nb", "c"],
+            None,
+            2,
+            "nbcli: error: --truth goes with --predictions (see 'nbcli eval --help')",
+        ),
         ([], None, 2, "nbcli: error: give MODEL and CORPUS, or --predictions FILE (see 'nbcli eval --help')"),
     ],
 )

@@ -51,7 +51,10 @@ def test_single_messages_and_crlf(spam_model):
 
 
 def test_an_earlier_header_is_replaced_not_stacked(spam_model):
-    raw = b"From: a@example.com\nX-NB-Class: ham; p=0.0000\n  old continuation\nSubject: s\nx-nb-class: spam\n\nbody\nX-NB-Class: in the body stays\n"
+    raw = (
+        b"From: a@example.com\nX-NB-Class: ham; p=0.0000\n  old continuation\nSubject: s\nx-nb-class: "
+        b"spam\n\nbody\nX-NB-Class: in the body stays\n"
+    )
     out = run(["filter", spam_model], input=raw).stdout_bytes
     assert out.count(b"X-NB-Class") == 2  # ours, and the body line
     assert out.startswith(b"From: a@example.com\nX-NB-Class: ")
@@ -121,7 +124,9 @@ def test_a_message_that_cannot_be_classified_passes_through_and_the_run_goes_on(
 
     messages = [b"Subject: a\n\nfine\n", b"Subject: b\n\nPOISON\n", b"Subject: c\n\nfine too\n", b""]
     written, warnings = [], []
-    seen = filtering.run(iter(messages), Picky(), filtering.Verdicts(Picky.classes), lambda v, m: written.append(m), warnings.append)
+    seen = filtering.run(
+        iter(messages), Picky(), filtering.Verdicts(Picky.classes), lambda v, m: written.append(m), warnings.append
+    )
     assert seen == ["ham", "error", "ham", "error"]
     assert written[1] == messages[1] and written[3] == b""
     assert written[0].startswith(b"X-NB-Class: ham; p=0.0010\n")
@@ -132,4 +137,7 @@ def test_usage_errors(tmp_path, spam_model):
     result = run(["filter", spam_model, "--ham-cutoff", "0.9", "--spam-cutoff", "0.5"], input=b"x")
     assert result.exit_code == 2 and "is above --spam-cutoff" in result.stderr
     result = run(["filter", spam_model, tmp_path / "nope.mbox"])
-    assert result.exit_code == 1 and result.stderr == f"nbcli: error: {tmp_path / 'nope.mbox'}: no such file or folder; give a message, an mbox, a folder or a Maildir, or - for stdin\n"
+    assert result.exit_code == 1 and result.stderr == (
+        f"nbcli: error: {tmp_path / 'nope.mbox'}: no such file or folder; give a message, an mbox, a folder or a "
+        "Maildir, or - for stdin\n"
+    )

@@ -112,14 +112,23 @@ def test_closed_stderr_never_sends_warnings_into_the_mail(mail_model):
     env = dict(os.environ)
     blank = b"  \n\n"  # a message with nothing in it: a warning, passed through
     proc = subprocess.run(
-        [sys.executable, "-m", "nbcli", "filter", str(mail_model)], input=blank, capture_output=False,
-        stdout=subprocess.PIPE, preexec_fn=_closing(2), env=env, timeout=60,
+        [sys.executable, "-m", "nbcli", "filter", str(mail_model)],
+        input=blank,
+        capture_output=False,
+        stdout=subprocess.PIPE,
+        preexec_fn=_closing(2),
+        env=env,
+        timeout=60,
     )
     assert proc.stdout == blank
     message = HAM.read_bytes()
     proc = subprocess.run(
-        [sys.executable, "-m", "nbcli", "filter", "/nonexistent/model.nb"], input=message,
-        stdout=subprocess.PIPE, preexec_fn=_closing(2), env=env, timeout=60,
+        [sys.executable, "-m", "nbcli", "filter", "/nonexistent/model.nb"],
+        input=message,
+        stdout=subprocess.PIPE,
+        preexec_fn=_closing(2),
+        env=env,
+        timeout=60,
     )
     assert proc.stdout == message  # fail open: the message passes unchanged
     assert proc.returncode == 1
@@ -127,12 +136,18 @@ def test_closed_stderr_never_sends_warnings_into_the_mail(mail_model):
 
 def test_closed_stdin_and_stdout_are_one_line_errors(mail_model):
     proc = subprocess.run(
-        [sys.executable, "-m", "nbcli", "predict", str(mail_model)], capture_output=True, preexec_fn=_closing(0), timeout=60
+        [sys.executable, "-m", "nbcli", "predict", str(mail_model)],
+        capture_output=True,
+        preexec_fn=_closing(0),
+        timeout=60,
     )
     assert proc.returncode == 1
     _one_error_line(proc.stderr.decode(), "standard input is closed")
     proc = subprocess.run(
-        [sys.executable, "-m", "nbcli", "predict", str(mail_model), str(HAM)], stderr=subprocess.PIPE, preexec_fn=_closing(1), timeout=60
+        [sys.executable, "-m", "nbcli", "predict", str(mail_model), str(HAM)],
+        stderr=subprocess.PIPE,
+        preexec_fn=_closing(1),
+        timeout=60,
     )
     assert proc.returncode == 1
     _one_error_line(proc.stderr.decode(), "standard output is closed")
@@ -144,8 +159,11 @@ def _with_broken_stdout(args):
     os.close(read_end)
     try:
         return subprocess.run(
-            [sys.executable, "-m", "nbcli", *map(str, args)], stdout=write_end, stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL, timeout=120,
+            [sys.executable, "-m", "nbcli", *map(str, args)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
         )
     finally:
         os.close(write_end)
@@ -211,7 +229,8 @@ def test_workers_die_with_their_parent(tmp_path, mail_model):
     os.mkfifo(fifo)
     proc = subprocess.Popen(
         [sys.executable, "-m", "nbcli", "predict", str(mail_model), str(HAM), str(fifo), "-j", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         workers = []
@@ -251,7 +270,11 @@ def test_eval_names_a_spam_class_the_model_does_not_have(mail_model):
 
 
 def test_reports_are_plain_aligned_text(mail_model):
-    for args in (["eval", mail_model, SAMPLES / "mail" / "test"], ["info", mail_model], ["eval", "--cv", "2", MAIL_TRAIN]):
+    for args in (
+        ["eval", mail_model, SAMPLES / "mail" / "test"],
+        ["info", mail_model],
+        ["eval", "--cv", "2", MAIL_TRAIN],
+    ):
         out = run(args).stdout
         assert not any(ch in out for ch in "─━│┃┌┐└┘╭╮╰╯"), out
         assert all(line == line.rstrip() for line in out.splitlines())
@@ -265,7 +288,9 @@ def test_the_analysis_cap_can_be_lowered_at_classification_time(tmp_path, mail_m
     # A message of ham words whose tail, past 2 KB, is full of spam words.
     top = json.loads(run(["info", mail_model, "--json", "--top", "40"]).stdout)["top_terms"]
     words = {c: " ".join(t["term"] for t in top[c] if ":" not in t["term"]) for c in ("ham", "spam")}
-    long_message = b"Subject: notes\n\n" + (words["ham"] + "\n").encode() * 5 + b" " * 2048 + (words["spam"] + "\n").encode() * 50
+    long_message = (
+        b"Subject: notes\n\n" + (words["ham"] + "\n").encode() * 5 + b" " * 2048 + (words["spam"] + "\n").encode() * 50
+    )
     path = tmp_path / "long.eml"
     path.write_bytes(long_message)
     whole = run(["predict", mail_model, path, "--json"])

@@ -105,7 +105,10 @@ def test_unexpected_errors_are_one_line_without_traceback(tmp_path, monkeypatch,
     monkeypatch.setattr(classifier.Classifier, "score", boom)
     result = run(["predict", small_model, "-"], input="x")
     assert result.exit_code == 1
-    assert result.stderr == "nbcli: internal error: RuntimeError: simulated bug (please report it; NBCLI_DEBUG=1 shows the traceback)\n"
+    assert (
+        result.stderr
+        == "nbcli: internal error: RuntimeError: simulated bug (please report it; NBCLI_DEBUG=1 shows the traceback)\n"
+    )
 
 
 def test_python_dash_m():

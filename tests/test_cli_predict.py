@@ -46,14 +46,19 @@ def test_json_lines_carry_every_class_probability(tmp_path, small_model):
 
 def test_tables_and_id_escaping(tmp_path, small_model):
     (tmp_path / "t.jsonl").write_text(
-        json.dumps({"id": "tab\there", "text": "oven recipe butter"}) + "\n" + json.dumps({"text": "deploy server"}) + "\n"
+        json.dumps({"id": "tab\there", "text": "oven recipe butter"})
+        + "\n"
+        + json.dumps({"text": "deploy server"})
+        + "\n"
     )
     result = run(["predict", small_model, tmp_path / "t.jsonl"])
     assert result.exit_code == 0
     rows = [line.split("\t") for line in result.stdout.splitlines()]
     assert rows[0][:2] == ["tab\\there", "food"]
     assert rows[1][:2] == [f"{tmp_path / 't.jsonl'}:2", "code"]
-    stdin_table = run(["predict", small_model, "-", "--input-format", "jsonl"], input=(tmp_path / "t.jsonl").read_text())
+    stdin_table = run(
+        ["predict", small_model, "-", "--input-format", "jsonl"], input=(tmp_path / "t.jsonl").read_text()
+    )
     assert [r.split("\t")[1] for r in stdin_table.stdout.splitlines()] == ["food", "code"]
 
 
@@ -67,7 +72,9 @@ def test_empty_inputs(tmp_path, small_model):
     (tmp_path / "empty").mkdir()
     result = run(["predict", small_model, tmp_path / "empty", "-q"])
     assert result.exit_code == 1
-    assert result.stderr == f"nbcli: error: nothing to classify: {tmp_path / 'empty'} held no non-empty documents; check the input paths\n"
+    assert result.stderr == (
+        f"nbcli: error: nothing to classify: {tmp_path / 'empty'} held no non-empty documents; check the input paths\n"
+    )
     (tmp_path / "empty" / "a").write_text("")
     (tmp_path / "empty" / "b").write_text("oven")
     result = run(["predict", small_model, tmp_path / "empty"])
@@ -79,8 +86,17 @@ def test_bad_model_files_are_one_line_errors(tmp_path):
     (tmp_path / "doc").write_text("hello")
     (tmp_path / "text.nb").write_text("not a model")
     for model, message in [
-        (tmp_path / "missing.nb", f"nbcli: error: {tmp_path / 'missing.nb'}: no such model file; train one with 'nbcli train CORPUS -o MODEL'"),
-        (tmp_path / "text.nb", f"nbcli: error: {tmp_path / 'text.nb'} is not an nbcli model file; give a file written by 'nbcli train'"),
+        (
+            tmp_path / "missing.nb",
+            (
+                f"nbcli: error: {tmp_path / 'missing.nb'}: no such model file; train one with 'nbcli train CORPUS -o "
+                "MODEL'"
+            ),
+        ),
+        (
+            tmp_path / "text.nb",
+            f"nbcli: error: {tmp_path / 'text.nb'} is not an nbcli model file; give a file written by 'nbcli train'",
+        ),
     ]:
         result = run(["predict", model, tmp_path / "doc"])
         assert result.exit_code == 1 and result.stdout == ""

@@ -19,6 +19,13 @@ def test_tokens_with_a_models_options_and_several_inputs(tmp_path, small_model):
     (tmp_path / "a.txt").write_text("Hello hello World")
     (tmp_path / "b.txt").write_text("Bye")
     result = run(["tokens", "-m", small_model, tmp_path / "a.txt", tmp_path / "b.txt"])
-    assert result.stdout.splitlines() == [f"==> {tmp_path / 'a.txt'} <==", "hello", "hello", "world", f"==> {tmp_path / 'b.txt'} <==", "bye"]
+    assert result.stdout.splitlines() == [
+        f"==> {tmp_path / 'a.txt'} <==",
+        "hello",
+        "hello",
+        "world",
+        f"==> {tmp_path / 'b.txt'} <==",
+        "bye",
+    ]
     piped = run(["tokens", "--token-pattern", r"\S+"], input="a-b c!")
     assert piped.stdout == "a-b\nc!\n"

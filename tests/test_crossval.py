@@ -69,7 +69,9 @@ def test_eval_cv_json_and_parallel_folds(corpus_dir):
     result = run(["eval", "--cv", "5", corpus_dir, "--json", "-j", "1", "--alpha", "0.3", "--seed", "7"])
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
-    assert report["folds"] == 5 and report["seed"] == 7 and report["documents"] == 300 and len(report["fold_reports"]) == 5
+    assert (
+        report["folds"] == 5 and report["seed"] == 7 and report["documents"] == 300 and len(report["fold_reports"]) == 5
+    )
     accuracies = [r["accuracy"] for r in report["fold_reports"]]
     assert report["metrics"]["accuracy"] == pytest.approx({"mean": np.mean(accuracies), "std": np.std(accuracies)})
     assert sum(r["documents"] for r in report["fold_reports"]) == 300
@@ -79,11 +81,17 @@ def test_eval_cv_json_and_parallel_folds(corpus_dir):
     other_seed = run(["eval", "--cv", "5", corpus_dir, "--json", "--alpha", "0.3", "--seed", "8"])
     assert other_seed.stdout != result.stdout
     text = run(["eval", "--cv", "3", corpus_dir]).stdout
-    assert text.startswith("3-fold stratified cross-validation of 300 documents (seed 0)") and "accuracy" in text and " ± " in text
+    assert (
+        text.startswith("3-fold stratified cross-validation of 300 documents (seed 0)")
+        and "accuracy" in text
+        and " ± " in text
+    )
 
 
 def test_eval_cv_limits_and_errors(tmp_path, corpus_dir, make_class_folders):
-    tiny = make_class_folders(["apple pie", "apple tart", "apple crumble", "banana split"], ["a", "a", "a", "b"], name="tiny")
+    tiny = make_class_folders(
+        ["apple pie", "apple tart", "apple crumble", "banana split"], ["a", "a", "a", "b"], name="tiny"
+    )
     bad = run(["eval", "--cv", "3", corpus_dir, "--fail-under", "accuracy=0.9999", "-q"])
     assert bad.exit_code == 1 and bad.stderr.startswith("nbcli: error: mean accuracy ")
     assert run(["eval", "--cv", "3", corpus_dir, "--fail-under", "accuracy=0.5", "-q"]).exit_code == 0
@@ -96,7 +104,17 @@ def test_eval_cv_limits_and_errors(tmp_path, corpus_dir, make_class_folders):
         (["--cv", "3", corpus_dir, "--alpha", "0"], 1, "--alpha must be a positive number"),
         (["--cv", "400", corpus_dir], 1, "--cv 400 needs at least 400 documents; the corpus has 300"),
         (["--cv", "3", "--label", f"ham={corpus_dir / 'ham'}"], 1, "the corpus has only one class (ham)"),
-        (["--cv", "2", tiny], 1, "class b has only one document: a fold's training part would lack it; cross-validation needs at least two documents of each class"),
+        (
+            ["--cv", "2", tiny],
+            1,
+            (
+                "class b has only one document: a fold's training part would lack it; cross-validation needs at "
+                "least two documents of each class"
+            ),
+        ),
     ]:
         result = run(["eval", *args])
-        assert result.exit_code == code and message in result.stderr and result.stderr.count("\n") == 1, (args, result.stderr)
+        assert result.exit_code == code and message in result.stderr and result.stderr.count("\n") == 1, (
+            args,
+            result.stderr,
+        )

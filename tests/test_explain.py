@@ -6,7 +6,6 @@ import re
 import numpy as np
 import pytest
 
-from nbcli import modelfile
 from nbcli.explain import explain
 from nbcli.model import MultinomialNB
 from nbcli.vectorize import SparseCounts
@@ -46,7 +45,11 @@ def mail_model(tmp_path_factory):
     return model
 
 
-@pytest.mark.parametrize("kind", [["--model", "bernoulli"], ["--model", "complement", "--tf-log", "--idf", "--length-norm"]], ids=["bernoulli", "complement"])
+@pytest.mark.parametrize(
+    "kind",
+    [["--model", "bernoulli"], ["--model", "complement", "--tf-log", "--idf", "--length-norm"]],
+    ids=["bernoulli", "complement"],
+)
 def test_explanations_of_every_model_kind_sum_to_the_log_odds(tmp_path, kind):
     # bernoulli's absent terms live in its bias, complement scores transformed
     # counts: the explanation goes through the same contract either way
@@ -74,7 +77,9 @@ def test_predict_explain_json_and_tsv(mail_model):
         assert e["log_odds"] == pytest.approx(lp[rec["label"]] - lp[e["versus"]], rel=1e-9)
         total = sum(t["contribution"] for t in e["terms"]) + e["prior"] + e["unknown"]["contribution"]
         assert total == pytest.approx(e["log_odds"], rel=1e-9)
-    assert json.loads(result.stdout.splitlines()[0])["explanation"]["unknown"]["count"] > 0  # unknown terms count for mail models
+    assert (
+        json.loads(result.stdout.splitlines()[0])["explanation"]["unknown"]["count"] > 0
+    )  # unknown terms count for mail models
     tsv = run(["predict", mail_model, *docs, "--explain", "3"]).stdout.splitlines()
     whole = [json.loads(line)["explanation"] for line in result.stdout.splitlines()]
     for line, e in zip(tsv, whole):

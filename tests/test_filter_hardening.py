@@ -51,7 +51,11 @@ def procmail():
         pytest.skip("procmail is not installed, and cannot be installed here (not root, or no apt-get)")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     try:
-        for step in (["apt-get", "install", "-y", "procmail"], ["apt-get", "update"], ["apt-get", "install", "-y", "procmail"]):
+        for step in (
+            ["apt-get", "install", "-y", "procmail"],
+            ["apt-get", "update"],
+            ["apt-get", "install", "-y", "procmail"],
+        ):
             subprocess.run(step, capture_output=True, timeout=300, env=env)
             if shutil.which("procmail"):
                 return shutil.which("procmail")
@@ -142,7 +146,10 @@ def test_a_failed_append_leaves_the_mbox_as_it_was_and_names_it(model, tmp_path,
     assert len(calls) == 2  # it did write half an entry
     assert (out / "ham.mbox").read_bytes() == before  # ... and took it back
     assert failed.exit_code == 3  # never 1 (ham) for an error under --exit-codes
-    assert failed.stderr.strip().splitlines()[-1] == f"nbcli: error: cannot append to {out / 'ham.mbox'}: No space left on device; it was left as it was before this message"
+    assert failed.stderr.strip().splitlines()[-1] == (
+        f"nbcli: error: cannot append to {out / 'ham.mbox'}: No space left on device; it was left as it was "
+        "before this message"
+    )
     # the next append is a clean entry of its own
     assert run(["filter", model, "--split", out], input=HAM).exit_code == 0
     assert classes_of(out) == {"ham.mbox": 2}
@@ -162,7 +169,13 @@ def test_a_file_size_limit_leaves_no_torn_entry(model, tmp_path):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    proc = subprocess.run([sys.executable, "-m", "nbcli", "filter", str(model), "--split", str(out)], input=big, capture_output=True, timeout=120, preexec_fn=limited)
+    proc = subprocess.run(
+        [sys.executable, "-m", "nbcli", "filter", str(model), "--split", str(out)],
+        input=big,
+        capture_output=True,
+        timeout=120,
+        preexec_fn=limited,
+    )
     assert proc.returncode == 1
     assert f"cannot append to {out / 'spam.mbox'}: File too large".encode() in proc.stderr
     assert (out / "spam.mbox").read_bytes() == before
@@ -209,8 +222,14 @@ def test_a_missing_input_under_exit_codes_is_3(model, tmp_path):
 def test_process_substitution_and_a_fifo_are_read(model, tmp_path):
     msg = tmp_path / "spam.eml"
     msg.write_bytes(SPAM)
-    proc = subprocess.run(["bash", "-c", f'"{sys.executable}" -m nbcli filter --exit-codes "{model}" <(cat "{msg}")'], capture_output=True, timeout=120)
-    assert proc.returncode == 0 and proc.stdout.startswith(b"X-NB-Class: spam") and proc.stdout.endswith(SPAM), proc.stderr
+    proc = subprocess.run(
+        ["bash", "-c", f'"{sys.executable}" -m nbcli filter --exit-codes "{model}" <(cat "{msg}")'],
+        capture_output=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0 and proc.stdout.startswith(b"X-NB-Class: spam") and proc.stdout.endswith(SPAM), (
+        proc.stderr
+    )
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     writer = threading.Thread(target=lambda: fifo.write_bytes(mbox_of([HAM, SPAM])))
@@ -249,7 +268,9 @@ def test_a_folder_and_a_maildir_come_out_as_one_mbox(model, tmp_path):
         box.add(raw)
     box.close()
     result = run(["filter", model, tmp_path / "Maildir"])
-    assert result.exit_code == 0 and len(list(read_messages(str(_write(tmp_path / "md.mbox", result.stdout_bytes))))) == 2
+    assert (
+        result.exit_code == 0 and len(list(read_messages(str(_write(tmp_path / "md.mbox", result.stdout_bytes))))) == 2
+    )
 
 
 def _write(path: Path, data: bytes) -> Path:
@@ -281,14 +302,31 @@ def test_class_names_never_put_a_line_break_into_a_header():
             rows = np.log(np.tile([0.999, 0.001], (len(docs), 1)))
             if not explain:
                 return rows
-            why = {"versus": "spam\nX-Also: no", "log_odds": 1.0, "prior": 0.0, "unknown": {"count": 0, "contribution": 0.0}, "terms": [{"term": "a\rb", "count": 1, "contribution": 1.0}]}
+            why = {
+                "versus": "spam\nX-Also: no",
+                "log_odds": 1.0,
+                "prior": 0.0,
+                "unknown": {"count": 0, "contribution": 0.0},
+                "terms": [{"term": "a\rb", "count": 1, "contribution": 1.0}],
+            }
             return rows, [why] * len(docs)
 
     written = []
-    filtering.run(iter([b"Subject: a\n\nbody\n"]), Fixed(), filtering.Verdicts(Fixed.classes), lambda v, m: written.append(m), print, explain=3)
+    filtering.run(
+        iter([b"Subject: a\n\nbody\n"]),
+        Fixed(),
+        filtering.Verdicts(Fixed.classes),
+        lambda v, m: written.append(m),
+        print,
+        explain=3,
+    )
     head = written[0].split(b"\n\n")[0]
     assert b"\r" not in head
-    assert [line.split(b":")[0] for line in head.split(b"\n") if not line.startswith(b"\t")] == [b"X-NB-Class", b"X-NB-Evidence", b"Subject"]
+    assert [line.split(b":")[0] for line in head.split(b"\n") if not line.startswith(b"\t")] == [
+        b"X-NB-Class",
+        b"X-NB-Evidence",
+        b"Subject",
+    ]
 
 
 # -- failing open, end to end ------------------------------------------------------------

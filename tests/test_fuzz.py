@@ -25,7 +25,11 @@ def nbcli_command() -> list[str]:
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
     path = tmp_path_factory.mktemp("fuzz") / "mail.nb"
-    subprocess.run([*nbcli_command(), "train", str(REPO / "sample_corpora" / "mail" / "train"), "-o", str(path), "-q"], check=True, timeout=120)
+    subprocess.run(
+        [*nbcli_command(), "train", str(REPO / "sample_corpora" / "mail" / "train"), "-o", str(path), "-q"],
+        check=True,
+        timeout=120,
+    )
     return path
 
 
@@ -52,7 +56,12 @@ def test_mbox_rule_cuts_only_at_a_from_line_after_a_blank_line():
 
 def test_filter_output_check_finds_a_header_in_the_body_and_a_missing_one():
     two = REAL + b"Subject: a\n\nhi\nFrom here on\n\n" + REAL + b"Subject: b\n\nx\n"
-    good = REAL + b"X-NB-Class: ham; p=0.0000\nSubject: a\n\nhi\nFrom here on\n\n" + REAL + b"X-NB-Class: spam; p=1.0000\nSubject: b\n\nx\n"
+    good = (
+        REAL
+        + b"X-NB-Class: ham; p=0.0000\nSubject: a\n\nhi\nFrom here on\n\n"
+        + REAL
+        + b"X-NB-Class: spam; p=1.0000\nSubject: b\n\nx\n"
+    )
     assert check_filter_output(two, good) == ([b"ham", b"spam"], None)
     in_body = good.replace(b"From here on\n", b"From here on\nX-NB-Class: ham; p=0.0000\n")
     assert check_filter_output(two, in_body)[1] == 0
@@ -65,7 +74,9 @@ def test_filter_output_check_finds_a_header_in_the_body_and_a_missing_one():
 
 def test_mutations_are_seeded():
     seeds = fuzzing.sample_messages()
-    assert [c.data for c in fuzzing.make_cases(seeds, 20, 7, 1 << 16)] == [c.data for c in fuzzing.make_cases(seeds, 20, 7, 1 << 16)]
+    assert [c.data for c in fuzzing.make_cases(seeds, 20, 7, 1 << 16)] == [
+        c.data for c in fuzzing.make_cases(seeds, 20, 7, 1 << 16)
+    ]
 
 
 # -- the sample run
@@ -75,17 +86,24 @@ def test_fuzzed_messages_through_predict_and_filter(model, tmp_path):
     """The issue's stalling constructs at 256 KB, and 80 mutated sample
     messages (seeded, up to 128 KB): any failure names its kind and a
     reproducer under the test's tmp_path."""
-    cases = fuzzing.adversarial_cases(1 << 18) + fuzzing.make_cases(fuzzing.sample_messages(), 80, 12, max_bytes=1 << 17)
-    harness = fuzzing.Harness(nbcli_command(), model, tmp_path / "work", tmp_path / "findings", timeout=20, batch=40, single_every=8)
+    cases = fuzzing.adversarial_cases(1 << 18) + fuzzing.make_cases(
+        fuzzing.sample_messages(), 80, 12, max_bytes=1 << 17
+    )
+    harness = fuzzing.Harness(
+        nbcli_command(), model, tmp_path / "work", tmp_path / "findings", timeout=20, batch=40, single_every=8
+    )
     report = harness.run(cases)
     if report.failures:
-        pytest.fail(fuzzing.summary(report) + "".join(f"\n{f.kind}: {f.detail} {f.reproducer}" for f in report.failures), pytrace=False)
+        pytest.fail(
+            fuzzing.summary(report) + "".join(f"\n{f.kind}: {f.detail} {f.reproducer}" for f in report.failures),
+            pytrace=False,
+        )
 
 
 # A stand-in for nbcli with the defects the harness must catch: it cuts an
 # mbox at every "\nFrom " (issue 12, defect 3), writes a traceback for
 # "<script>" and hangs on "HANG".
-FAKE_NBCLI = r'''
+FAKE_NBCLI = r"""
 import json, sys, time
 args = sys.argv[1:]
 paths = [a for a in args[1:] if not a.startswith("-")][1:]  # after MODEL
@@ -108,7 +126,7 @@ else:
         at = m.find(b"\n") + 1 if m.startswith(b"From ") else 0
         sys.stdout.buffer.write(m[:at] + b"X-NB-Class: ham; p=0.0000\n" + m[at:])
     sys.exit(1 if "--exit-codes" in args else 0)
-'''
+"""
 
 
 def test_the_harness_catches_wrong_cuts_tracebacks_and_hangs(tmp_path):
@@ -121,7 +139,16 @@ def test_the_harness_catches_wrong_cuts_tracebacks_and_hangs(tmp_path):
         fuzzing.Case("script", "t", [], b"Subject: s\n\n<script>\n"),
         fuzzing.Case("hang", "t", [], b"Subject: s\n\nHANG\n"),
     ]
-    harness = fuzzing.Harness([sys.executable, str(fake)], "model.nb", tmp_path / "work", tmp_path / "findings", timeout=3, slow_floor=1, single_every=1, batch=10)
+    harness = fuzzing.Harness(
+        [sys.executable, str(fake)],
+        "model.nb",
+        tmp_path / "work",
+        tmp_path / "findings",
+        timeout=3,
+        slow_floor=1,
+        single_every=1,
+        batch=10,
+    )
     report = harness.run(cases)
     kinds = {(f.kind, f.case) for f in report.failures}
     assert ("slow", "hang") in kinds

@@ -37,7 +37,11 @@ _WORKDIR: list = []  # the scratch folder, set by the fixture
 
 def _nbcli(*args: str, stdin: bytes | None = None) -> bytes:
     proc = subprocess.run(
-        [sys.executable, "-m", "nbcli", *args], cwd=_WORKDIR[0], input=stdin, capture_output=True, timeout=300,
+        [sys.executable, "-m", "nbcli", *args],
+        cwd=_WORKDIR[0],
+        input=stdin,
+        capture_output=True,
+        timeout=300,
         env=dict(os.environ, PYTHONIOENCODING="utf-8"),
     )
     assert proc.returncode in (0, 1), proc.stderr.decode(errors="replace")
@@ -55,18 +59,35 @@ def models(tmp_path_factory):
 
 
 CASES = {
-    "predict-mail.jsonl": lambda m: _nbcli("predict", m["mail"], "sample_corpora/mail/test", "--json", "--explain", "3", "-j", "1"),
-    "predict-mail.tsv": lambda m: _nbcli("predict", m["mail"], "sample_corpora/mail/test", "sample_corpora/mail/inbox.mbox", "-j", "1"),
-    "predict-topics.jsonl": lambda m: _nbcli("predict", m["topics"], "sample_corpora/topics/test.jsonl", "--json", "-j", "1"),
-    "eval-mail.json": lambda m: _nbcli("eval", m["mail"], "sample_corpora/mail/test", "--json", "--target-fpr", "0.01", "-j", "1"),
+    "predict-mail.jsonl": lambda m: _nbcli(
+        "predict", m["mail"], "sample_corpora/mail/test", "--json", "--explain", "3", "-j", "1"
+    ),
+    "predict-mail.tsv": lambda m: _nbcli(
+        "predict", m["mail"], "sample_corpora/mail/test", "sample_corpora/mail/inbox.mbox", "-j", "1"
+    ),
+    "predict-topics.jsonl": lambda m: _nbcli(
+        "predict", m["topics"], "sample_corpora/topics/test.jsonl", "--json", "-j", "1"
+    ),
+    "eval-mail.json": lambda m: _nbcli(
+        "eval", m["mail"], "sample_corpora/mail/test", "--json", "--target-fpr", "0.01", "-j", "1"
+    ),
     "eval-mail.txt": lambda m: _nbcli("eval", m["mail"], "sample_corpora/mail/test", "-j", "1"),
     "eval-topics.json": lambda m: _nbcli("eval", m["topics"], "sample_corpora/topics/test.jsonl", "--json", "-j", "1"),
     "eval-cv-mail.json": lambda m: _nbcli("eval", "--cv", "3", "sample_corpora/mail/train", "--json", "-j", "1"),
-    "filter-inbox.mbox": lambda m: _nbcli("filter", m["mail"], "sample_corpora/mail/inbox.mbox", "--explain", "4", "-j", "1"),
-    "filter-one.eml": lambda m: _nbcli("filter", m["mail"], stdin=(REPO / "sample_corpora/mail/test/spam/0004.eml").read_bytes()),
+    "filter-inbox.mbox": lambda m: _nbcli(
+        "filter", m["mail"], "sample_corpora/mail/inbox.mbox", "--explain", "4", "-j", "1"
+    ),
+    "filter-one.eml": lambda m: _nbcli(
+        "filter", m["mail"], stdin=(REPO / "sample_corpora/mail/test/spam/0004.eml").read_bytes()
+    ),
     "info-mail.json": lambda m: _STAMP.sub(b"<time>", _nbcli("info", m["mail"], "--json", "--top", "8")),
     "info-topics.txt": lambda m: _STAMP.sub(b"<time>", _nbcli("info", m["topics"], "--top", "5")),
-    "tokens-mail.txt": lambda m: _nbcli("tokens", "sample_corpora/mail/test/spam/0004.eml", "sample_corpora/mail/test/ham/0003.eml", "sample_corpora/mail/inbox.mbox"),
+    "tokens-mail.txt": lambda m: _nbcli(
+        "tokens",
+        "sample_corpora/mail/test/spam/0004.eml",
+        "sample_corpora/mail/test/ham/0003.eml",
+        "sample_corpora/mail/inbox.mbox",
+    ),
 }
 
 

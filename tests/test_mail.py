@@ -8,7 +8,7 @@ import pytest
 from nbcli.mail import extract, looks_like_mail
 from nbcli.tokenize import Analyzer, AnalyzerOptions
 
-from mailfixtures import HTML_ONLY, MESSAGES, NESTED, SECRET
+from mailfixtures import HTML_ONLY, MESSAGES, NESTED
 
 analyzer = Analyzer()
 
@@ -31,7 +31,12 @@ def test_nested_multipart():
     # plain alternative read; the HTML inside multipart/related also counts (not a direct alternative)
     assert {"plain", "quarterly", "report", "details", "bold"} <= set(terms)
     assert {"subject:quarterly", "from:alice", "from-domain:example.org"} <= set(terms)
-    assert {"to:dana@example.com", "to:list@lists.example.net", "cc:bob@example.org", "to-domain:lists.example.net"} <= set(terms)
+    assert {
+        "to:dana@example.com",
+        "to:list@lists.example.net",
+        "cc:bob@example.org",
+        "to-domain:lists.example.net",
+    } <= set(terms)
     assert {"part:image/png", "part:application/pdf", "attachment:pdf", "content-type:multipart/mixed"} <= set(terms)
     assert {"url:reports.example.org", "url:example.org", "url-scheme:https"} <= set(terms)
 
@@ -60,7 +65,9 @@ def test_html_only():
     assert "viagra" in terms  # a comment and an empty inline tag inside a word do not split it
     assert "50!!!" in terms and "save" in terms  # entities decoded, mail token rule keeps "!!!"
     assert "trackingcode" not in terms and "color" not in terms and "hidden" not in terms  # script/style/head dropped
-    assert {"url:www.shop.offers.example.biz", "url:example.biz", "url-ip:198.51.100.7", "url-ip:198.51.100"} <= set(terms)
+    assert {"url:www.shop.offers.example.biz", "url:example.biz", "url-ip:198.51.100.7", "url-ip:198.51.100"} <= set(
+        terms
+    )
 
 
 def test_base64_text_is_decoded_and_broken_base64_is_not_passed_on():
@@ -99,8 +106,14 @@ def test_max_message_bytes_cuts_without_failing():
 
 
 def test_garbage_never_crashes():
-    for raw in [b"", b"\x00" * 100, bytes(range(256)) * 40, b"From: x\n\n" + bytes(range(256)) * 40,
-                b"Content-Type: multipart/mixed; boundary=\n\n--\n--\n", b"Subject: =?utf-8?b?!!!?=\n\nx"]:
+    for raw in [
+        b"",
+        b"\x00" * 100,
+        bytes(range(256)) * 40,
+        b"From: x\n\n" + bytes(range(256)) * 40,
+        b"Content-Type: multipart/mixed; boundary=\n\n--\n--\n",
+        b"Subject: =?utf-8?b?!!!?=\n\nx",
+    ]:
         assert isinstance(tokens(raw), list)
 
 
@@ -150,8 +163,16 @@ def test_a_mixed_batch_gives_each_document_its_own_tokens_in_order():
 
     no_text = b"From: a@example.org\nTo: b@example.org\nSubject:\nContent-Type: image/png\n\n\x89PNG"
     docs = [
-        NESTED, "plain words here", no_text, no_text, "naïve café words",
-        b"", HTML_ONLY, "", "Subject: not mail at all", NESTED,
+        NESTED,
+        "plain words here",
+        no_text,
+        no_text,
+        "naïve café words",
+        b"",
+        HTML_ONLY,
+        "",
+        "Subject: not mail at all",
+        NESTED,
     ]
     analyzer = Analyzer()
     batch = analyzer.analyze(docs)

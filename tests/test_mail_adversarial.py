@@ -131,7 +131,7 @@ def test_many_mime_parts_are_read_up_to_a_limit():
 
 
 def _nested(depth: int, lines: int) -> bytes:
-    opening = b"".join(b"--b%d\nContent-Type: multipart/mixed; boundary=\"b%d\"\n\n" % (i, i + 1) for i in range(depth))
+    opening = b"".join(b'--b%d\nContent-Type: multipart/mixed; boundary="b%d"\n\n' % (i, i + 1) for i in range(depth))
     inner = b"--b%d\nContent-Type: text/plain\n\nbefore\n" % depth + b"--b\n" * lines + b"after\n"
     return HEAD + b'MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary="b0"\n\n' + opening + inner
 
@@ -164,8 +164,30 @@ _REF_NO_GAP = re.compile(r"(?s)<(?:!--.*?-->|" + _INLINE + ")")
 _REF_TAG = re.compile(r"(?s)<[^>]*>")
 _REF_UU = re.compile(r"(?m)^begin [0-7]{3,4} ([^\n]*)\n(?:[^\n]*\n)*?end[ \t]*$")
 
-HTML_PIECES = ["<!--", "-->", "--", "<script>", "</script>", "</script >", "<style", "</style>", "<head>",
-               "</head>", "<b>", "</b", "<span class=x>", "<", ">", "a", "b ", " ", "\n", "&amp;", "<p>", "!"]
+HTML_PIECES = [
+    "<!--",
+    "-->",
+    "--",
+    "<script>",
+    "</script>",
+    "</script >",
+    "<style",
+    "</style>",
+    "<head>",
+    "</head>",
+    "<b>",
+    "</b",
+    "<span class=x>",
+    "<",
+    ">",
+    "a",
+    "b ",
+    " ",
+    "\n",
+    "&amp;",
+    "<p>",
+    "!",
+]
 UU_PIECES = ["begin 644 a.txt\n", "begin 64 x\n", "end\n", "end", "end \n", "xyz\n", "\n", "begin ", "word "]
 HDR_PIECES = ["=?", "utf-8", "?q?", "?Q?", "?b?", "?=", "a", " ", "\n", "\r", "_", "=41", "YQ", "==", "?", "\t", "=?x"]
 
@@ -228,11 +250,48 @@ def test_decode_header_matches_the_email_package(value):
 
 # -- fuzz: messages from adversarial building blocks -----------------------------------
 
-BODY_BLOCKS = [b"<!--", b"-->", b"<script", b"</script>", b"<style>", b"<head>", b"<", b">", b"<b ",
-               b"begin 644 x\n", b"end\n", b"A" * 76 + b"\n", b"http://", b"www.", b"a.", b"&#x",
-               b"=?utf-8?q?", b"--b\n", b"--b--\n", b"Content-Type: text/html\n\n", b"word ", b"\n"]
-HEADER_BLOCKS = [b'"', b"<", b">", b"(", b")", b"\\", b"a@b", b",", b":", b";", b"=?utf-8?q?", b"?=",
-                 b"=?utf-8?b?", b"x ", b"by h.example.com ", b"from [192.0.2.1] "]
+BODY_BLOCKS = [
+    b"<!--",
+    b"-->",
+    b"<script",
+    b"</script>",
+    b"<style>",
+    b"<head>",
+    b"<",
+    b">",
+    b"<b ",
+    b"begin 644 x\n",
+    b"end\n",
+    b"A" * 76 + b"\n",
+    b"http://",
+    b"www.",
+    b"a.",
+    b"&#x",
+    b"=?utf-8?q?",
+    b"--b\n",
+    b"--b--\n",
+    b"Content-Type: text/html\n\n",
+    b"word ",
+    b"\n",
+]
+HEADER_BLOCKS = [
+    b'"',
+    b"<",
+    b">",
+    b"(",
+    b")",
+    b"\\",
+    b"a@b",
+    b",",
+    b":",
+    b";",
+    b"=?utf-8?q?",
+    b"?=",
+    b"=?utf-8?b?",
+    b"x ",
+    b"by h.example.com ",
+    b"from [192.0.2.1] ",
+]
 
 
 def repeated(blocks, max_total):
@@ -244,7 +303,9 @@ def repeated(blocks, max_total):
 @given(
     st.sampled_from([b"From", b"To", b"Subject", b"Received", b"Cc"]),
     repeated(HEADER_BLOCKS, 60_000),
-    st.sampled_from([b"text/plain", b"text/html", b"multipart/mixed; boundary=b", b'multipart/alternative; boundary="b"']),
+    st.sampled_from(
+        [b"text/plain", b"text/html", b"multipart/mixed; boundary=b", b'multipart/alternative; boundary="b"']
+    ),
     repeated(BODY_BLOCKS, 140_000),
 )
 def test_any_message_is_analyzed_in_bounded_time(name, value, ctype, body):

@@ -2,13 +2,12 @@
 
 import mailbox
 
-import numpy as np
 import pytest
 
 from nbcli import modelfile
 from nbcli.errors import NbcliError
 from nbcli.mbox import mbox_entries
-from nbcli.sources import Corpus, ReadOptions, documents_in, labeled_corpus, read_messages
+from nbcli.sources import ReadOptions, documents_in, labeled_corpus, read_messages
 
 from conftest import run
 from mailfixtures import MESSAGES, mbox_of
@@ -25,7 +24,7 @@ def test_mbox_entries_give_back_the_bytes_exactly():
     data = mbox_of(ALL)
     for chunk in (1, 7, 100, 1 << 20):
         it = iter([data[i : i + chunk] for i in range(0, len(data), chunk)])
-        parts = list(mbox_entries(lambda: next(it, b"")))
+        parts = list(mbox_entries(lambda it=it: next(it, b"")))
         assert b"".join(parts) == data and len(parts) == len(ALL)
 
 
@@ -80,7 +79,9 @@ def test_label_pairs_with_mbox_and_maildir(tmp_path):
     box = mailbox.Maildir(str(tmp_path / ".Archive"), create=True)
     for raw in (MESSAGES["nested"], MESSAGES["crlf"], MESSAGES["no-body"]):
         box.add(raw)
-    corpus = labeled_corpus([], [("spam", str(tmp_path / "spam.mbox")), ("ham", str(tmp_path / ".Archive"))], ReadOptions())
+    corpus = labeled_corpus(
+        [], [("spam", str(tmp_path / "spam.mbox")), ("ham", str(tmp_path / ".Archive"))], ReadOptions()
+    )
     got = [(d.label, d.kind) for d in corpus]
     assert got == [("spam", "mail")] * 2 + [("ham", "mail")] * 3
     assert corpus.total == 4  # one mbox file and three Maildir files
@@ -116,7 +117,9 @@ def test_predict_on_an_mbox_prints_one_line_per_message(tmp_path, small_model):
     (tmp_path / "in.mbox").write_bytes(mbox_of(ALL))
     result = run(["predict", small_model, tmp_path / "in.mbox"])
     assert result.exit_code == 0
-    assert [line.split("\t")[0] for line in result.stdout.splitlines()] == [f"{tmp_path / 'in.mbox'}:{i}" for i in range(1, 9)]
+    assert [line.split("\t")[0] for line in result.stdout.splitlines()] == [
+        f"{tmp_path / 'in.mbox'}:{i}" for i in range(1, 9)
+    ]
     piped = run(["predict", small_model, "-"], input=mbox_of(ALL))
     assert len(piped.stdout.splitlines()) == 8
 

@@ -19,8 +19,14 @@ from nbcli.sources import ReadOptions, documents_in, read_messages
 from conftest import SAMPLES, run
 
 FROM_ = b"From sender@example.org Mon Jan  1 00:00:00 2024\n"
-ONE = FROM_ + b"Subject: one\n\nFirst body.\n\nFrom here on, this line is body text.\n>From quoted, mboxo\n>>From quoted, mboxrd\n\n"
-TWO = FROM_ + b"Subject: two\n\nSecond body.\nFrom sender@example.org Mon Jan  1 00:00:00 2024\nnot after a blank line\n\n"
+ONE = FROM_ + (
+    b"Subject: one\n\nFirst body.\n\nFrom here on, this line is body text.\n>From quoted, mboxo\n>>From quoted, "
+    b"mboxrd\n\n"
+)
+TWO = (
+    FROM_
+    + b"Subject: two\n\nSecond body.\nFrom sender@example.org Mon Jan  1 00:00:00 2024\nnot after a blank line\n\n"
+)
 THREE = b"From MAILER-DAEMON Tue Mar  3 10:00:00 2026\nSubject: three\n\nno final newline"
 BOX = ONE + TWO + THREE
 
@@ -58,7 +64,14 @@ def test_from_line_shapes():
         b"From  Mon Jan  1 00:00:00 2024",  # no sender
         b"From user@host Mon Jan  1 00:00 2024\r\n",
     ]
-    bad = [b"from sender@host Mon Jan  1 00:00:00 2024", b"From here on, this is text.", b"From Monday on we start at 9", b"From: a@b", b"From a@b Mon Jan", b">From a@b Mon Jan  1 00:00:00 2024"]
+    bad = [
+        b"from sender@host Mon Jan  1 00:00:00 2024",
+        b"From here on, this is text.",
+        b"From Monday on we start at 9",
+        b"From: a@b",
+        b"From a@b Mon Jan",
+        b">From a@b Mon Jan  1 00:00:00 2024",
+    ]
     assert all(is_from_line(line) for line in good)
     assert not any(is_from_line(line) for line in bad)
 
@@ -138,7 +151,12 @@ def test_filter_on_a_pipe_writes_each_message_once_it_is_complete(tmp_path):
     From_ line arrives, while stdin is still open."""
     model = tmp_path / "m.nb"
     assert run(["train", SAMPLES / "mail" / "train", "-o", model, "-q"]).exit_code == 0
-    proc = subprocess.Popen([sys.executable, "-m", "nbcli", "filter", str(model)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nbcli", "filter", str(model)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         proc.stdin.write(ONE + FROM_)
         proc.stdin.flush()
@@ -169,7 +187,12 @@ def test_filter_with_workers_on_a_quiet_pipe_hands_back_every_message(tmp_path):
     assert run(["train", SAMPLES / "mail" / "train", "-o", model, "-q"]).exit_code == 0
     n = 300
     stream = b"".join(FROM_ + b"Subject: number %d\n\nbody of message %d\n\n" % (i, i) for i in range(n)) + FROM_
-    proc = subprocess.Popen([sys.executable, "-m", "nbcli", "filter", str(model), "-j", "2"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nbcli", "filter", str(model), "-j", "2"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         proc.stdin.write(stream)
         proc.stdin.flush()

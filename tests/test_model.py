@@ -92,7 +92,9 @@ def test_log_space_survives_long_documents():
     assert np.isfinite(lp).all()
     p = np.exp(lp[0])
     assert p.sum() == pytest.approx(1.0) and p[0] > 0.5  # one more dog than rose
-    assert np.exp(log_softmax(np.array([[-1e6, -1e6 - 3.0]])))[0] == pytest.approx([1 / (1 + np.exp(-3)), 1 / (1 + np.exp(3))])
+    assert np.exp(log_softmax(np.array([[-1e6, -1e6 - 3.0]])))[0] == pytest.approx(
+        [1 / (1 + np.exp(-3)), 1 / (1 + np.exp(3))]
+    )
 
 
 def test_bad_alpha_is_refused():

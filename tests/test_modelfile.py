@@ -22,7 +22,9 @@ from conftest import make_docs
 def classifier():
     texts, labels = make_docs(300, seed=11)
     docs = [Document(str(i), lab, t) for i, (t, lab) in enumerate(zip(texts, labels))]
-    return train(docs, AnalyzerOptions(ngrams=2, stop_words=("the", "and")), TrainOptions(alpha=0.3, prior="uniform", min_df=2))
+    return train(
+        docs, AnalyzerOptions(ngrams=2, stop_words=("the", "and")), TrainOptions(alpha=0.3, prior="uniform", min_df=2)
+    )
 
 
 def test_round_trip_predicts_identically(tmp_path, classifier):
@@ -36,7 +38,9 @@ def test_round_trip_predicts_identically(tmp_path, classifier):
     assert loaded.model.alpha == 0.3 and loaded.model.prior == "uniform"
     assert np.array_equal(loaded.model.feature_count, classifier.model.feature_count)
     assert np.array_equal(loaded.model.doc_freq, classifier.model.doc_freq)
-    assert loaded.vocabulary.terms(range(len(loaded.vocabulary))) == classifier.vocabulary.terms(range(len(classifier.vocabulary)))
+    assert loaded.vocabulary.terms(range(len(loaded.vocabulary))) == classifier.vocabulary.terms(
+        range(len(classifier.vocabulary))
+    )
     # arrays are mapped read-only from the file, not copied
     assert not loaded.model.weights.flags.writeable
 
@@ -45,7 +49,10 @@ def test_the_file_is_a_plain_joblib_file(tmp_path, classifier):
     path = tmp_path / "m.nb"
     modelfile.save(classifier, str(path))
     payload = joblib.load(path)
-    assert payload["format"] == "nbcli-model" and payload["format_version"] == modelfile.format_version(classifier.model) == 1
+    assert (
+        payload["format"] == "nbcli-model"
+        and payload["format_version"] == modelfile.format_version(classifier.model) == 1
+    )
     ours = modelfile.read_payload(str(path))
     assert sorted(payload) == sorted(ours)
     for key, value in payload.items():

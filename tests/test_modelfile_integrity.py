@@ -16,15 +16,22 @@ import joblib
 import numpy as np
 import pytest
 
-from nbcli import modelfile
+from nbcli import modelfile, tokenize
 from nbcli.errors import ModelFileError, NbcliError
-from nbcli import tokenize
 from nbcli.tokenize import AnalyzerOptions
 
 from conftest import SAMPLES, make_docs, run, run_process
 
 UNSAFE_PATTERNS = ["(a+)+$", "(a|a)*b", r"(\w+\s?)+$", r"(?:\w+-?)+x", r"(\w)\1"]
-COMMON_PATTERNS = [r"(?u)\b\w\w+\b", r"[a-z]+", r"\S+", r"[\w$'!-]*\w[\w$'!-]*", r"\b[a-z]{3,}\b", r"(\w+)@", r"(?:(?!x)\w)+"]
+COMMON_PATTERNS = [
+    r"(?u)\b\w\w+\b",
+    r"[a-z]+",
+    r"\S+",
+    r"[\w$'!-]*\w[\w$'!-]*",
+    r"\b[a-z]{3,}\b",
+    r"(\w+)@",
+    r"(?:(?!x)\w)+",
+]
 
 
 def _one_line_error(result, *needles):
@@ -116,7 +123,10 @@ def test_the_checksum_covers_plain_values_and_arrays(tmp_path, small_model, chan
     change(payload)  # the old checksum is kept: the file no longer matches it
     path = tmp_path / "changed.nb"
     joblib.dump(payload, path)
-    with pytest.raises(ModelFileError, match=r"is corrupt \(checksum mismatch\); the file changed after nbcli wrote it; train the model again"):
+    with pytest.raises(
+        ModelFileError,
+        match=r"is corrupt \(checksum mismatch\); the file changed after nbcli wrote it; train the model again",
+    ):
         modelfile.load(str(path))
 
 
@@ -160,7 +170,9 @@ def test_a_damaged_length_field_is_not_allocated(tmp_path):
 def test_catastrophic_token_patterns_are_refused_at_train(tmp_path, make_class_folders, pattern):
     texts, labels = make_docs(20, seed=2, classes=["code", "food"])
     corpus = make_class_folders(texts, labels)
-    result = run_process(["train", corpus, "-o", tmp_path / "m.nb", "--token-pattern", pattern], timeout=60)  # (\w+\s?)+$ hung here
+    result = run_process(
+        ["train", corpus, "-o", tmp_path / "m.nb", "--token-pattern", pattern], timeout=60
+    )  # (\w+\s?)+$ hung here
     _one_line_error(result, f"--token-pattern {pattern!r} is refused: it ")
     assert not (tmp_path / "m.nb").exists()
 
@@ -209,10 +221,18 @@ def test_train_has_the_same_bounds_as_loading(tmp_path, make_class_folders):
     corpus = make_class_folders(texts, labels)
     too_big = run(["train", corpus, "-o", tmp_path / "m.nb", "--max-message-bytes", "1G"])
     assert too_big.exit_code == 2 and "largest allowed, 64M" in too_big.stderr  # a usage error, as the option is read
-    assert run(["train", corpus, "-o", tmp_path / "m.nb", "--max-message-bytes", "64M", "--ngrams", "8", "-q"]).exit_code == 0
+    assert (
+        run(["train", corpus, "-o", tmp_path / "m.nb", "--max-message-bytes", "64M", "--ngrams", "8", "-q"]).exit_code
+        == 0
+    )
     # pseudo-counts beyond 1e12 overflowed to inf (RuntimeWarnings) at training, and are refused in a model too
-    _one_line_error(run_process(["train", corpus, "-o", tmp_path / "x.nb", "--alpha", "1e308"]), "--alpha must be at most 1e+12")
-    _one_line_error(run_process(["train", corpus, "-o", tmp_path / "x.nb", "--prior-alpha", "1e308"]), "--prior-alpha must be a number from 0 to 1e+12")
+    _one_line_error(
+        run_process(["train", corpus, "-o", tmp_path / "x.nb", "--alpha", "1e308"]), "--alpha must be at most 1e+12"
+    )
+    _one_line_error(
+        run_process(["train", corpus, "-o", tmp_path / "x.nb", "--prior-alpha", "1e308"]),
+        "--prior-alpha must be a number from 0 to 1e+12",
+    )
     modelfile.load(str(tmp_path / "m.nb"))
 
 
@@ -231,7 +251,9 @@ def test_labels_with_control_characters_are_refused_at_train(tmp_path, make_json
 def test_a_class_folder_with_a_newline_is_refused(tmp_path, make_class_folders):
     texts, labels = make_docs(20, seed=4, classes=["code", "food"])
     corpus = make_class_folders(texts, ["sp\nam" if lab == "food" else lab for lab in labels])
-    _one_line_error(run(["train", corpus, "-o", tmp_path / "m.nb"]), "class label 'sp\\nam' contains the control character '\\n'")
+    _one_line_error(
+        run(["train", corpus, "-o", tmp_path / "m.nb"]), "class label 'sp\\nam' contains the control character '\\n'"
+    )
 
 
 @pytest.mark.parametrize("classes", [["code", "fo\nod"], ["code", ""], ["code", "code"], ["code"], ["code", 5]])
@@ -261,7 +283,9 @@ def test_deep_nesting_and_shared_subtrees_are_refused(tmp_path, small_model):
             value = [value]
         p["meta"]["x"] = value
 
-    _one_line_error(run(["info", _craft(tmp_path, small_model, deep, checksum=False)]), "is corrupt ('meta' is nested too deeply)")
+    _one_line_error(
+        run(["info", _craft(tmp_path, small_model, deep, checksum=False)]), "is corrupt ('meta' is nested too deeply)"
+    )
 
     def shared(p):  # 2^25 paths through 25 lists: a naive walk takes minutes
         value = []
@@ -272,7 +296,24 @@ def test_deep_nesting_and_shared_subtrees_are_refused(tmp_path, small_model):
     _one_line_error(run(["info", _craft(tmp_path, small_model, shared, checksum=False)]), "the same list or dict twice")
 
 
-WRONG_VALUES = ["x", "", 10**30, -1, 0, 1e308, math.nan, math.inf, -math.inf, None, True, [], {}, [1, "a"], {"a": 1}, [None, None]]
+WRONG_VALUES = [
+    "x",
+    "",
+    10**30,
+    -1,
+    0,
+    1e308,
+    math.nan,
+    math.inf,
+    -math.inf,
+    None,
+    True,
+    [],
+    {},
+    [1, "a"],
+    {"a": 1},
+    [None, None],
+]
 
 
 def _paths(payload):
@@ -342,7 +383,11 @@ def test_fuzzed_payloads_load_or_give_a_one_line_error(tmp_path, small_model):
                 outcomes["refused"] += 1
                 assert "\n" not in str(exc)
                 continue
-            for args in (["predict", path, small_model], ["info", path], ["train", "--from-model", path, "-o", tmp_path / "re.nb", "-q"]):
+            for args in (
+                ["predict", path, small_model],
+                ["info", path],
+                ["train", "--from-model", path, "-o", tmp_path / "re.nb", "-q"],
+            ):
                 result = run(args)
                 assert "internal error" not in result.stderr, (args, result.stderr)
                 assert result.exit_code in (0, 1)
@@ -354,8 +399,8 @@ def test_fuzzed_payloads_load_or_give_a_one_line_error(tmp_path, small_model):
 def test_invariant_checks_are_cheap(tmp_path):
     """Loading checks every array in one pass each: a hang guard only (the
     cost on big models is measured in the README's "The model file")."""
-    from nbcli.training import TrainOptions, train
     from nbcli.sources import Document
+    from nbcli.training import TrainOptions, train
 
     texts, labels = make_docs(400, seed=9, vocab_size=20000)
     docs = [Document(str(i), lab, t) for i, (t, lab) in enumerate(zip(texts, labels))]
@@ -406,7 +451,10 @@ def test_the_checksum_is_cheap_on_a_big_model(tmp_path):
     counts = np.random.default_rng(0).integers(0, 5, size=(2, n)).astype(np.float64)
     model = MODELS["multinomial"](["ham", "spam"], np.array([10.0, 8.0]), counts, alpha=1.0)
     path = tmp_path / "big.nb"
-    modelfile.save(Classifier(AnalyzerOptions(), Vocabulary.from_terms([f"t{i}" for i in range(n)]), model, {"n_documents": 18}), str(path))
+    modelfile.save(
+        Classifier(AnalyzerOptions(), Vocabulary.from_terms([f"t{i}" for i in range(n)]), model, {"n_documents": 18}),
+        str(path),
+    )
     start = time.perf_counter()
     modelfile.load(str(path))
     assert time.perf_counter() - start < 2.0

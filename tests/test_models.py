@@ -38,10 +38,19 @@ def corpus(tmp_path_factory):
         d.mkdir(parents=True, exist_ok=True)
         (d / f"{i:05d}.txt").write_text(text, encoding="utf-8")
     test = root / "test.jsonl"
-    test.write_text("".join(json.dumps({"id": f"d{i}", "text": t}) + "\n" for i, t in enumerate(test_texts)), encoding="utf-8")
+    test.write_text(
+        "".join(json.dumps({"id": f"d{i}", "text": t}) + "\n" for i, t in enumerate(test_texts)), encoding="utf-8"
+    )
     vec = CountVectorizer(token_pattern=PATTERN)
     X = vec.fit_transform(train_texts)
-    return {"root": root, "train": root / "train", "test": test, "X": X, "y": train_labels, "X_test": vec.transform(test_texts)}
+    return {
+        "root": root,
+        "train": root / "train",
+        "test": test,
+        "X": X,
+        "y": train_labels,
+        "X_test": vec.transform(test_texts),
+    }
 
 
 def _cli_proba(corpus, tmp_path, *options):
@@ -101,10 +110,21 @@ def _by_hand(X, tf_log, idf, length_norm, idf_of=None):
 
 @pytest.mark.parametrize(
     "flags",
-    [["--tf-log"], ["--idf"], ["--length-norm"], ["--tf-log", "--idf", "--length-norm"], ["--tf-log", "--idf", "--length-norm", "--weight-norm"]],
+    [
+        ["--tf-log"],
+        ["--idf"],
+        ["--length-norm"],
+        ["--tf-log", "--idf", "--length-norm"],
+        ["--tf-log", "--idf", "--length-norm", "--weight-norm"],
+    ],
 )
 def test_complement_transforms_agree_with_the_steps_by_hand(corpus, tmp_path, flags):
-    tf_log, idf, length_norm, norm = ("--tf-log" in flags), ("--idf" in flags), ("--length-norm" in flags), ("--weight-norm" in flags)
+    tf_log, idf, length_norm, norm = (
+        ("--tf-log" in flags),
+        ("--idf" in flags),
+        ("--length-norm" in flags),
+        ("--weight-norm" in flags),
+    )
     classes, got = _cli_proba(corpus, tmp_path, "--model", "complement", "--alpha", "0.5", *flags)
     X, idf_of = _by_hand(corpus["X"], tf_log, idf, length_norm)
     X_test, _ = _by_hand(corpus["X_test"], tf_log, idf, length_norm, idf_of)
@@ -124,7 +144,18 @@ def test_the_scoring_contract_holds_for_every_kind(corpus, tmp_path):
         clf = train(docs, AnalyzerOptions(), opts)
         m = clf.model
         X = clf.counts(texts[:50])
-        for name in ("classes", "class_count", "feature_count", "kind", "alpha", "prior", "log_prior", "weights", "bias", "unknown_weight"):
+        for name in (
+            "classes",
+            "class_count",
+            "feature_count",
+            "kind",
+            "alpha",
+            "prior",
+            "log_prior",
+            "weights",
+            "bias",
+            "unknown_weight",
+        ):
             assert hasattr(m, name), name
         T = m.transform(X)
         assert hasattr(T, "indptr") and hasattr(T, "indices") and hasattr(T, "data")
@@ -157,14 +188,28 @@ def test_beta_5_3_through_the_cli(tmp_path, make_class_folders, estimate, expect
     x has three documents, one containing t (observations t, f, f)."""
     corpus = make_class_folders(["t a", "a", "a", "b", "b t"], ["x", "x", "x", "y", "y"])
     model = tmp_path / "beta.nb"
-    args = ["train", corpus, "-o", model, "-q", "--model", "bernoulli", "--m-estimate", "8,0.625", "--estimate", estimate]
+    args = [
+        "train",
+        corpus,
+        "-o",
+        model,
+        "-q",
+        "--model",
+        "bernoulli",
+        "--m-estimate",
+        "8,0.625",
+        "--estimate",
+        estimate,
+    ]
     result = run([*args, "--token-pattern", r"\w+"])
     assert result.exit_code == 0, result.stderr
     assert _presence(modelfile.load(str(model)), "x", "t") == pytest.approx(expected, rel=1e-12)
 
 
 def test_laplace_on_a_tiny_table_gives_counts_plus_one_fractions(tmp_path, make_class_folders):
-    corpus = make_class_folders(["dog cat dog", "cat dog", "tulip rose", "rose rose tulip"], ["animal", "animal", "flower", "flower"])
+    corpus = make_class_folders(
+        ["dog cat dog", "cat dog", "tulip rose", "rose rose tulip"], ["animal", "animal", "flower", "flower"]
+    )
     model = tmp_path / "laplace.nb"
     assert run(["train", corpus, "-o", model, "-q", "--model", "bernoulli", "--alpha", "1"]).exit_code == 0
     clf = modelfile.load(str(model))
@@ -182,7 +227,9 @@ def test_laplace_on_a_tiny_table_gives_counts_plus_one_fractions(tmp_path, make_
 
 
 def test_m_estimate_and_prior_alpha(tmp_path, make_class_folders):
-    corpus = make_class_folders(["dog cat dog", "cat dog", "dog", "tulip rose", "rose rose tulip"], ["a", "a", "a", "f", "f"])
+    corpus = make_class_folders(
+        ["dog cat dog", "cat dog", "dog", "tulip rose", "rose rose tulip"], ["a", "a", "a", "f", "f"]
+    )
     model = tmp_path / "m.nb"
     assert run(["train", corpus, "-o", model, "-q", "--m-estimate", "8", "--prior-alpha", "1"]).exit_code == 0
     clf = modelfile.load(str(model))
@@ -319,8 +366,13 @@ def test_from_model_rederives_the_tables_without_the_corpus(corpus, tmp_path):
     common = ["train", corpus["train"], "-q", "--min-df", "1", "--max-df", "1.0"]
     old, new, direct = tmp_path / "old.nb", tmp_path / "new.nb", tmp_path / "direct.nb"
     assert run([*common, "-o", old, "--model", "bernoulli"]).exit_code == 0
-    for options in (["--alpha", "0.1"], ["--model", "multinomial", "--alpha", "0.1"], ["--model", "complement", "--weight-norm"],
-                    ["--estimate", "map", "--alpha", "3", "--prior", "uniform"], ["--select", "200"]):
+    for options in (
+        ["--alpha", "0.1"],
+        ["--model", "multinomial", "--alpha", "0.1"],
+        ["--model", "complement", "--weight-norm"],
+        ["--estimate", "map", "--alpha", "3", "--prior", "uniform"],
+        ["--select", "200"],
+    ):
         kind = options[1] if options[0] == "--model" else "bernoulli"
         result = run(["train", "--from-model", old, "-o", new, "-q", *options])
         assert result.exit_code == 0, result.stderr
@@ -368,6 +420,7 @@ def test_version_1_files_still_load(tmp_path, small_model):
 
 # -- invariants on random count tables ----------------------------------------------------
 
+
 @settings(max_examples=60, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
@@ -395,7 +448,9 @@ def test_probabilities_sum_to_one_and_the_contract_holds(seed, n_classes, n_term
         return
     docs = rng.integers(0, 3, (7, n_terms))
     rows, cols = np.nonzero(docs)
-    X = SparseCounts(np.searchsorted(rows, np.arange(8)).astype(np.int64), cols, docs[rows, cols].astype(np.float64), (7, n_terms))
+    X = SparseCounts(
+        np.searchsorted(rows, np.arange(8)).astype(np.int64), cols, docs[rows, cols].astype(np.float64), (7, n_terms)
+    )
     log_p = model.predict_log_proba(X)
     assert np.isfinite(log_p).all()
     assert np.allclose(np.exp(log_p).sum(axis=1), 1.0)
@@ -434,6 +489,14 @@ def test_bad_version_2_model_settings_are_one_line_errors(tmp_path, change):
 
 def test_train_help_documents_each_formula():
     text = " ".join(run(["train", "--help"]).stdout.split())
-    for needle in ("(D_cj + alpha) / (N_c + 2 alpha)", "theta~_cj", "(N + a - 1) / (T + K (a - 1))", "(N + M P) / (T + M)",
-                   "(N_c + A) / (N + A C)", "ln((1 + N) / (1 + df_j)) + 1", "H(C) - H(C | term present/absent)", "--from-model"):
+    for needle in (
+        "(D_cj + alpha) / (N_c + 2 alpha)",
+        "theta~_cj",
+        "(N + a - 1) / (T + K (a - 1))",
+        "(N + M P) / (T + M)",
+        "(N_c + A) / (N + A C)",
+        "ln((1 + N) / (1 + df_j)) + 1",
+        "H(C) - H(C | term present/absent)",
+        "--from-model",
+    ):
         assert needle in text, needle

@@ -29,7 +29,9 @@ def _sklearn(train_texts, train_labels, test_texts, alpha, **cv):
     return list(nb.classes_), nb.predict_proba(vec.transform(test_texts))
 
 
-@pytest.mark.parametrize("alpha, extra", [("1", []), ("0.01", []), ("1", ["--token-pattern", PATTERN]), ("0.5", ["--ngrams", "2"])])
+@pytest.mark.parametrize(
+    "alpha, extra", [("1", []), ("0.01", []), ("1", ["--token-pattern", PATTERN]), ("0.5", ["--ngrams", "2"])]
+)
 def test_cli_probabilities_agree_with_scikit_learn(tmp_path, make_class_folders, make_jsonl, alpha, extra):
     train_texts, train_labels = make_docs(4000, seed=31)
     test_texts, _ = make_docs(1000, seed=32)
@@ -53,6 +55,8 @@ def test_on_the_bundled_topics_corpus(tmp_path):
     train = [json.loads(line) for line in train_path.read_text(encoding="utf-8").splitlines()]
     test = [json.loads(line) for line in test_path.read_text(encoding="utf-8").splitlines()]
     records = _predict_json(model, test_path)
-    classes, expected = _sklearn([r["text"] for r in train], [r["label"] for r in train], [r["text"] for r in test], 1.0)
+    classes, expected = _sklearn(
+        [r["text"] for r in train], [r["label"] for r in train], [r["text"] for r in test], 1.0
+    )
     got = np.array([[r["probabilities"][c] for c in classes] for r in records])
     assert np.abs(got - expected).max() < 1e-9

@@ -106,5 +106,7 @@ def test_workers_reading_files_warn_in_file_order_and_count_every_file(tmp_path)
 
     docs = labeled_corpus([str(root)], [], ReadOptions())
     moved = []
-    clf = train(docs, AnalyzerOptions(), TrainOptions(), progress=lambda batch: moved.append(docs.progress(batch)), jobs=2)
+    clf = train(
+        docs, AnalyzerOptions(), TrainOptions(), progress=lambda batch: moved.append(docs.progress(batch)), jobs=2
+    )
     assert sum(moved) == docs.total == clf.meta["n_documents"]  # dangling links are left out when listing

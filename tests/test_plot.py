@@ -66,11 +66,20 @@ def test_png_without_matplotlib_and_other_errors(tmp_path, models, monkeypatch, 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails as if not installed
     result = run(["eval", model, test, "--plot", tmp_path / "x.png", "-q"])
     assert result.exit_code == 1
-    assert result.stderr == "nbcli: error: --plot PNG needs matplotlib; install it with: pip install 'nbcli[plot]' (or write .svg, which needs nothing)\n"
+    assert result.stderr == (
+        "nbcli: error: --plot PNG needs matplotlib; install it with: pip install 'nbcli[plot]' (or write .svg, "
+        "which needs nothing)\n"
+    )
     result = run(["eval", model, test, "--plot", tmp_path / "x.gif"])
-    assert result.exit_code == 1 and result.stderr == f"nbcli: error: --plot {tmp_path / 'x.gif'}: the file name must end in .svg or .png\n"
+    assert (
+        result.exit_code == 1
+        and result.stderr == f"nbcli: error: --plot {tmp_path / 'x.gif'}: the file name must end in .svg or .png\n"
+    )
     texts, labels = make_docs(40, seed=1, classes=["a", "b"])
     result = run(["eval", "--cv", "2", make_class_folders(texts, labels), "--plot", tmp_path / "x.svg"])
     assert result.exit_code == 2 and "--plot does not go with --cv" in result.stderr
     result = run(["eval", model, test, "--plot", tmp_path / "no" / "such" / "x.svg", "-q"])
-    assert result.exit_code == 1 and result.stderr == f"nbcli: error: --plot {tmp_path / 'no' / 'such' / 'x.svg'}: No such file or directory\n"
+    assert (
+        result.exit_code == 1
+        and result.stderr == f"nbcli: error: --plot {tmp_path / 'no' / 'such' / 'x.svg'}: No such file or directory\n"
+    )

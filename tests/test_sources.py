@@ -6,7 +6,7 @@ import pytest
 
 from nbcli.decode import decode_bytes
 from nbcli.errors import NbcliError
-from nbcli.sources import ReadOptions, batches, documents_in, labeled_corpus, Document
+from nbcli.sources import Document, ReadOptions, batches, documents_in, labeled_corpus
 
 
 def docs_of(corpus):
@@ -58,7 +58,7 @@ def test_folder_without_classes_and_missing_paths(tmp_path):
 
 
 def test_tsv_csv_jsonl_with_default_and_custom_fields(tmp_path):
-    (tmp_path / "a.tsv").write_text("label\ttext\tid\nspam\tcheap \"pills\"\tx1\nham\thello\t\n")
+    (tmp_path / "a.tsv").write_text('label\ttext\tid\nspam\tcheap "pills"\tx1\nham\thello\t\n')
     (tmp_path / "b.csv").write_text('category,body\nham,"line one\nline two, with comma"\nspam,win\n')
     (tmp_path / "c.jsonl").write_text('{"text": "caf\\u00e9", "label": 1}\n\n{"text": "x", "label": 0, "id": 7}\n')
     opts = ReadOptions()
@@ -87,7 +87,9 @@ def test_headerless_tables_use_column_numbers(tmp_path):
 
 def test_missing_columns_are_errors_with_the_fix(tmp_path):
     (tmp_path / "a.tsv").write_text("kind\tbody\nspam\tx\n")
-    with pytest.raises(NbcliError, match=r"has no column 'text' \(its columns: kind, body\); name the text column with --text-field"):
+    with pytest.raises(
+        NbcliError, match=r"has no column 'text' \(its columns: kind, body\); name the text column with --text-field"
+    ):
         docs_of(labeled_corpus([str(tmp_path / "a.tsv")], [], ReadOptions()))
     (tmp_path / "b.jsonl").write_text('{"body": "x", "label": "a"}\n')
     with pytest.raises(NbcliError, match=r"record has no field 'text' \(its fields: body, label\)"):
@@ -96,7 +98,8 @@ def test_missing_columns_are_errors_with_the_fix(tmp_path):
 
 def test_bad_rows_are_skipped_with_warnings(tmp_path):
     (tmp_path / "a.jsonl").write_bytes(
-        b'{"text": "ok", "label": "a"}\n{broken\n[1,2]\n{"text": "no label"}\n{"text": "\xff\xfe bad bytes", "label": "b"}\n'
+        b'{"text": "ok", "label": "a"}\n{broken\n[1,2]\n{"text": "no label"}\n{"text": "\xff\xfe bad bytes", '
+        b'"label": "b"}\n'
     )
     warnings = []
     got = docs_of(labeled_corpus([str(tmp_path / "a.jsonl")], [], ReadOptions(warn=warnings.append)))

@@ -11,8 +11,9 @@ import time
 
 import pytest
 
-from conftest import run
 from nbcli.sources import ReadOptions, _table_docs, labeled_corpus
+
+from conftest import run
 
 SPACE = "star planet orbit comet galaxy"
 FOOD = "oven recipe flour butter garlic"
@@ -60,7 +61,9 @@ def test_a_csv_quote_that_is_never_closed_is_reported_with_its_line_and_exit_sta
 
 
 def test_a_csv_syntax_error_skips_that_row_only(tmp_path):
-    docs, warnings = read(tmp_path, "a.csv", f'label,text\nspace,"{SPACE}"x\nfood,{FOOD}\nspace,"{SPACE}\nstill"\n'.encode())
+    docs, warnings = read(
+        tmp_path, "a.csv", f'label,text\nspace,"{SPACE}"x\nfood,{FOOD}\nspace,"{SPACE}\nstill"\n'.encode()
+    )
     assert [(label, text) for _, label, text in docs] == [("food", FOOD), ("space", f"{SPACE}\nstill")]
     assert len(warnings) == 1 and warnings[0].startswith(f"{tmp_path / 'a.csv'}:2: not valid CSV (")
 
@@ -70,14 +73,17 @@ def test_a_carriage_return_in_an_unquoted_csv_field_is_a_warning_not_an_internal
     result = run(["train", tmp_path / "a.csv", "-o", tmp_path / "m.nb"])
     assert result.exit_code == 0, result.stderr
     assert result.stderr.startswith(
-        f"nbcli: warning: {tmp_path / 'a.csv'}:2: not valid CSV (a carriage return in an unquoted field); skipping line 2\n"
+        f"nbcli: warning: {tmp_path / 'a.csv'}:2: not valid CSV (a carriage return in an unquoted field); "
+        "skipping line 2\n"
     )
 
 
 def test_a_csv_row_with_an_extra_field_is_skipped(tmp_path):
     docs, warnings = read(tmp_path, "a.csv", f"label,text\nspace,{SPACE}, and more\nfood,{FOOD}\n".encode())
     assert [label for _, label, _ in docs] == ["food"]
-    assert warnings == [f"{tmp_path / 'a.csv'}:2: 3 fields but the header has 2 (stray commas in the text?); skipping it"]
+    assert warnings == [
+        f"{tmp_path / 'a.csv'}:2: 3 fields but the header has 2 (stray commas in the text?); skipping it"
+    ]
 
 
 def test_a_csv_with_a_10_mb_quoted_field_is_read_in_linear_time(tmp_path):
@@ -141,7 +147,8 @@ def test_a_json_label_that_is_not_a_string_is_refused_with_its_line(tmp_path):
 
 def test_training_on_a_list_label_no_longer_makes_a_class_named_after_the_list(tmp_path):
     (tmp_path / "a.jsonl").write_text(
-        f'{{"text": "{SPACE}", "label": ["x"]}}\n{{"text": "{SPACE}", "label": "space"}}\n{{"text": "{FOOD}", "label": "food"}}\n'
+        f'{{"text": "{SPACE}", "label": ["x"]}}\n{{"text": "{SPACE}", "label": "space"}}\n{{"text": "{FOOD}", '
+        f'"label": "food"}}\n'
     )
     result = run(["train", tmp_path / "a.jsonl", "-o", tmp_path / "m.nb"])
     assert result.exit_code == 0, result.stderr
@@ -149,7 +156,12 @@ def test_training_on_a_list_label_no_longer_makes_a_class_named_after_the_list(t
 
 
 def test_a_json_text_that_is_not_a_string_is_refused(tmp_path):
-    lines = ['{"text": null, "label": "a"}', '{"text": 42, "label": "a"}', '{"text": ["w"], "label": "a"}', '{"text": "ok", "label": "a"}']
+    lines = [
+        '{"text": null, "label": "a"}',
+        '{"text": 42, "label": "a"}',
+        '{"text": ["w"], "label": "a"}',
+        '{"text": "ok", "label": "a"}',
+    ]
     docs, warnings = read(tmp_path, "a.jsonl", ("\n".join(lines) + "\n").encode())
     assert [text for _, _, text in docs] == ["ok"]
     assert [w.split(": ", 1)[1] for w in warnings] == [

@@ -19,9 +19,18 @@ def test_grid_combinations_and_command_line():
         {"alpha": 0.1, "model": "complement"},
     ]
     assert all(isinstance(v, list) for v in tuning.GRID.values()) and "alpha" in tuning.GRID
-    command = tuning.train_command(["my corpus"], [("--alpha", 3.0), ("--no-mail", True), ("--label", "spam=s p")], {"alpha": 0.01, "unknown": "smooth"})
-    assert command == "nbcli train 'my corpus' --no-mail --label 'spam=s p' --alpha 0.01 --unknown-terms smooth -o MODEL"
-    assert tuning.train_command(["c"], [("--model", "multinomial")], {"kind": "complement"}) == "nbcli train c --model complement -o MODEL"
+    command = tuning.train_command(
+        ["my corpus"],
+        [("--alpha", 3.0), ("--no-mail", True), ("--label", "spam=s p")],
+        {"alpha": 0.01, "unknown": "smooth"},
+    )
+    assert (
+        command == "nbcli train 'my corpus' --no-mail --label 'spam=s p' --alpha 0.01 --unknown-terms smooth -o MODEL"
+    )
+    assert (
+        tuning.train_command(["c"], [("--model", "multinomial")], {"kind": "complement"})
+        == "nbcli train c --model complement -o MODEL"
+    )
 
 
 def test_tune_prints_the_best_and_a_command_that_trains_it(tmp_path, make_class_folders):
@@ -34,7 +43,23 @@ def test_tune_prints_the_best_and_a_command_that_trains_it(tmp_path, make_class_
     assert [r["settings"] for r in got["results"]] == tuning.combinations(tuning.GRID)
     assert got["best"] == got["results"][means.index(min(means))]["settings"]  # log loss: smaller is better
     best = got["best"]
-    cv = json.loads(run(["eval", "--cv", "3", corpus, "--ngrams", "2", "--model", best["kind"], "--alpha", str(best["alpha"]), "--json"]).stdout)
+    cv = json.loads(
+        run(
+            [
+                "eval",
+                "--cv",
+                "3",
+                corpus,
+                "--ngrams",
+                "2",
+                "--model",
+                best["kind"],
+                "--alpha",
+                str(best["alpha"]),
+                "--json",
+            ]
+        ).stdout
+    )
     assert cv["metrics"]["log_loss"]["mean"] == pytest.approx(min(means))
     text = run(["tune", corpus, "--cv", "3", "--ngrams", "2"]).stdout
     command = text.splitlines()[-1]

@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.feature_extraction.text import CountVectorizer
 
+from nbcli import vectorize
 from nbcli.errors import NbcliError
 from nbcli.tokenize import Analyzer, AnalyzerOptions
-from nbcli import vectorize
 from nbcli.vectorize import HashIndex, Vectorizer, Vocabulary, VocabularyBuilder, prune_mask
 
 from conftest import make_docs
@@ -108,7 +108,9 @@ def test_bucket_lookup_agrees_with_binary_search(n_terms):
     hashes = np.unique(rng.integers(0, 2**63, n_terms * 2, dtype=np.int64).astype(np.uint64) * np.uint64(2))[:n_terms]
     vocab = Vocabulary(hashes, *vectorize._pack([f"t{i}" for i in range(len(hashes))]))
     known = hashes[rng.integers(0, len(hashes), 70_000)]
-    unknown = rng.integers(0, 2**63, 30_000, dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(1)  # odd: never in vocab
+    unknown = rng.integers(0, 2**63, 30_000, dtype=np.int64).astype(np.uint64) * np.uint64(2) + np.uint64(
+        1
+    )  # odd: never in vocab
     queries = np.concatenate([known, unknown, hashes[:1] + np.uint64(2)])
     assert len(queries) >= vectorize._BUCKET_MIN_QUERIES
     want = np.concatenate([vocab.lookup(chunk) for chunk in np.array_split(queries, 64)])  # small: binary search

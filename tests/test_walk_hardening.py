@@ -11,9 +11,10 @@ import shutil
 
 import pytest
 
-from conftest import make_docs, run, run_process
 from nbcli.sources import ReadOptions, documents_in, labeled_corpus
 from nbcli.walk import list_files
+
+from conftest import make_docs, run, run_process
 
 
 @pytest.fixture
@@ -84,7 +85,8 @@ def test_strict_makes_a_fifo_an_error_before_a_model_is_written(tmp_path, corpus
     result = run(["train", corpus, "-o", model, "--strict"])
     assert result.exit_code == 1
     assert result.stderr == (
-        f"nbcli: error: {corpus / 'code' / 'pipe'}: a FIFO, not a regular file; --strict makes every skipped input an error\n"
+        f"nbcli: error: {corpus / 'code' / 'pipe'}: a FIFO, not a regular file; --strict makes every skipped "
+        "input an error\n"
     )
     assert not model.exists()
 
@@ -133,7 +135,9 @@ def test_a_link_loop_ends_with_a_warning(tmp_path, corpus):
     result = run_process(["train", corpus, "-o", tmp_path / "m.nb"], timeout=60)
     err = result.stderr.decode()
     assert result.returncode == 0, err
-    assert f"skipping {corpus / 'code' / 'loop'}: the same folder as {corpus / 'code'} (a link), which is read once" in err
+    assert (
+        f"skipping {corpus / 'code' / 'loop'}: the same folder as {corpus / 'code'} (a link), which is read once" in err
+    )
     assert f"skipping {corpus / 'food' / 'sub' / 'up'}: the same folder as {corpus / 'food'}" in err
     assert n_documents(err) == 40
 
@@ -172,7 +176,9 @@ def _deny(monkeypatch, function: str, denied, err=errno.EACCES):
     monkeypatch.setattr(os, function, fake)
 
 
-def test_an_unreadable_sub_folder_warns_and_makes_the_exit_status_1_but_the_model_is_written(tmp_path, corpus, monkeypatch):
+def test_an_unreadable_sub_folder_warns_and_makes_the_exit_status_1_but_the_model_is_written(
+    tmp_path, corpus, monkeypatch
+):
     (corpus / "food" / "locked").mkdir()
     (corpus / "food" / "locked" / "x.txt").write_text("lost words")
     _deny(monkeypatch, "scandir", str(corpus / "food" / "locked"))
@@ -182,12 +188,16 @@ def test_an_unreadable_sub_folder_warns_and_makes_the_exit_status_1_but_the_mode
     lines = result.stderr.splitlines()
     assert lines[0] == f"nbcli: warning: skipping the folder {corpus / 'food' / 'locked'}: Permission denied"
     assert lines[1].startswith("nbcli: wrote ") and n_documents(lines[1]) == 40
-    assert lines[2].startswith(f"nbcli: error: 1 input(s) could not be read: the folder {corpus / 'food' / 'locked'}: Permission denied")
+    assert lines[2].startswith(
+        f"nbcli: error: 1 input(s) could not be read: the folder {corpus / 'food' / 'locked'}: Permission denied"
+    )
     assert model.exists()
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_an_unreadable_file_makes_the_exit_status_1_also_when_workers_read_the_files(tmp_path, corpus, monkeypatch, jobs):
+def test_an_unreadable_file_makes_the_exit_status_1_also_when_workers_read_the_files(
+    tmp_path, corpus, monkeypatch, jobs
+):
     # With -j 2 the files are opened in forked workers (which inherit the
     # patched os.open) and their warnings are said by the parent.
     denied = str(corpus / "code" / sorted(os.listdir(corpus / "code"))[0])
@@ -201,7 +211,9 @@ def test_an_unreadable_file_makes_the_exit_status_1_also_when_workers_read_the_f
 
 
 def test_workers_report_unreadable_files_in_file_order_as_one_process_does(tmp_path, corpus, monkeypatch):
-    denied = [str(corpus / cls / sorted(os.listdir(corpus / cls))[i]) for cls, i in (("food", 5), ("code", 17), ("code", 2))]
+    denied = [
+        str(corpus / cls / sorted(os.listdir(corpus / cls))[i]) for cls, i in (("food", 5), ("code", 17), ("code", 2))
+    ]
     _deny(monkeypatch, "open", denied)
     stderr = {}
     for jobs in ("1", "2"):
@@ -304,7 +316,12 @@ def test_a_model_named_on_the_command_line_is_still_a_document(tmp_path, corpus)
 
 @pytest.mark.parametrize(
     "command",
-    [["eval", "MODEL", "CORPUS"], ["eval", "--cv", "2", "CORPUS"], ["tune", "--cv", "2", "CORPUS"], ["tokens", "CORPUS"]],
+    [
+        ["eval", "MODEL", "CORPUS"],
+        ["eval", "--cv", "2", "CORPUS"],
+        ["tune", "--cv", "2", "CORPUS"],
+        ["tokens", "CORPUS"],
+    ],
     ids=["eval", "eval --cv", "tune", "tokens"],
 )
 def test_every_reading_command_exits_1_after_an_input_that_could_not_be_read(tmp_path, corpus, small_model, command):
@@ -318,5 +335,6 @@ def test_every_reading_command_exits_1_after_an_input_that_could_not_be_read(tmp
     )
     strict = run([*args, "--strict"])
     assert strict.exit_code == 1 and strict.stderr == (
-        f"nbcli: error: {corpus / 'code' / 'gone.txt'}: No such file or directory; --strict makes every skipped input an error\n"
+        f"nbcli: error: {corpus / 'code' / 'gone.txt'}: No such file or directory; --strict makes every skipped "
+        "input an error\n"
     )

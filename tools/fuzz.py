@@ -31,13 +31,24 @@ def seeds(fetch: bool) -> list[tuple[str, bytes]]:
     out = fuzzing.sample_messages()
     sa = fuzzing.spamassassin_messages()
     if not sa and fetch:
-        done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "fetch.py"), "spam-assassin"], cwd=REPO / "benchmarks")
+        done = subprocess.run(
+            [sys.executable, str(REPO / "benchmarks" / "fetch.py"), "spam-assassin"], cwd=REPO / "benchmarks"
+        )
         if done.returncode == 0:
             sa = fuzzing.spamassassin_messages()
     if sa:
-        print(f"seed messages: {len(out)} from sample_corpora/mail, {len(sa)} from the SpamAssassin corpus", file=sys.stderr)
+        print(
+            f"seed messages: {len(out)} from sample_corpora/mail, {len(sa)} from the SpamAssassin corpus",
+            file=sys.stderr,
+        )
     else:
-        print(f"note: the SpamAssassin corpus is not available (npm missing or fetch failed); fuzzing the {len(out)} sample_corpora/mail messages only", file=sys.stderr)
+        print(
+            (
+                "note: the SpamAssassin corpus is not available (npm missing or fetch failed); fuzzing the "
+                f"{len(out)} sample_corpora/mail messages only"
+            ),
+            file=sys.stderr,
+        )
     return out + sa
 
 
@@ -46,7 +57,9 @@ def main(argv=None) -> int:
     ap.add_argument("--count", type=int, default=2000, help="messages to fuzz (default 2000)")
     ap.add_argument("--seed", type=int, default=1, help="RNG seed; the same seed gives the same messages")
     ap.add_argument("--max-bytes", type=int, default=1 << 19, help="largest fuzzed message (default 512 KiB)")
-    ap.add_argument("--timeout", type=float, default=30.0, help="seconds per nbcli call, plus --timeout-per-mb per MB of input")
+    ap.add_argument(
+        "--timeout", type=float, default=30.0, help="seconds per nbcli call, plus --timeout-per-mb per MB of input"
+    )
     ap.add_argument("--timeout-per-mb", type=float, default=20.0)
     ap.add_argument("--findings", default=str(REPO / "build" / "fuzz-findings"), help="where reproducers go")
     ap.add_argument("--nbcli", default=str(REPO / ".venv" / "bin" / "nbcli"), help="the nbcli to run")
@@ -58,7 +71,10 @@ def main(argv=None) -> int:
     work = Path(tempfile.mkdtemp(prefix="nbcli-fuzz-"))
     try:
         model = work / "mail.nb"
-        trained = subprocess.run([args.nbcli, "train", str(REPO / "sample_corpora" / "mail" / "train"), "-o", str(model), "-q"], capture_output=True)
+        trained = subprocess.run(
+            [args.nbcli, "train", str(REPO / "sample_corpora" / "mail" / "train"), "-o", str(model), "-q"],
+            capture_output=True,
+        )
         if trained.returncode != 0:
             print(f"fuzz: training the model failed: {trained.stderr.decode(errors='replace')}", file=sys.stderr)
             return 2

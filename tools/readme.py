@@ -43,7 +43,9 @@ def run_examples(readme: str, workdir: Path, python_bin: Path) -> str:
             command, _, shown = piece.partition("\n")
             runnable = command.startswith("nbcli") and "path/to" not in command
             if runnable:
-                proc = subprocess.run(["bash", "-c", command + " 2>&1"], cwd=workdir, env=env, capture_output=True, text=True, timeout=600)
+                proc = subprocess.run(
+                    ["bash", "-c", command + " 2>&1"], cwd=workdir, env=env, capture_output=True, text=True, timeout=600
+                )
                 if shown.strip() and "..." not in shown:
                     shown = "".join(line.rstrip() + "\n" for line in proc.stdout.splitlines() if line.strip())
             out.append("$ " + command + "\n" + shown)
