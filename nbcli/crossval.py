@@ -47,9 +47,10 @@ def analyse(docs, analyzer, progress=None) -> AnalysedCorpus:
 
     builder = VocabularyBuilder()
     ids, ptrs, labels = [], [np.zeros(1, dtype=np.int64)], []
-    offset = 0
+    offset = mail_docs = 0
     for batch in batches(docs):
         tokens = analyzer.analyze([d.data for d in batch], [d.kind for d in batch])
+        mail_docs += tokens.mail_docs
         ids.append(builder.ids(tokens))
         ptrs.append(np.asarray(tokens.doc_ptr[1:], dtype=np.int64) + offset)
         offset += len(ids[-1])
@@ -63,7 +64,7 @@ def analyse(docs, analyzer, progress=None) -> AnalysedCorpus:
     classes = sorted(set(labels))
     index = {c: i for i, c in enumerate(classes)}
     y = np.array([index[lab] for lab in labels], dtype=np.int64)
-    return AnalysedCorpus(X, y, classes, vocab, analyzer.mail_docs)
+    return AnalysedCorpus(X, y, classes, vocab, mail_docs)
 
 
 def stratified_folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:

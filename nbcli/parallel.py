@@ -121,7 +121,6 @@ def _count_worker(analyzer_options, doc_freq, tasks, results, parent) -> None:
                 break
             datas, kinds, labels = task
             table.add(analyzer.analyze(datas, kinds), labels)
-        table.mail_docs += analyzer.mail_docs
         results.put(("ok", table.state()))
     except BaseException as exc:  # report, never hang the parent
         results.put(("error", f"{type(exc).__name__}: {exc}"))
@@ -187,7 +186,6 @@ def _count_files_worker(analyzer_options, doc_freq, tasks, results, parent) -> N
 
             for batch in batches(docs(part, start, stop, files), first=FILES_PER_TASK):
                 table.add(analyzer.analyze([d.data for d in batch], [d.kind for d in batch]), [d.label for d in batch])
-        table.mail_docs += analyzer.mail_docs
         results.put(("ok", (table.state(), warnings)))
     except BaseException as exc:  # report, never hang the parent
         results.put(("error", f"{type(exc).__name__}: {exc}"))

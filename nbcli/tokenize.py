@@ -265,12 +265,15 @@ class TokenBatch:
         documents one after another.
     doc_ptr: int64 array of shape (n_docs + 1,); the tokens of document i are
         hashes[doc_ptr[i]:doc_ptr[i + 1]].
+    mail_docs: how many of the documents were read as mail (training's
+        defaults depend on whether most of a corpus is mail).
     """
 
-    def __init__(self, hashes, doc_ptr, strings_of):
+    def __init__(self, hashes, doc_ptr, strings_of, mail_docs: int = 0):
         self.hashes = hashes
         self.doc_ptr = doc_ptr
         self._strings_of = strings_of
+        self.mail_docs = mail_docs
 
     @property
     def n_docs(self) -> int:
@@ -314,7 +317,6 @@ class Analyzer:
         self._regex = options.check()
         stop = [w.lower() for w in options.stop_words]
         self._stop = np.unique(hashing.hash_strings(stop)) if stop else None
-        self.mail_docs = 0
 
     # -- public ----------------------------------------------------------------
 
@@ -322,7 +324,12 @@ class Analyzer:
         """Tokens of `docs`, each a str, or bytes: a message if it is mail
         (kind 'mail', or kind 'auto' and it looks like mail) and the
         analyzer's mail option is on, else text decoded by `decode_bytes`.
-        Counts the documents read as mail in `self.mail_docs`."""
+        The batch says how many were read as mail (`TokenBatch.mail_docs`)."""
+        batch, mail = self._analyze(docs, kinds)
+        batch.mail_docs = mail
+        return batch
+
+    def _analyze(self, docs: list, kinds: list[str] | None) -> tuple[TokenBatch, int]:
         # Text segments, lowercased, in four groups by token rule (text or
         # mail) and by whether they are ASCII (numpy works on bytes then,
         # which is several times cheaper than on 32-bit code points).
@@ -334,6 +341,7 @@ class Analyzer:
         lit_doc: list[int] = []
         lit_key: list[int] = []
         seq = 0
+        mail = 0
         for i, data in enumerate(docs):
             kind = kinds[i] if kinds is not None else "auto"
             if (
@@ -352,7 +360,7 @@ class Analyzer:
                 literals.extend(found.literals)
                 lit_doc.extend([i] * len(found.literals))
                 lit_key.extend([2 * seq - 1] * len(found.literals))
-                self.mail_docs += 1
+                mail += 1
             else:
                 text = (data if isinstance(data, str) else decode_bytes(data)).lower()
                 texts, docs_of, prefixes, seqs = groups.setdefault((False, text.isascii()), ([], [], [], []))
@@ -362,7 +370,7 @@ class Analyzer:
                 seqs.append(2 * seq)
                 seq += 1
         if not groups:
-            return TokenBatch(np.zeros(0, np.uint64), np.zeros(len(docs) + 1, np.int64), lambda idx: [])
+            return TokenBatch(np.zeros(0, np.uint64), np.zeros(len(docs) + 1, np.int64), lambda idx: []), mail
         parts, seg_doc, seg_prefix, seg_key = [], [], [], []
         for (mail_rule, _), (texts, docs_of, prefixes, seqs) in sorted(groups.items()):
             parts.append(self._segment_tokens(texts, mail_rule))
@@ -370,11 +378,11 @@ class Analyzer:
             seg_prefix += prefixes
             seg_key += seqs
         if len(parts) == 1 and not literals and len(seg_doc) == len(docs):
-            return parts[0]  # plain text, one segment per document, in order
+            return parts[0], mail  # plain text, one segment per document, in order
         segments = parts[0]
         for part in parts[1:]:
             segments = _concat(segments, part)
-        return _assemble(
+        assembled = _assemble(
             segments,
             len(docs),
             np.array(seg_doc, dtype=np.int64),
@@ -384,6 +392,7 @@ class Analyzer:
             lit_doc,
             lit_key,
         )
+        return assembled, mail
 
     def tokens(self, doc, kind: str = "auto") -> list[str]:
         """The terms of one document, in order (for `nbcli tokens` and tests)."""

@@ -107,7 +107,9 @@ class CountTable:
             setattr(self, name, grown)
 
     def add(self, batch: TokenBatch, labels: list[str]) -> None:
-        """Count the tokens of a batch whose documents have these labels."""
+        """Count the tokens of a batch whose documents have these labels
+        (and how many of them were read as mail)."""
+        self.mail_docs += batch.mail_docs
         ids = self.vocab.ids(batch)
         cls_doc = np.array([self._class_id(lab) for lab in labels], dtype=np.int64)
         for cid in cls_doc.tolist():
@@ -184,7 +186,6 @@ def count_corpus(
 
     table = CountTable(doc_freq=doc_freq)
     parallel.count(docs, analyzer, table, jobs, progress)
-    table.mail_docs += analyzer.mail_docs
     return table
 
 

@@ -102,3 +102,14 @@ def test_the_mail_rule_is_exactly_its_regex(texts):
     for i, text in enumerate(texts):
         got = uni.strings_of(np.arange(uni.doc_ptr[i], uni.doc_ptr[i + 1]))
         assert got == re.findall(MAIL_TOKEN_PATTERN, text)
+
+
+def test_a_batch_says_how_many_documents_were_read_as_mail():
+    """Training's mail defaults hang on this count: it comes with each
+    batch, not from a counter the analyzer keeps across calls."""
+    message = b"From: a@example.com\nSubject: hello\n\nbody words\n"
+    analyzer = Analyzer()
+    assert analyzer.analyze([message, "plain text", message]).mail_docs == 2
+    assert analyzer.analyze(["plain text"]).mail_docs == 0  # nothing carried over
+    assert Analyzer(AnalyzerOptions(mail=False)).analyze([message]).mail_docs == 0
+    assert not hasattr(analyzer, "mail_docs")
