@@ -55,14 +55,11 @@ class Classifier:
         log_proba = self.model.predict_log_proba(X)
         return (log_proba, self._explanations(X, explain)) if explain else log_proba
 
-    def explain(self, docs: list, kinds: list[str] | None = None, top: int = 10) -> list[dict]:
+    def _explanations(self, X, top: int) -> list[dict]:
         """Per document, the `top` terms that pushed it most toward its class
         against the runner-up (see `explain.explain`), as JSON-ready dicts:
         {"versus", "log_odds", "prior", "unknown": {"count", "contribution"},
         "terms": [{"term", "count", "contribution"}]}."""
-        return self._explanations(self.counts(docs, kinds), top)
-
-    def _explanations(self, X, top: int) -> list[dict]:
         from nbcli.explain import explain
 
         out = []

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF  # noqa: F401 (re-exported)
+from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF
 
 HEADER = b"X-NB-Class"
 EVIDENCE_HEADER = b"X-NB-Evidence"
@@ -54,8 +54,9 @@ def _folded(name: bytes, items: list[str], eol: bytes, width: int = 78) -> bytes
 
 
 def evidence_items(explanation: dict) -> list[str]:
-    """An explanation (see `Classifier.explain`) as header items: the class
-    compared with, the prior, unknown terms, then 'term' count contribution."""
+    """An explanation (see `Classifier._explanations`) as header items: the
+    class compared with, the prior, unknown terms, then 'term' count
+    contribution."""
     items = [
         f"versus {explanation['versus']}",
         f"log-odds {explanation['log_odds']:+.2f}",

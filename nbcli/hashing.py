@@ -61,11 +61,6 @@ def pow_p(lengths: np.ndarray) -> np.ndarray:
     return np.array([pow(P, int(n), 1 << 64) for n in lengths], dtype=np.uint64)
 
 
-def concat(h1: np.ndarray, len1: np.ndarray, h2: np.ndarray) -> np.ndarray:
-    """H(x + y) from H(x), len(x) and H(y), elementwise."""
-    return h1 + pow_p(len1) * h2
-
-
 def _hash_window(codes: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     pw, inv = _powers(len(codes) + 1)
     prefix = np.empty(len(codes) + 1, dtype=np.uint64)
@@ -140,8 +135,3 @@ def hash_strings(strings: list[str]) -> np.ndarray:
     ends = np.cumsum(lengths)
     starts = ends - lengths
     return hash_spans(codes_of("".join(strings)), starts, ends)
-
-
-def hash_one(s: str) -> int:
-    """H(s) as a Python int."""
-    return int(hash_strings([s])[0])

@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass, field
 
 from nbcli.decode import decode_bytes
-from nbcli.defaults import DEFAULT_MAX_MESSAGE_BYTES  # noqa: F401 (re-exported)
+from nbcli.defaults import DEFAULT_MAX_MESSAGE_BYTES
 
 _HEADER_NAME = re.compile(rb"[!-9;-~]+:")
 _MAIL_HEADERS = {

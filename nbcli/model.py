@@ -296,10 +296,6 @@ class EventModel:
             tables = self.derive()
         self.log_prior, self.weights, self.bias, self.unknown_weight = tables
 
-    @property
-    def n_terms(self) -> int:
-        return int(np.shape(self.feature_count)[1])
-
     def beta(self, n_categories: int):
         """The Dirichlet prior's parameters for a distribution over K
         categories: alpha in every cell, or M P (P = 1/K by default)."""

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from nbcli.decode import decode_bytes
-from nbcli.defaults import DEFAULT_MAX_DOC_BYTES, INPUT_FORMATS, MAIL_FORMATS, TABLE_FORMATS  # noqa: F401
+from nbcli.defaults import DEFAULT_MAX_DOC_BYTES, TABLE_FORMATS
 from nbcli.errors import NbcliError
 from nbcli.mbox import mbox_entries, read_first_line, starts_mbox
 from nbcli.walk import Skipped, Unreadable, Warn, _is_hidden, _no_warn, file_kind, is_maildir, list_files, maildir_files

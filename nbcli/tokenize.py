@@ -29,9 +29,9 @@ import numpy as np
 
 from nbcli import hashing
 from nbcli.decode import decode_bytes
-from nbcli.defaults import MAX_MESSAGE_BYTES_CAP
+from nbcli.defaults import DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CAP
 from nbcli.errors import NbcliError
-from nbcli.mail import DEFAULT_MAX_MESSAGE_BYTES, extract, looks_like_mail
+from nbcli.mail import extract, looks_like_mail
 
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
 # The mail rule, as a regular expression (the analyzer uses numpy instead).

@@ -9,9 +9,9 @@ from nbcli.model import MultinomialNB, log_prior, log_softmax, parse_prior
 from nbcli.sources import Document
 from nbcli.tokenize import AnalyzerOptions
 from nbcli.training import TrainOptions, train
-from nbcli.vectorize import Vectorizer
 
 from conftest import make_docs
+from vectorizer import Vectorizer
 
 # The lecture notes' example: two classes with word distributions over
 # dog, cat, tulip, rose.

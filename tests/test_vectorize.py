@@ -9,9 +9,10 @@ from sklearn.feature_extraction.text import CountVectorizer
 from nbcli import vectorize
 from nbcli.errors import NbcliError
 from nbcli.tokenize import Analyzer, AnalyzerOptions
-from nbcli.vectorize import HashIndex, Vectorizer, Vocabulary, VocabularyBuilder, prune_mask
+from nbcli.vectorize import HashIndex, Vocabulary, VocabularyBuilder, prune_mask
 
 from conftest import make_docs
+from vectorizer import Vectorizer
 
 
 @settings(max_examples=60)
