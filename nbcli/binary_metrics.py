@@ -8,8 +8,9 @@ cut-off search sort by.
 - ROC AUC: the probability that a random spam scores above a random ham,
   ties counting one half (the Mann-Whitney statistic; equal to
   scikit-learn's roc_auc_score).
-- At the cut-offs (as `nbcli filter` decides): spam when P(spam) >= the spam
-  cut-off, ham when P(spam) <= the ham cut-off, unsure in between. The ham
+- At the cut-offs (`cutoff_verdicts`, which `nbcli filter` decides by too):
+  spam when P(spam) >= the spam cut-off, ham when P(spam) <= the ham
+  cut-off, unsure in between. The ham
   false-positive rate is the share of ham called spam, the spam recall the
   share of spam called spam, unsure the share of all documents left unsure.
 - Cut-off for a target false-positive rate (as bogotune does): with n ham
@@ -65,13 +66,30 @@ def _share(part: np.ndarray, whole: np.ndarray) -> float:
     return float((part & whole).sum() / n) if n else 0.0
 
 
+HAM, UNSURE, SPAM = 0, 1, 2
+VERDICTS = ("ham", "unsure", "spam")  # the names of the codes `cutoff_verdicts` returns
+
+
+def cutoff_verdicts(p_spam, spam_cutoff: float, ham_cutoff: float):
+    """The verdict code (SPAM, HAM or UNSURE) of P(spam), as `nbcli filter`
+    decides and `nbcli eval` counts: spam when p >= spam_cutoff, else ham
+    when p <= ham_cutoff, else unsure. The spam test comes first, so equal
+    cut-offs leave nothing unsure; a NaN p passes neither test and is
+    unsure. p_spam: a float (an int comes back) or an array (an array of
+    codes); plain arithmetic on the two tests serves both, so the filter
+    pays no numpy call per message."""
+    spam = (p_spam >= spam_cutoff) * 1
+    ham = (p_spam <= ham_cutoff) * 1
+    return SPAM * spam + UNSURE * (1 - spam) * (1 - ham)  # HAM is 0
+
+
 def at_cutoffs(p_spam: np.ndarray, is_spam: np.ndarray, spam_cutoff: float, ham_cutoff: float) -> dict:
-    """Ham false-positive rate, spam recall and unsure fraction when
-    P(spam) >= spam_cutoff is spam and P(spam) <= ham_cutoff is ham."""
-    p_spam = np.asarray(p_spam, dtype=np.float64)
+    """Ham false-positive rate, spam recall and unsure fraction of the
+    verdicts `cutoff_verdicts` gives."""
     is_spam = np.asarray(is_spam, dtype=bool)
-    spam = p_spam >= spam_cutoff
-    unsure = ~spam & (p_spam > ham_cutoff)
+    verdicts = cutoff_verdicts(np.asarray(p_spam, dtype=np.float64), spam_cutoff, ham_cutoff)
+    spam = verdicts == SPAM
+    unsure = verdicts == UNSURE
     return {
         "ham_fpr": _share(spam, ~is_spam),
         "spam_recall": _share(spam, is_spam),

@@ -510,104 +510,14 @@ _TRAINING_DEFAULTS = {
 
 
 def _training_setup(kw, base_kind: str = "multinomial"):
-    """Check the `training_options` and turn them into (AnalyzerOptions,
-    TrainOptions), before any document is read. base_kind: the event model
-    when --model is not given."""
-    from nbcli.model import check_alpha, check_prior_alpha, parse_m_estimate, parse_prior
-    from nbcli.tokenize import Analyzer, AnalyzerOptions, load_stop_words
-    from nbcli.training import TrainOptions
+    """The `training_options` as (AnalyzerOptions, TrainOptions), checked
+    before any document is read (see `training.training_options`; click's
+    names differ from the fields for --unknown-terms and --no-mail).
+    base_kind: the event model when --model is not given."""
+    from nbcli.training import training_options
 
-    given = frozenset(k for k, v in _TRAINING_DEFAULTS.items() if kw[k] != v)
-    if kw["alpha"] is not None:
-        check_alpha(kw["alpha"])
-    check_prior_alpha(kw["prior_alpha"])
-    prior = parse_prior(kw["prior"]) if kw["prior"] is not None else None
-    kind = kw["kind"] or base_kind
-    m_estimate = parse_m_estimate(kw["m_estimate"]) if kw["m_estimate"] is not None else None
-    for name in ("tf_log", "idf", "length_norm", "weight_norm"):
-        if kw[name] and kind != "complement":
-            raise NbcliError(f"--{name.replace('_', '-')} is for --model complement")
-    if m_estimate is not None and kw["alpha"] is not None:
-        raise NbcliError("give --alpha or --m-estimate, not both")
-    if m_estimate is not None and m_estimate[1] is not None and kind != "bernoulli":
-        raise NbcliError(
-            "--m-estimate M,P: a P is for --model bernoulli",
-            hint=f"the {kind} model spreads M evenly over the |V| terms; give only M",
-        )
-    if kw["estimate"] == "map" and m_estimate is None and (kw["alpha"] is None or kw["alpha"] <= 1):
-        raise NbcliError(
-            f"--estimate map needs --alpha above 1 (got {kw['alpha'] if kw['alpha'] is not None else 'the default'})",
-            hint=(
-                "the MAP estimate (N + alpha - 1) / (T + K (alpha - 1)) is zero or negative for unseen terms when "
-                "alpha <= 1"
-            ),
-        )
-    if kw["unknown_terms"] == "smooth" and kind != "multinomial":
-        raise NbcliError(f"--unknown-terms smooth is for the multinomial model, not {kind}")
-    if kw["prior_alpha"] is not None and prior not in (None, "fit"):
-        raise NbcliError("--prior-alpha smooths the fitted prior", hint="drop it, or use --prior fit")
-    stop_words = load_stop_words(kw["stop_words"]) if kw["stop_words"] else ()
-    analyzer_options = AnalyzerOptions(
-        token_pattern=kw["token_pattern"],
-        ngrams=kw["ngrams"],
-        stop_words=stop_words,
-        mail=not kw["no_mail"],
-        max_message_bytes=kw["max_message_bytes"],
-    )
-    Analyzer(analyzer_options)  # check the options before reading anything
-    described = {
-        "alpha": kw["alpha"],
-        "prior": kw["prior"],
-        "token_pattern": kw["token_pattern"],
-        "ngrams": kw["ngrams"],
-        "stop_words": kw["stop_words"],
-        "min_df": kw["min_df"],
-        "max_df": kw["max_df"],
-        "max_features": kw["max_features"],
-        "mail": not kw["no_mail"],
-    }
-    # the newer options only when given, so the common case stays short
-    described.update(
-        {
-            k: kw[k]
-            for k in (
-                "kind",
-                "estimate",
-                "m_estimate",
-                "prior_alpha",
-                "tf_log",
-                "idf",
-                "length_norm",
-                "weight_norm",
-                "select",
-                "select_by",
-            )
-            if k in given
-        }
-    )
-    if "kind" in described:
-        described["model"] = described.pop("kind")
-    options = TrainOptions(
-        alpha=kw["alpha"],
-        unknown=kw["unknown_terms"],
-        prior=prior,
-        min_df=kw["min_df"],
-        max_df=kw["max_df"],
-        max_features=kw["max_features"],
-        kind=kind,
-        estimate=kw["estimate"] or "mean",
-        m_estimate=m_estimate,
-        prior_alpha=kw["prior_alpha"],
-        tf_log=kw["tf_log"],
-        idf=kw["idf"],
-        length_norm=kw["length_norm"],
-        weight_norm=kw["weight_norm"],
-        select=kw["select"],
-        select_by=kw["select_by"],
-        given=given,
-        described=described,
-    )
-    return analyzer_options, options
+    fields = {name: kw[name] for name in _TRAINING_DEFAULTS if name not in ("unknown_terms", "no_mail")}
+    return training_options(base_kind, unknown=kw["unknown_terms"], mail=not kw["no_mail"], **fields)
 
 
 def _diagnostics(quiet):

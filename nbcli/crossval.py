@@ -132,15 +132,12 @@ def fold_classifier(counts: FoldCounts, f: int, analyzer_options, options):
     if options.needs_second_pass:
         # complement's --tf-log / --length-norm: the per-class sums of the
         # training documents' transformed counts, on the fold's vocabulary
-        # (what `training.transformed_sums` computes in a second reading)
+        # (what `training.transformed_sums` adds up in a second reading)
         rows = np.flatnonzero(counts.fold != f)
-        X = clf.model.transform(_on_vocabulary(corpus, rows, clf))
         index = {name: i for i, name in enumerate(clf.classes)}
         cls = np.array([index[corpus.classes[c]] for c in corpus.y[rows].tolist()], dtype=np.int64)
-        n_terms = len(clf.vocabulary)
-        row_of = np.repeat(np.arange(len(rows)), np.diff(X.indptr))
-        sums = np.bincount(cls[row_of] * n_terms + X.indices, weights=X.data, minlength=len(index) * n_terms)
-        clf.model = clf.model.rebuilt(fit_count=sums.reshape(len(index), n_terms))
+        sums = clf.model.class_sums(_on_vocabulary(corpus, rows, clf), cls)
+        clf.model = clf.model.rebuilt(fit_count=sums)
     return clf
 
 

@@ -12,7 +12,8 @@ kept, so deleting the added line gives back the original exactly.
 
 Verdicts: for a model with two classes, one of them the spam class, P(spam)
 against the cut-offs gives "spam" (p >= spam cut-off), "ham" (p <= ham
-cut-off) or "unsure" (in between), and p in the header is P(spam); the ham
+cut-off) or "unsure" (in between; `binary_metrics.cutoff_verdicts`, which
+`nbcli eval` counts by too), and p in the header is P(spam); the ham
 verdict is written with the other class's name. For any other model the
 verdict is the most probable class and p its probability. A message that
 cannot be classified gets the verdict "error" and passes through unchanged.
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nbcli.binary_metrics import VERDICTS, cutoff_verdicts
 from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF
 
 HEADER = b"X-NB-Class"
@@ -168,11 +170,8 @@ class Verdicts:
         verdict is spam/ham/unsure for a spam model, else the class."""
         if self.binary:
             p = float(np.exp(log_proba[self.spam_index]))
-            if p >= self.spam_cutoff:
-                return "spam", self.spam_class, p
-            if p <= self.ham_cutoff:
-                return "ham", self.ham_name, p
-            return "unsure", "unsure", p
+            code = cutoff_verdicts(p, self.spam_cutoff, self.ham_cutoff)
+            return VERDICTS[code], (self.ham_name, "unsure", self.spam_class)[code], p
         best = int(np.argmax(log_proba))
         return self.classes[best], self.classes[best], float(np.exp(log_proba[best]))
 

@@ -90,8 +90,7 @@ def log_prior(class_count: np.ndarray, classes: list[str], prior, prior_alpha: f
         counts = np.asarray(class_count, dtype=np.float64) + (prior_alpha or 0.0)
         with np.errstate(divide="ignore"):
             return np.log(counts) - np.log(counts.sum())
-    if prior_alpha is not None:
-        raise NbcliError("--prior-alpha smooths the fitted prior", hint="drop it, or use --prior fit")
+    check_prior_smoothing(prior, prior_alpha)
     if prior == "uniform":
         return np.full(n, -np.log(n))
     missing = [c for c in classes if c not in prior]
@@ -145,6 +144,23 @@ def check_prior_alpha(value: float | None) -> float | None:
     if value is not None and not (np.isfinite(value) and 0 <= value <= MAX_PSEUDO_COUNT):
         raise NbcliError(f"--prior-alpha must be a number from 0 to {MAX_PSEUDO_COUNT:g}, not {value}")
     return None if value is None else float(value)
+
+
+def check_prior_smoothing(prior, prior_alpha: float | None) -> None:
+    """A prior pseudo-count smooths only a fitted prior (prior None is
+    training's default, which is 'fit' unless the model says otherwise)."""
+    if prior_alpha is not None and prior not in (None, "fit"):
+        raise NbcliError("--prior-alpha smooths the fitted prior", hint="drop it, or use --prior fit")
+
+
+def check_unknown_terms(unknown: str | None, kind: str) -> None:
+    """Counting a never-seen term as evidence ('smooth') is defined for the
+    multinomial model only."""
+    if unknown == "smooth" and kind != "multinomial":
+        raise NbcliError(
+            f"--unknown-terms smooth is for the multinomial model, not {kind}",
+            hint="drop it, or use --unknown-terms skip",
+        )
 
 
 def parse_m_estimate(spec: str) -> tuple[float, float | None]:
@@ -286,11 +302,7 @@ class EventModel:
         )
         if unknown not in UNKNOWN_TERMS:
             raise NbcliError(f"unknown-term rule {unknown!r} is not one of {', '.join(UNKNOWN_TERMS)}")
-        if unknown == "smooth" and self.kind != "multinomial":
-            raise NbcliError(
-                f"--unknown-terms smooth is for the multinomial model, not {self.kind}",
-                hint="drop it, or use --unknown-terms skip",
-            )
+        check_unknown_terms(unknown, self.kind)
         self.unknown = unknown
         if tables is None:
             tables = self.derive()
@@ -318,6 +330,18 @@ class EventModel:
     def transform(self, X):
         """The feature values multiplied with `weights` (CSR-like)."""
         return X
+
+    def class_sums(self, X, y: np.ndarray) -> np.ndarray:
+        """Per-class sums (C, V) of transform(x) over the rows x of X
+        (CSR-like, V columns), y[i] the class index of row i: with
+        complement's document transforms, the fit_count its tables are
+        derived from. Training adds these up batch by batch, cross-validation
+        takes a fold's in one piece; both call this, so they agree."""
+        X = self.transform(X)
+        n_classes, n_terms = len(self.classes), X.shape[1]
+        rows = np.repeat(np.arange(len(X.indptr) - 1), np.diff(X.indptr))
+        sums = np.bincount(y[rows] * n_terms + X.indices, weights=X.data, minlength=n_classes * n_terms)
+        return sums.reshape(n_classes, n_terms)
 
     def joint_log_likelihood(self, X) -> np.ndarray:
         """transform(X) @ weights + bias + log_prior (+ unknown tokens *

@@ -15,10 +15,24 @@ import numpy as np
 
 from nbcli import __version__
 from nbcli.classifier import Classifier
+from nbcli.defaults import DEFAULT_MAX_MESSAGE_BYTES
 from nbcli.errors import NbcliError
-from nbcli.model import DOC_FREQ_HINT, MODELS, check_alpha, label_problem, smooth_idf
+from nbcli.model import (
+    DOC_FREQ_HINT,
+    ESTIMATES,
+    MODELS,
+    UNKNOWN_TERMS,
+    check_alpha,
+    check_prior_alpha,
+    check_prior_smoothing,
+    check_unknown_terms,
+    label_problem,
+    parse_m_estimate,
+    parse_prior,
+    smooth_idf,
+)
 from nbcli.sources import Document, batches
-from nbcli.tokenize import Analyzer, AnalyzerOptions, TokenBatch
+from nbcli.tokenize import Analyzer, AnalyzerOptions, TokenBatch, load_stop_words
 from nbcli.vectorize import VocabularyBuilder, prune_mask
 
 
@@ -42,7 +56,7 @@ class TrainOptions:
     weight_norm: bool = False
     select: int | None = None  # keep the K best terms by select_by
     select_by: str = "ig"
-    given: frozenset = frozenset()  # the names of the options the user gave (see cli._TRAINING_DEFAULTS)
+    given: frozenset = frozenset()  # the names of the options the user gave (see OPTION_DEFAULTS)
     described: dict = field(default_factory=dict)  # options as the user gave them
 
     @property
@@ -55,6 +69,157 @@ class TrainOptions:
         own view on the final vocabulary (and idf, when normalising after
         it): a second pass over the corpus."""
         return self.kind == "complement" and (self.tf_log or self.length_norm)
+
+
+# The training options a caller leaves alone, by field name (AnalyzerOptions
+# and TrainOptions fields; `kind` None: the base kind). An option passed with
+# another value counts as given: `refit` keeps the old model's value for the
+# rest, and the model file records the newer options only when given.
+OPTION_DEFAULTS = {
+    "token_pattern": None,
+    "ngrams": 1,
+    "stop_words": None,
+    "min_df": 1,
+    "max_df": 1.0,
+    "max_features": None,
+    "alpha": None,
+    "unknown": None,
+    "mail": True,
+    "max_message_bytes": DEFAULT_MAX_MESSAGE_BYTES,
+    "prior": None,
+    "prior_alpha": None,
+    "kind": None,
+    "estimate": None,
+    "m_estimate": None,
+    "tf_log": False,
+    "idf": False,
+    "length_norm": False,
+    "weight_norm": False,
+    "select": None,
+    "select_by": "ig",
+}
+# Recorded in the model file only when given, so the common case stays short.
+_DESCRIBED_WHEN_GIVEN = (
+    "kind",
+    "estimate",
+    "m_estimate",
+    "prior_alpha",
+    "tf_log",
+    "idf",
+    "length_norm",
+    "weight_norm",
+    "select",
+    "select_by",
+)
+
+
+def training_options(base_kind: str = "multinomial", **fields) -> tuple[AnalyzerOptions, TrainOptions]:
+    """Check a combination of training options and build (AnalyzerOptions,
+    TrainOptions), before any document is read: every check of `nbcli
+    train`'s options lives here, and its errors name the command's flags.
+
+    fields: named as in OPTION_DEFAULTS (the option objects' field names:
+    `kind` for --model, `unknown` for --unknown-terms, `mail` for not
+    --no-mail), with the values `nbcli train` takes: prior 'fit', 'uniform'
+    or 'CLASS=W,...'; m_estimate 'M' or 'M,P'; stop_words 'english' or a
+    file of words. base_kind: the event model when kind is None (for
+    `train --from-model`, the old model's)."""
+    unknown_names = sorted(set(fields) - set(OPTION_DEFAULTS))
+    if unknown_names:
+        raise TypeError(f"unknown training option(s): {', '.join(unknown_names)}")
+    kw = {**OPTION_DEFAULTS, **fields}
+    given = frozenset(k for k, v in OPTION_DEFAULTS.items() if kw[k] != v)
+    _check_choices(kw)
+    if kw["alpha"] is not None:
+        check_alpha(kw["alpha"])
+    check_prior_alpha(kw["prior_alpha"])
+    prior = parse_prior(kw["prior"]) if kw["prior"] is not None else None
+    kind = kw["kind"] or base_kind
+    m_estimate = parse_m_estimate(kw["m_estimate"]) if kw["m_estimate"] is not None else None
+    for name in ("tf_log", "idf", "length_norm", "weight_norm"):
+        if kw[name] and kind != "complement":
+            raise NbcliError(f"--{name.replace('_', '-')} is for --model complement")
+    if m_estimate is not None and kw["alpha"] is not None:
+        raise NbcliError("give --alpha or --m-estimate, not both")
+    if m_estimate is not None and m_estimate[1] is not None and kind != "bernoulli":
+        raise NbcliError(
+            "--m-estimate M,P: a P is for --model bernoulli",
+            hint=f"the {kind} model spreads M evenly over the |V| terms; give only M",
+        )
+    if kw["estimate"] == "map" and m_estimate is None and (kw["alpha"] is None or kw["alpha"] <= 1):
+        raise NbcliError(
+            f"--estimate map needs --alpha above 1 (got {kw['alpha'] if kw['alpha'] is not None else 'the default'})",
+            hint=(
+                "the MAP estimate (N + alpha - 1) / (T + K (alpha - 1)) is zero or negative for unseen terms when "
+                "alpha <= 1"
+            ),
+        )
+    check_unknown_terms(kw["unknown"], kind)
+    check_prior_smoothing(prior, kw["prior_alpha"])
+    stop_words = load_stop_words(kw["stop_words"]) if kw["stop_words"] else ()
+    analyzer_options = AnalyzerOptions(
+        token_pattern=kw["token_pattern"],
+        ngrams=kw["ngrams"],
+        stop_words=stop_words,
+        mail=kw["mail"],
+        max_message_bytes=kw["max_message_bytes"],
+    )
+    analyzer_options.check()
+    described = {
+        k: kw[k]
+        for k in ("alpha", "prior", "token_pattern", "ngrams", "stop_words", "min_df", "max_df", "max_features", "mail")
+    }
+    described.update({k: kw[k] for k in _DESCRIBED_WHEN_GIVEN if k in given})
+    if "kind" in described:
+        described["model"] = described.pop("kind")
+    options = TrainOptions(
+        alpha=kw["alpha"],
+        unknown=kw["unknown"],
+        prior=prior,
+        min_df=kw["min_df"],
+        max_df=kw["max_df"],
+        max_features=kw["max_features"],
+        kind=kind,
+        estimate=kw["estimate"] or "mean",
+        m_estimate=m_estimate,
+        prior_alpha=kw["prior_alpha"],
+        tf_log=kw["tf_log"],
+        idf=kw["idf"],
+        length_norm=kw["length_norm"],
+        weight_norm=kw["weight_norm"],
+        select=kw["select"],
+        select_by=kw["select_by"],
+        given=given,
+        described=described,
+    )
+    return analyzer_options, options
+
+
+def _check_choices(kw: dict) -> None:
+    """The values the command line's option types check, for callers of
+    `training_options` from Python (the command line never fails these)."""
+    for name, flag, choices in (
+        ("kind", "--model", (None, *MODELS)),
+        ("unknown", "--unknown-terms", (None, *UNKNOWN_TERMS)),
+        ("estimate", "--estimate", (None, *ESTIMATES)),
+        ("select_by", "--select-by", ("ig", "chi2")),
+    ):
+        if kw[name] not in choices:
+            raise NbcliError(f"{flag} {kw[name]!r} is not one of {', '.join(c for c in choices if c)}")
+    for name in ("max_features", "select"):
+        value = kw[name]
+        if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            raise NbcliError(f"--{name.replace('_', '-')} must be a whole number of at least 1, not {value!r}")
+    for name in ("min_df", "max_df"):
+        value = kw[name]
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not (value >= 0 if isinstance(value, int) else 0.0 <= value <= 1.0)
+        ):
+            raise NbcliError(
+                f"--{name.replace('_', '-')} {value!r} is neither a document count nor a proportion from 0.0 to 1.0"
+            )
 
 
 # The default pseudo-count and unknown-term rule. For text: 1 (Laplace) and
@@ -337,16 +502,12 @@ def transformed_sums(classifier: Classifier, docs: Iterable[Document]) -> np.nda
     """The second pass for complement's document transforms: per-class sums
     (C, V) of transform(x) over the documents, on the final vocabulary. In
     this process and in input order, so the sums do not depend on --jobs."""
-    model = classifier.model
     index = {c: i for i, c in enumerate(classifier.classes)}
-    n_terms = len(classifier.vocabulary)
-    sums = np.zeros(len(index) * n_terms)
+    sums = np.zeros((len(index), len(classifier.vocabulary)))
     for batch in batches(docs):
-        X = model.transform(classifier.counts([d.data for d in batch], [d.kind for d in batch]))
-        cls = np.array([index[d.label] for d in batch], dtype=np.int64)
-        rows = np.repeat(np.arange(len(batch)), np.diff(X.indptr))
-        sums += np.bincount(cls[rows] * n_terms + X.indices, weights=X.data, minlength=len(sums))
-    return sums.reshape(len(index), n_terms)
+        X = classifier.counts([d.data for d in batch], [d.kind for d in batch])
+        sums += classifier.model.class_sums(X, np.array([index[d.label] for d in batch], dtype=np.int64))
+    return sums
 
 
 def train(
@@ -388,7 +549,7 @@ def refit(old: Classifier, options: TrainOptions, source: str = "model") -> Clas
         m_estimate = None if "alpha" in given else model.m_estimate
     prior = options.prior if "prior" in given else model.prior if same else None
     prior_alpha = options.prior_alpha if "prior_alpha" in given else None if "prior" in given else model.prior_alpha
-    unknown = options.unknown if "unknown_terms" in given else model.unknown if kind == "multinomial" else "skip"
+    unknown = options.unknown if "unknown" in given else model.unknown if kind == "multinomial" else "skip"
     new = dataclasses.replace(
         options,
         estimate=options.estimate if "estimate" in given else model.estimate,

@@ -96,3 +96,43 @@ def test_target_fpr_cutoff_is_the_lowest_that_keeps_the_rate():
 
 def _recall(scores, is_spam, t):
     return ((scores > t) & is_spam).sum() / is_spam.sum() if is_spam.any() else 0.0
+
+
+@pytest.mark.parametrize(
+    ("spam_cutoff", "ham_cutoff"),
+    [(0.99, 0.01), (0.9, 0.4), (0.5, 0.5), (1.0, 0.0)],
+    ids=["defaults", "narrow", "equal", "extremes"],
+)
+def test_filter_and_eval_give_every_p_spam_the_same_verdict(spam_cutoff, ham_cutoff):
+    """`nbcli filter` (Verdicts.of) and `nbcli eval` (at_cutoffs) both decide
+    by cutoff_verdicts: spam at p >= the spam cut-off, ham at p <= the ham
+    cut-off, unsure between; a p exactly at a cut-off, equal cut-offs and
+    NaN are decided alike by both."""
+    from nbcli.filtering import Verdicts
+
+    with np.errstate(divide="ignore"):
+        log_p = np.log(
+            [0.0, 1e-300, 0.01, 0.0100001, 0.4, 0.4000001, 0.5, 0.5000001, 0.8999999, 0.9, 0.99, 1.0, np.nan]
+        )
+        # P(spam) as the filter sees it (exp of a log-posterior), and
+        # cut-offs that some of these values hit exactly
+        p = np.exp(log_p)
+        spam_cutoff, ham_cutoff = (float(np.exp(np.log(c))) for c in (spam_cutoff, ham_cutoff))
+    assert {spam_cutoff, ham_cutoff} <= set(p.tolist())
+    is_spam = np.arange(len(p)) % 2 == 1
+    verdicts = Verdicts(["spam", "ham"], "spam", spam_cutoff, ham_cutoff)
+    by_filter = [verdicts.of(np.array([lp, 0.0]))[0] for lp in log_p]
+    codes = bm.cutoff_verdicts(p, spam_cutoff, ham_cutoff)
+    assert by_filter == [bm.VERDICTS[c] for c in codes]
+    assert [bm.VERDICTS[bm.cutoff_verdicts(float(x), spam_cutoff, ham_cutoff)] for x in p] == by_filter
+    for x, verdict in zip(p, by_filter):
+        want = "spam" if x >= spam_cutoff else "ham" if x <= ham_cutoff else "unsure"
+        assert verdict == want
+    if spam_cutoff == ham_cutoff:
+        assert "unsure" not in by_filter[:-1]  # equal cut-offs: only NaN is unsure
+    filed = np.array(by_filter)
+    assert bm.at_cutoffs(p, is_spam, spam_cutoff, ham_cutoff) == {
+        "ham_fpr": float(np.mean(filed[~is_spam] == "spam")),
+        "spam_recall": float(np.mean(filed[is_spam] == "spam")),
+        "unsure": float(np.mean(filed == "unsure")),
+    }

@@ -7,7 +7,7 @@ from sklearn.naive_bayes import MultinomialNB as SkMultinomialNB
 from nbcli.errors import NbcliError
 from nbcli.model import MultinomialNB, log_prior, log_softmax, parse_prior
 from nbcli.sources import Document
-from nbcli.tokenize import AnalyzerOptions
+from nbcli.tokenize import Analyzer, AnalyzerOptions
 from nbcli.training import TrainOptions, train
 
 from conftest import make_docs
@@ -101,3 +101,40 @@ def test_bad_alpha_is_refused():
     for alpha in [0.0, -1.0, float("nan"), float("inf")]:
         with pytest.raises(NbcliError, match="--alpha must be a positive number"):
             _train(ANIMALS + FLOWERS, ["a", "a", "f", "f"], alpha=alpha)
+
+
+def test_training_and_cross_validation_take_complements_sums_from_one_place():
+    """Complement's --tf-log / --length-norm tables come from per-class sums
+    of the transformed documents: `nbcli train` adds them up in a second
+    reading, `eval --cv` per fold from the kept counts. Both get them from
+    EventModel.class_sums, which matches the sums done by hand."""
+    from nbcli import crossval
+
+    texts, labels = make_docs(240, seed=9)
+    docs = [Document(f"d{i}", lab, t.encode()) for i, (t, lab) in enumerate(zip(texts, labels))]
+    analyzer_options = AnalyzerOptions()
+    options = TrainOptions(kind="complement", tf_log=True, idf=True, length_norm=True)
+
+    def by_hand(clf, part):
+        X = clf.model.transform(clf.counts([d.data for d in part]))
+        dense = np.zeros(X.shape)
+        for i in range(X.shape[0]):
+            cols = X.indices[X.indptr[i] : X.indptr[i + 1]]
+            dense[i, cols] += X.data[X.indptr[i] : X.indptr[i + 1]]
+        y = np.array([clf.classes.index(d.label) for d in part])
+        return np.array([dense[y == c].sum(axis=0) for c in range(len(clf.classes))])
+
+    trained = train(docs, analyzer_options, options)
+    y = np.array([trained.classes.index(d.label) for d in docs])
+    one_call = trained.model.class_sums(trained.counts([d.data for d in docs]), y)
+    assert trained.model.fit_count == pytest.approx(one_call, rel=1e-12)  # train adds batch by batch
+    assert one_call == pytest.approx(by_hand(trained, docs), rel=1e-12)
+
+    corpus = crossval.analyse(docs, Analyzer(analyzer_options))
+    fold = crossval.stratified_folds(corpus.y, 4, seed=1)
+    counts = crossval.FoldCounts(corpus, fold, 4, options.needs_doc_freq)
+    for f in (0, 3):
+        part = [d for d, k in zip(docs, fold) if k != f]
+        got = crossval.fold_classifier(counts, f, analyzer_options, options)
+        assert got.model.fit_count == pytest.approx(by_hand(got, part), rel=1e-12)
+        assert got.model.fit_count == pytest.approx(train(part, analyzer_options, options).model.fit_count, rel=1e-12)
