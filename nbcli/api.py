@@ -110,8 +110,8 @@ def train(documents: Iterable[str | bytes], labels: Iterable[str], **options) ->
     command's default, including the defaults for a corpus of mostly mail.
     Bad options and corpora raise NbcliError with the message the command
     prints after 'nbcli: error: ' (which names the command-line flags)."""
+    from nbcli.pipeline import train as train_classifier
     from nbcli.sources import Document
-    from nbcli.training import train as train_classifier
     from nbcli.training import training_options
 
     analyzer_options, train_options = training_options(**options)

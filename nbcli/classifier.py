@@ -76,23 +76,19 @@ class Classifier:
             )
         return out
 
-    def classify(
-        self, docs: Iterable[Document], jobs: int = 1, explain: int = 0
-    ) -> Iterator[tuple[list[Document], object]]:
+    def classify(self, docs: Iterable[Document], explain: int = 0) -> Iterator[tuple[list[Document], object]]:
         """(batch of documents, their `score`: log-posteriors, or with
         explain > 0 (log-posteriors, explanations)) for a stream of
-        documents, in order (jobs: see `parallel`)."""
-        from nbcli import parallel
+        documents, in order, in this process (`pipeline.classify_docs` does
+        the same on several workers)."""
+        for batch in batches(docs):
+            if batch:
+                yield batch, self.score([d.data for d in batch], [d.kind for d in batch], explain)
 
-        for batch, result in parallel.classify(self, batches(docs), jobs, explain):
-            if isinstance(result, Exception):
-                raise result
-            yield batch, result
-
-    def score_labelled(self, docs: Iterable[Document], progress=None, jobs: int = 1) -> tuple[list[str], np.ndarray]:
+    def score_labelled(self, docs: Iterable[Document], progress=None) -> tuple[list[str], np.ndarray]:
         """(true labels, log-posteriors (n_docs, n_classes)) of labelled documents."""
         true_labels, parts = [], []
-        for batch, log_proba in self.classify(docs, jobs):
+        for batch, log_proba in self.classify(docs):
             true_labels.extend(doc.label for doc in batch)
             parts.append(log_proba)
             if progress is not None:
@@ -100,51 +96,9 @@ class Classifier:
         log_proba = np.vstack(parts) if parts else np.zeros((0, len(self.classes)))
         return true_labels, log_proba
 
-    def evaluate(self, docs: Iterable[Document], options=None, progress=None, jobs: int = 1) -> dict:
+    def evaluate(self, docs: Iterable[Document], options=None, progress=None) -> dict:
         """Classify labelled documents and report the metrics (see `evaluation`)."""
         from nbcli.evaluation import report
 
-        true_labels, log_proba = self.score_labelled(docs, progress, jobs)
+        true_labels, log_proba = self.score_labelled(docs, progress)
         return report(true_labels, log_proba, self.classes, options)
-
-    def describe(self, top: int = 10) -> dict:
-        """What `nbcli info` shows, as a JSON-ready dict."""
-        from nbcli.modelfile import format_version
-
-        model = self.model
-        counts = np.asarray(model.feature_count, dtype=np.float64)
-        prior = np.exp(model.log_prior)
-        top_terms = {}
-        if top > 0 and len(self.vocabulary):
-            odds = model.term_log_odds()
-            k = min(top, odds.shape[1])
-            for c, name in enumerate(self.classes):
-                best = np.argpartition(-odds[c], k - 1)[:k]
-                best = best[np.lexsort((best, -odds[c][best]))]
-                best = best[odds[c][best] > 0]
-                terms = self.vocabulary.terms(best)
-                top_terms[name] = [{"term": t, "log_odds": float(odds[c][j])} for t, j in zip(terms, best.tolist())]
-        return {
-            "format_version": format_version(model),
-            "kind": model.kind,
-            "transforms": [
-                k.replace("_", "-") for k in ("tf_log", "idf", "length_norm", "weight_norm") if model.spec().get(k)
-            ],
-            "nbcli_version": self.meta.get("nbcli_version"),
-            "created": self.meta.get("created"),
-            "documents": self.meta.get("n_documents"),
-            "vocabulary_size": len(self.vocabulary),
-            "classes": [
-                {
-                    "class": name,
-                    "documents": int(model.class_count[c]),
-                    "tokens": int(counts[c].sum()),
-                    "prior": float(prior[c]),
-                }
-                for c, name in enumerate(self.classes)
-            ],
-            "smoothing": {k: v for k, v in model.spec().items() if k not in ("kind", "unknown")},
-            "analyzer": self.analyzer_options.to_dict(),
-            "options": self.meta.get("options", {}),
-            "top_terms": top_terms,
-        }

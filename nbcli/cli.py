@@ -1,8 +1,9 @@
 """The command line: click commands wired to the library.
 
-The only module that imports click. It keeps start-up light (numpy, scipy,
-joblib and rich are imported inside the commands that need them, so
-`nbcli --help` starts fast) and turns every library error into one line on
+With options.py (the option types and bundles, and their conversion to
+the library's option objects), the only module that imports click. It
+keeps start-up light (numpy, scipy, joblib and rich are imported inside
+the commands that need them, so `nbcli --help` starts fast) and turns every library error into one line on
 stderr and an exit code:
 
     0  success
@@ -19,22 +20,39 @@ import sys
 
 # numpy's BLAS would start a thread pool at import (~40 ms) that nbcli never
 # uses: its arithmetic is elementwise and bincount, and parallelism is by
-# processes (see parallel.py).
+# processes (see pipeline.py).
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import click  # noqa: E402
 
 from nbcli import __version__  # noqa: E402
-from nbcli.defaults import (  # noqa: E402
-    DEFAULT_HAM_CUTOFF,
-    DEFAULT_MAX_DOC_BYTES,
-    DEFAULT_MAX_MESSAGE_BYTES,
-    DEFAULT_SPAM_CUTOFF,
-    INPUT_FORMATS,
-    MAX_MESSAGE_BYTES_CAP,
-)
 from nbcli.errors import NbcliError  # noqa: E402
+from nbcli.options import (  # noqa: E402
+    READ_PARAM_NAMES,
+    TRAINING_PARAM_NAMES,
+    Limit,
+    check_cutoffs,
+    check_inputs,
+    cutoff_options,
+    eval_options,
+    explain_option,
+    given_options,
+    is_given,
+    jobs_option,
+    json_option,
+    message_cap_option,
+    quiet_option,
+    read_options,
+    read_opts,
+    refuse_corpus_options,
+    refuse_training_options,
+    seed_option,
+    target_fpr_option,
+    training_options,
+    training_setup,
+    unfixed,
+)
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -102,422 +120,6 @@ class NbcliGroup(click.Group):
             )
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
-
-
-# -- option types and bundles ----------------------------------------------------
-
-
-class ByteSize(click.ParamType):
-    name = "SIZE"
-
-    def __init__(self, maximum: int | None = None):
-        self.maximum = maximum
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, int):
-            return value
-        text = str(value).strip().upper().removesuffix("B")
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-        digits = text[:-1] if scale > 1 else text
-        try:
-            size = int(float(digits) * scale)
-        except ValueError:
-            self.fail(f"{value!r} is not a size such as 512K, 16M or 1G", param, ctx)
-        if size < 1:
-            self.fail(f"{value!r} must be at least 1 byte", param, ctx)
-        if self.maximum is not None and size > self.maximum:
-            self.fail(f"{value!r} is more than the largest allowed, {self.maximum >> 20}M", param, ctx)
-        return size
-
-
-class DocFrequency(click.ParamType):
-    """An int (a number of documents) or a float in [0, 1] (a proportion)."""
-
-    name = "N|F"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, (int, float)):
-            return value
-        text = str(value).strip()
-        try:
-            if text.isdigit():
-                return int(text)
-            number = float(text)
-        except ValueError:
-            self.fail(f"{value!r} is neither a document count nor a proportion", param, ctx)
-        if not 0.0 <= number <= 1.0:
-            self.fail(f"{value!r}: a proportion must lie between 0.0 and 1.0", param, ctx)
-        return number
-
-
-def _apply(options):
-    def decorate(f):
-        for option in reversed(options):
-            f = option(f)
-        return f
-
-    return decorate
-
-
-read_options = _apply(
-    [
-        click.option(
-            "--input-format",
-            type=click.Choice(INPUT_FORMATS),
-            default="auto",
-            show_default=True,
-            help="How to read files: 'auto' goes by file name (.tsv/.tab, .csv, .jsonl/.ndjson are tables, "
-            "anything else is one document); 'text' reads every file as one document.",
-        ),
-        click.option(
-            "--text-field",
-            metavar="NAME|N",
-            help="Column or JSON field with the text [default: text; column 2 with --no-header].",
-        ),
-        click.option(
-            "--label-field",
-            metavar="NAME|N",
-            help="Column or JSON field with the label [default: label; column 1 with --no-header].",
-        ),
-        click.option(
-            "--id-field",
-            metavar="NAME|N",
-            help="Column or JSON field with the document id [default: id if present, else FILE:LINE].",
-        ),
-        click.option(
-            "--no-header", is_flag=True, help="TSV/CSV files have no header row; fields are column numbers from 1."
-        ),
-        click.option(
-            "--max-doc-bytes",
-            type=ByteSize(),
-            default=DEFAULT_MAX_DOC_BYTES,
-            show_default="16M",
-            help="Read at most this much of each document (a warning says when a document is cut).",
-        ),
-        click.option(
-            "--strict",
-            is_flag=True,
-            help="Make every skipped input an error (exit 1, no model written): a FIFO or device in a folder, "
-            "an nbcli model file in a folder, a folder reached twice through links, a malformed or unlabelled "
-            "table row, an empty document. Without it these are warnings, and inputs that could not be read "
-            "(permission denied, I/O errors) are warnings that make the exit status 1 once the command is done.",
-        ),
-    ]
-)
-
-quiet_option = click.option("-q", "--quiet", is_flag=True, help="No progress bars and no warnings on stderr.")
-MAX_JOBS = 1024
-
-
-def _cap_jobs(ctx, param, value):
-    """More workers than cores only adds processes fighting for the same
-    cores (`predict -j 5000` took 160 times longer): cap at the cores this
-    process may use, and say so (see `_diagnostics`)."""
-    from nbcli.parallel import cpu_count
-
-    cores = cpu_count()
-    if value > cores:
-        ctx.meta["nbcli.jobs_capped"] = (value, cores)
-        return cores
-    return value
-
-
-jobs_option = click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(0, MAX_JOBS),
-    default=0,
-    show_default="0: automatic",
-    callback=_cap_jobs,
-    help="Worker processes: 1 works in this process; 0 uses one per core once the input proves large; "
-    "more than the cores available is capped at their number. Results are the same for any value.",
-)
-json_option = click.option("--json", "as_json", is_flag=True, help="JSON output for scripts.")
-
-
-class Limit(click.ParamType):
-    """METRIC=VALUE for --fail-under / --fail-over."""
-
-    name = "METRIC=V"
-
-    def convert(self, value, param, ctx):
-        from nbcli.evaluation import parse_limit
-
-        if isinstance(value, tuple):
-            return value
-        try:
-            return parse_limit(value)
-        except NbcliError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-# How a two-class spam model's P(spam) becomes a verdict: `filter` and `eval`.
-cutoff_options = _apply(
-    [
-        click.option(
-            "--spam-cutoff",
-            type=click.FloatRange(0, 1),
-            default=DEFAULT_SPAM_CUTOFF,
-            show_default=True,
-            help="P(spam) at or above this is spam.",
-        ),
-        click.option(
-            "--ham-cutoff",
-            type=click.FloatRange(0, 1),
-            default=DEFAULT_HAM_CUTOFF,
-            show_default=True,
-            help="P(spam) at or below this is ham; in between is unsure. Equal cut-offs: no unsure band.",
-        ),
-        click.option("--spam-class", default="spam", show_default=True, help="The spam class of a two-class model."),
-    ]
-)
-
-
-target_fpr_option = click.option(
-    "--target-fpr",
-    type=click.FloatRange(0, 1),
-    metavar="RATE",
-    help=(
-        "Also report the lowest spam cut-off whose ham false-positive rate on the evaluated documents is at most "
-        "RATE, and the spam recall it leaves (metrics target_spam_recall, target_ham_fpr)."
-    ),
-)
-seed_option = click.option(
-    "--seed", type=int, default=0, show_default=True, help="Cross-validation: the seed that deals documents to folds."
-)
-
-
-def _check_cutoffs(spam_cutoff, ham_cutoff):
-    if ham_cutoff > spam_cutoff:
-        raise click.UsageError(f"--ham-cutoff {ham_cutoff} is above --spam-cutoff {spam_cutoff}")
-
-
-# The options that decide what a model learns: shared by `train` and by the
-# commands that train models of their own (cross-validation, tuning). Add a
-# new training option here and read it in `_training_setup`.
-training_options = _apply(
-    [
-        click.option(
-            "--token-pattern",
-            metavar="REGEX",
-            help="Tokens are re.findall(REGEX, text.lower()) [default: runs of 2+ word characters, (?u)\\b\\w\\w+\\b].",
-        ),
-        click.option(
-            "--ngrams",
-            type=click.IntRange(1, 8),
-            default=1,
-            show_default=True,
-            help="Also use word 2..N-grams as terms.",
-        ),
-        click.option(
-            "--stop-words",
-            metavar="english|FILE",
-            help="Drop these words: nbcli's English list, or a file with one word per line.",
-        ),
-        click.option(
-            "--min-df",
-            type=DocFrequency(),
-            default=1,
-            show_default=True,
-            help="Drop terms in fewer documents than this (a count, or a proportion if written with a point).",
-        ),
-        click.option(
-            "--max-df",
-            type=DocFrequency(),
-            default=1.0,
-            show_default=True,
-            help="Drop terms in more documents than this (a count, or a proportion such as 0.9).",
-        ),
-        click.option(
-            "--max-features", type=click.IntRange(1), metavar="K", help="Keep only the K most frequent terms."
-        ),
-        click.option(
-            "--alpha",
-            type=float,
-            default=None,
-            help=(
-                "Pseudo-count added to every term count of every class: theta_cj = (N_cj + alpha) / (N_c + alpha "
-                "|V|). This is the posterior mean under a symmetric Dirichlet(alpha) prior (equivalently the MAP "
-                "estimate under Dirichlet(alpha + 1); see --estimate, --m-estimate); 1 is Laplace smoothing.  "
-                "[default: 1; 0.0001 when most training documents are email, as chosen by cross-validation]"
-            ),
-        ),
-        click.option(
-            "--unknown-terms",
-            type=click.Choice(["skip", "smooth"]),
-            default=None,
-            help="When classifying, a term the model never saw is skipped, or counts as a term seen zero times in "
-            "every class, with smoothed probability alpha / (N_c + alpha |V|).  [default: skip; smooth when most "
-            "training documents are email]",
-        ),
-        click.option(
-            "--no-mail",
-            is_flag=True,
-            help="Read email messages as plain text instead of parsing headers and MIME parts.",
-        ),
-        click.option(
-            "--max-message-bytes",
-            type=ByteSize(MAX_MESSAGE_BYTES_CAP),
-            default=DEFAULT_MAX_MESSAGE_BYTES,
-            show_default="512K",
-            help="Analyse at most this much of each email message (the rest is ignored, the message is not failed).",
-        ),
-        click.option(
-            "--prior",
-            default=None,
-            metavar="fit|uniform|CLASS=W,...",
-            help=(
-                "Class prior: 'fit' (document frequencies of the classes, pi_c = N_c / N), 'uniform', or weights "
-                "such as 'spam=0.4,ham=0.6' (normalised).  [default: fit; uniform for --model complement, as in "
-                "Rennie et al.]"
-            ),
-        ),
-        click.option(
-            "--prior-alpha",
-            type=float,
-            metavar="A",
-            help="Smooth the fitted class prior: pi_c = (N_c + A) / (N + A C) for C classes.",
-        ),
-        click.option(
-            "--model",
-            "kind",
-            type=click.Choice(["multinomial", "bernoulli", "complement"]),
-            default=None,
-            help="Event model. multinomial: term counts, theta_cj = (N_cj + alpha) / (N_c + alpha |V|). "
-            "bernoulli: term presence, theta_cj = (D_cj + alpha) / (N_c + 2 alpha) with D_cj documents of class c "
-            "containing j; absent terms count as evidence too: log pi_c + sum_j log(1 - theta_cj) + sum over present j "
-            "of log(theta_cj / (1 - theta_cj)). complement (Rennie et al. 2003): each class is estimated from the "
-            "counts of all the other classes, theta~_cj = (sum_{c' != c} N_c'j + alpha) / (sum_{c' != c} N_c' + "
-            "alpha |V|), and term j weighs -log theta~_cj; see --tf-log, --idf, --length-norm, --weight-norm.  "
-            "[default: multinomial]",
-        ),
-        click.option(
-            "--estimate",
-            type=click.Choice(["mean", "map"]),
-            default=None,
-            help="With a Dirichlet prior of pseudo-count a per cell (--alpha, or M P of --m-estimate): 'mean' is the "
-            "posterior mean (N + a) / (T + a K); 'map' the posterior mode (N + a - 1) / (T + K (a - 1)), which needs "
-            "a > 1 wherever a count is zero (K: |V| terms, or 2 for bernoulli's present/absent).  [default: mean]",
-        ),
-        click.option(
-            "--m-estimate",
-            metavar="M[,P]",
-            help="The m-estimate (N + M P) / (T + M) instead of --alpha: M prior observations spread by P "
-            "(default uniform, 1/K; a P is for --model bernoulli, the prior probability that a term is present).",
-        ),
-        click.option(
-            "--tf-log",
-            is_flag=True,
-            help="complement: use log(1 + x) of each term count x (reads the corpus twice; not from stdin).",
-        ),
-        click.option(
-            "--idf",
-            is_flag=True,
-            help="complement: scale term j by idf_j = ln((1 + N) / (1 + df_j)) + 1 (scikit-learn's smoothed idf).",
-        ),
-        click.option(
-            "--length-norm",
-            is_flag=True,
-            help=(
-                "complement: scale each document's vector to L2 length 1, after --tf-log and --idf (reads the corpus "
-                "twice; not from stdin)."
-            ),
-        ),
-        click.option(
-            "--weight-norm",
-            is_flag=True,
-            help=(
-                "complement: normalise each class's weights, log theta~_cj / sum_k log theta~_ck (scikit-learn's "
-                "norm=True)."
-            ),
-        ),
-        click.option(
-            "--select",
-            type=click.IntRange(1),
-            metavar="K",
-            help="Keep only the K terms with the highest --select-by score, computed from document frequencies, "
-            "after --min-df, --max-df and --max-features.",
-        ),
-        click.option(
-            "--select-by",
-            type=click.Choice(["ig", "chi2"]),
-            default="ig",
-            show_default=True,
-            help="ig: information gain H(C) - H(C | term present/absent); chi2: Pearson's chi-squared of the "
-            "present/absent-by-class table.",
-        ),
-    ]
-)
-
-
-def _read_opts(kw, diagnostics):
-    """The `read_options` as ReadOptions. Warnings about skipped inputs go
-    through an InputReport (kept in the context for `_check_inputs`), which
-    applies --strict and counts the inputs that could not be read."""
-    from nbcli.sources import ReadOptions
-    from nbcli.walk import InputReport
-
-    report = InputReport(diagnostics.warn, strict=kw.get("strict", False))
-    ctx = click.get_current_context(silent=True)
-    if ctx is not None:
-        ctx.meta["nbcli.inputs"] = report
-    return ReadOptions(
-        input_format=kw["input_format"],
-        text_field=kw["text_field"],
-        label_field=kw["label_field"],
-        id_field=kw["id_field"],
-        header=not kw["no_header"],
-        max_doc_bytes=kw["max_doc_bytes"],
-        warn=report,
-    )
-
-
-def _check_inputs() -> None:
-    """The exit status for inputs that could not be read, as grep's: the
-    command has done what it could with the rest (train has written its
-    model), then exits 1 with one line saying how many (see sources.py,
-    "skipped inputs")."""
-    ctx = click.get_current_context(silent=True)
-    report = ctx.meta.get("nbcli.inputs") if ctx is not None else None
-    if report is not None:
-        report.check()
-
-
-# The defaults of training options, to tell which ones the user gave.
-_TRAINING_DEFAULTS = {
-    "token_pattern": None,
-    "ngrams": 1,
-    "stop_words": None,
-    "min_df": 1,
-    "max_df": 1.0,
-    "max_features": None,
-    "alpha": None,
-    "unknown_terms": None,
-    "no_mail": False,
-    "max_message_bytes": DEFAULT_MAX_MESSAGE_BYTES,
-    "prior": None,
-    "prior_alpha": None,
-    "kind": None,
-    "estimate": None,
-    "m_estimate": None,
-    "tf_log": False,
-    "idf": False,
-    "length_norm": False,
-    "weight_norm": False,
-    "select": None,
-    "select_by": "ig",
-}
-
-
-def _training_setup(kw, base_kind: str = "multinomial"):
-    """The `training_options` as (AnalyzerOptions, TrainOptions), checked
-    before any document is read (see `training.training_options`; click's
-    names differ from the fields for --unknown-terms and --no-mail).
-    base_kind: the event model when --model is not given."""
-    from nbcli.training import training_options
-
-    fields = {name: kw[name] for name in _TRAINING_DEFAULTS if name not in ("unknown_terms", "no_mail")}
-    return training_options(base_kind, unknown=kw["unknown_terms"], mail=not kw["no_mail"], **fields)
 
 
 def _diagnostics(quiet):
@@ -614,8 +216,8 @@ def train(corpus, output, label_pairs, from_model, **kw):
     """
     from nbcli import modelfile
     from nbcli.paths import check_output
+    from nbcli.pipeline import train as train_model
     from nbcli.sources import labeled_corpus, parse_label_pair
-    from nbcli.training import train as train_model
 
     diagnostics = _diagnostics(kw["quiet"])
     check_output(output, [*corpus, *(parse_label_pair(p)[1] for p in label_pairs)])
@@ -625,13 +227,13 @@ def train(corpus, output, label_pairs, from_model, **kw):
         if not corpus and not label_pairs:
             raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
         pairs = [parse_label_pair(p) for p in label_pairs]
-        analyzer_options, options = _training_setup(kw)
+        analyzer_options, options = training_setup(kw)
         if options.needs_second_pass and ("-" in corpus or any(path == "-" for _, path in pairs)):
             raise NbcliError(
                 "--tf-log and --length-norm read the corpus twice, so it cannot come from stdin",
                 hint="save it to a file first",
             )
-        docs = labeled_corpus(corpus, pairs, _read_opts(kw, diagnostics))
+        docs = labeled_corpus(corpus, pairs, read_opts(kw, diagnostics))
         with diagnostics.progress("training", docs.total) as advance:
             classifier = train_model(
                 docs, analyzer_options, options, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"]
@@ -642,20 +244,7 @@ def train(corpus, output, label_pairs, from_model, **kw):
         f"wrote {output}: {classifier.meta['n_documents']} documents ({counts}), {len(classifier.vocabulary)} terms"
     )
     diagnostics.finish()
-    _check_inputs()
-
-
-# Training options that need the corpus, so --from-model refuses them.
-_NEEDS_CORPUS = (
-    "token_pattern",
-    "ngrams",
-    "stop_words",
-    "no_mail",
-    "max_message_bytes",
-    "tf_log",
-    "idf",
-    "length_norm",
-)
+    check_inputs()
 
 
 def _retrain(path, corpus, label_pairs, kw):
@@ -665,31 +254,10 @@ def _retrain(path, corpus, label_pairs, kw):
 
     if corpus or label_pairs:
         raise click.UsageError("--from-model re-derives a model from its stored counts; give no CORPUS or --label")
-    for name in _NEEDS_CORPUS:
-        if kw[name] != _TRAINING_DEFAULTS[name]:
-            raise NbcliError(
-                f"--{name.replace('_', '-')} needs the corpus, so it cannot be used with --from-model",
-                hint="train from the corpus instead",
-            )
+    refuse_corpus_options(click.get_current_context())
     old = modelfile.load(path)
-    _, options = _training_setup(kw, base_kind=old.model.kind)
+    _, options = training_setup(kw, base_kind=old.model.kind)
     return refit(old, options, path)
-
-
-# The analysis cap at classification time. Analysing less than the model
-# was trained on changes only what is read of messages longer than the cap
-# (their tail is ignored, as training ignored the tail of longer ones), so
-# it is safe to lower: a filter can bound the work per message below the
-# model's setting. Raising it reads more than training ever did of long
-# messages, which is allowed but moves them away from what the model saw.
-message_cap_option = click.option(
-    "--max-message-bytes",
-    type=ByteSize(MAX_MESSAGE_BYTES_CAP),
-    default=None,
-    show_default="the model's, 512K unless trained otherwise",
-    help="Analyse at most this much of each email message. Lower than the model's setting bounds the work per "
-    "message (the rest of a longer message is ignored, as in training).",
-)
 
 
 def _load_model(path: str, max_message_bytes: int | None = None):
@@ -706,17 +274,6 @@ def _load_model(path: str, max_message_bytes: int | None = None):
         )
         classifier._analyzer = None
     return classifier
-
-
-explain_option = click.option(
-    "--explain",
-    type=click.IntRange(1),
-    metavar="N",
-    help=(
-        "Add the N terms that pushed each decision most, with their contributions in log-odds toward the chosen "
-        "class against the runner-up."
-    ),
-)
 
 
 @cli.command()
@@ -766,11 +323,12 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
         if sys.stdin.isatty():
             raise click.UsageError("no INPUT given and stdin is a terminal; give files, folders, or - for stdin")
         inputs = ("-",)
+    from nbcli.pipeline import classify_docs
     from nbcli.sources import Corpus, documents_in
     from nbcli.walk import Skipped
 
     classifier = _load_model(model, max_message_bytes)
-    opts = _read_opts(kw, diagnostics)
+    opts = read_opts(kw, diagnostics)
     docs = Corpus([documents_in(path, opts) for path in inputs])
     import numpy as np
 
@@ -786,7 +344,7 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
             yield doc
 
     with diagnostics.progress("classifying", docs.total) as advance:
-        for batch, result in classifier.classify(nonempty(docs), kw["jobs"], explain or 0):
+        for batch, result in classify_docs(classifier, nonempty(docs), kw["jobs"], explain or 0):
             log_proba, why = result if explain else (result, None)
             best = log_proba.argmax(axis=1)
             proba = np.exp(log_proba)
@@ -817,7 +375,7 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
             hint="check the input paths",
         )
     diagnostics.finish()
-    _check_inputs()
+    check_inputs()
 
 
 @cli.command("eval")
@@ -906,7 +464,7 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
       nbcli eval mail.nb sample_corpora/mail/test --plot roc.svg
     """
     diagnostics = _diagnostics(kw["quiet"])
-    _check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
+    check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
     if plot:
         from nbcli.paths import check_output
         from nbcli.plot import check_path
@@ -923,9 +481,9 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
         report = _cross_validate(args, label_pairs, cv, seed, kw, diagnostics)
         _report_cv(report, as_json, kw)
         diagnostics.finish()
-        _check_inputs()
+        check_inputs()
         return
-    _refuse_training_options(ctx, ["seed", *(n for n in _TRAINING_OPTION_NAMES if n != "max_message_bytes")], "--cv")
+    refuse_training_options(ctx, "--cv", keep={"max_message_bytes"})
     if truth and not predictions:
         raise click.UsageError("--truth goes with --predictions")
     if predictions:
@@ -941,37 +499,31 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
     model, corpus = args[0], args[1:]
     if not corpus and not label_pairs:
         raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
-    from click.core import ParameterSource
-
+    from nbcli.pipeline import score_labelled
     from nbcli.sources import labeled_corpus, parse_label_pair
 
     pairs = [parse_label_pair(p) for p in label_pairs]
 
-    given_cap = ctx.get_parameter_source("max_message_bytes") is ParameterSource.COMMANDLINE
+    given_cap = is_given(ctx, "max_message_bytes")
     classifier = _load_model(model, kw["max_message_bytes"] if given_cap else None)
-    docs = labeled_corpus(corpus, pairs, _read_opts(kw, diagnostics))
+    docs = labeled_corpus(corpus, pairs, read_opts(kw, diagnostics))
     with diagnostics.progress("evaluating", docs.total) as advance:
-        labels, log_proba = classifier.score_labelled(
-            docs, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"]
+        labels, log_proba = score_labelled(
+            classifier, docs, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"]
         )
     if not labels:
         raise NbcliError("the evaluation corpus has no documents", hint="check the paths")
     _evaluated(labels, log_proba, classifier.classes, model, plot, as_json, kw)
     diagnostics.finish()
-    _check_inputs()
+    check_inputs()
 
 
 def _evaluated(labels, log_proba, classes, source, plot, as_json, kw):
     """Report on scored documents, draw the --plot, then check the limits."""
-    from click.core import ParameterSource
-
     from nbcli.evaluation import figure, report
 
-    options = _eval_options(kw)
-    if (
-        click.get_current_context().get_parameter_source("spam_class") is ParameterSource.COMMANDLINE
-        and options.spam_class not in classes
-    ):
+    options = eval_options(kw)
+    if is_given(click.get_current_context(), "spam_class") and options.spam_class not in classes:
         raise NbcliError(
             (
                 f"--spam-class {options.spam_class}: {'the model has' if source else 'the predictions have'} no such "
@@ -1020,25 +572,6 @@ def _read_predictions(path, truth_path):
             lines.close()
 
 
-def _unfixed(grid: dict, kw) -> dict:
-    """The grid without the dimensions the user fixed on the command line
-    (say --model bernoulli): those keep the user's value."""
-    names = {"unknown": "unknown_terms"}  # TrainOptions field -> option key
-    return {f: v for f, v in grid.items() if kw[names.get(f, f)] == _TRAINING_DEFAULTS[names.get(f, f)]}
-
-
-_TRAINING_OPTION_NAMES = list(_TRAINING_DEFAULTS)  # every option of the training_options bundle
-
-
-def _refuse_training_options(ctx, names, needs):
-    """Options given on the command line that only make sense with `needs`."""
-    from click.core import ParameterSource
-
-    given = [n for n in names if ctx.get_parameter_source(n) is ParameterSource.COMMANDLINE]
-    if given:
-        raise click.UsageError(f"--{given[0].replace('_', '-')} needs {needs}")
-
-
 def _analysed(corpus, label_pairs, kw, diagnostics):
     """(AnalyzerOptions, TrainOptions, the corpus read and analysed once)
     for commands that train their own models."""
@@ -1047,18 +580,18 @@ def _analysed(corpus, label_pairs, kw, diagnostics):
     from nbcli.tokenize import Analyzer
 
     pairs = [parse_label_pair(p) for p in label_pairs]
-    analyzer_options, options = _training_setup(kw)
-    docs = labeled_corpus(corpus, pairs, _read_opts(kw, diagnostics))
+    analyzer_options, options = training_setup(kw)
+    docs = labeled_corpus(corpus, pairs, read_opts(kw, diagnostics))
     with diagnostics.progress("reading", docs.total) as advance:
         analysed = analyse(docs, Analyzer(analyzer_options), progress=lambda batch: advance(docs.progress(batch)))
     return analyzer_options, options, analysed
 
 
 def _cross_validate(corpus, label_pairs, k, seed, kw, diagnostics):
-    from nbcli.crossval import cross_validate
+    from nbcli.pipeline import cross_validate
 
     analyzer_options, options, analysed = _analysed(corpus, label_pairs, kw, diagnostics)
-    return cross_validate(analysed, k, seed, analyzer_options, options, _eval_options(kw), kw["jobs"])
+    return cross_validate(analysed, k, seed, analyzer_options, options, eval_options(kw), kw["jobs"])
 
 
 def _report_cv(report, as_json, kw):
@@ -1074,12 +607,6 @@ def _report_cv(report, as_json, kw):
     reason = check_limits({n: m["mean"] for n, m in report["metrics"].items()}, kw["fail_under"], kw["fail_over"])
     if reason:
         raise NbcliError(f"mean {reason}")
-
-
-def _eval_options(kw):
-    from nbcli.evaluation import EvalOptions
-
-    return EvalOptions(kw["spam_class"], kw["spam_cutoff"], kw["ham_cutoff"], kw["target_fpr"])
 
 
 def _report(report, source, as_json, kw):
@@ -1148,7 +675,7 @@ def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
     from nbcli.evaluation import METRICS
 
     diagnostics = _diagnostics(kw["quiet"])
-    _check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
+    check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
     if metric not in METRICS:
         raise click.BadParameter(
             f"{metric!r} is not a metric; use one of {', '.join(METRICS)}", param_hint="'--metric'"
@@ -1157,9 +684,9 @@ def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
         raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
     analyzer_options, options, analysed = _analysed(corpus, label_pairs, kw, diagnostics)
     result = tuning.tune(
-        analysed, cv, seed, analyzer_options, options, _eval_options(kw), metric, kw["jobs"], _unfixed(tuning.GRID, kw)
+        analysed, cv, seed, analyzer_options, options, eval_options(kw), metric, kw["jobs"], unfixed(tuning.GRID, ctx)
     )
-    given = _given_options(ctx, {"label_pairs", *_TRAINING_OPTION_NAMES, *_READ_OPTION_NAMES})
+    given = given_options(ctx, {"label_pairs", *TRAINING_PARAM_NAMES, *READ_PARAM_NAMES})
     result["command"] = tuning.train_command(list(corpus), given, result["best"])
     if as_json:
         _write_json(result)
@@ -1168,30 +695,7 @@ def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
 
         render_tune(result, sys.stdout)
     diagnostics.finish()
-    _check_inputs()
-
-
-_READ_OPTION_NAMES = ["input_format", "text_field", "label_field", "id_field", "no_header", "max_doc_bytes", "strict"]
-
-
-def _given_options(ctx, names) -> list[tuple[str, object]]:
-    """(option, value) of each option in `names` given on the command line,
-    in the command's order; flags have the value True."""
-    from click.core import ParameterSource
-
-    out = []
-    for param in ctx.command.params:
-        if param.name not in names or ctx.get_parameter_source(param.name) is not ParameterSource.COMMANDLINE:
-            continue
-        option = max(param.opts, key=len)
-        value = ctx.params[param.name]
-        if getattr(param, "is_flag", False):
-            out.append((option, True))
-        elif getattr(param, "multiple", False):
-            out.extend((option, v) for v in value)
-        else:
-            out.append((option, value))
-    return out
+    check_inputs()
 
 
 @cli.command()
@@ -1213,7 +717,7 @@ def info(model, top, as_json):
     from nbcli import modelfile
 
     classifier = modelfile.load(model)
-    description = {"model": model, **classifier.describe(top)}
+    description = {"model": model, **modelfile.describe(classifier, top)}
     if as_json:
         _write_json(description)
     else:
@@ -1284,7 +788,7 @@ def filter_(
     from nbcli import filtering
 
     diagnostics = _diagnostics(quiet)
-    _check_cutoffs(spam_cutoff, ham_cutoff)
+    check_cutoffs(spam_cutoff, ham_cutoff)
     path = input or "-"
     if path == "-" and sys.stdin.isatty():
         raise click.UsageError("no INPUT given and stdin is a terminal; give a message or mbox file, or - for stdin")
@@ -1376,7 +880,7 @@ def tokens(inputs, model, no_mail, token_pattern, **kw):
         options = AnalyzerOptions(token_pattern=token_pattern, mail=not no_mail)
     analyzer = Analyzer(options)
     diagnostics = _diagnostics(False)
-    opts = _read_opts(kw, diagnostics)
+    opts = read_opts(kw, diagnostics)
     docs = list(Corpus([documents_in(p, opts) for p in (inputs or ("-",))]))
     if not docs:
         raise NbcliError("no documents found", hint="check the input paths")
@@ -1387,7 +891,7 @@ def tokens(inputs, model, no_mail, token_pattern, **kw):
         if terms:
             sys.stdout.write("\n".join(t.replace("\n", " ") for t in terms) + "\n")
     diagnostics.finish()
-    _check_inputs()
+    check_inputs()
 
 
 class _ClosedStream:

@@ -13,7 +13,7 @@ unknown-term rule) are decided once for the whole corpus.
 Folds are stratified: each class's documents, shuffled with the seed, are
 dealt to the folds in turn (continuing from class to class), so every
 class is split as evenly as it can be and the folds' sizes differ by at
-most one. Folds are scored in parallel in forked workers (jobs).
+most one. Folds are scored in parallel by `pipeline.cross_validate`.
 """
 
 from __future__ import annotations
@@ -168,47 +168,19 @@ def score_fold(counts: FoldCounts, f: int, analyzer_options, options, eval_optio
     return report([corpus.classes[c] for c in corpus.y[rows].tolist()], log_proba, clf.classes, eval_options)
 
 
-_job = None  # (counts, analyzer_options, options, eval_options): set before forking
-
-
-def _score(f: int) -> dict:
-    return score_fold(_job[0], f, *_job[1:])
-
-
 def fold_counts(corpus: AnalysedCorpus, k: int, seed: int, doc_freq: bool) -> FoldCounts:
     """The corpus dealt to k stratified folds, with each fold's counts."""
     check_folds(corpus, k)
     return FoldCounts(corpus, stratified_folds(corpus.y, k, seed), k, doc_freq)
 
 
-def cross_validate(
-    corpus: AnalysedCorpus,
-    k: int,
-    seed: int,
-    analyzer_options,
-    options,
-    eval_options,
-    jobs: int = 1,
-    counts: FoldCounts | None = None,
-) -> dict:
-    """The cross-validation report: {"folds", "seed", "documents",
-    "metrics": {name: {"mean", "std"}}, "fold_reports": [eval report...]}.
-    std is the population standard deviation over the folds. counts: the
-    `fold_counts` of an earlier call with the same k and seed, to reuse."""
-    global _job
-    from nbcli import parallel
+def summarise(corpus: AnalysedCorpus, k: int, seed: int, reports: list[dict]) -> dict:
+    """The cross-validation report of the folds' eval reports: {"folds",
+    "seed", "documents", "metrics": {name: {"mean", "std"}}, "fold_reports":
+    [eval report...]}. std is the population standard deviation over the
+    folds. (`pipeline.cross_validate` scores the folds, in parallel.)"""
     from nbcli.evaluation import flat_metrics
 
-    if counts is None or (options.needs_doc_freq and counts.total_df is None):
-        counts = fold_counts(corpus, k, seed, options.needs_doc_freq)
-    workers = min(k, jobs if jobs > 0 else parallel.cpu_count())
-    if jobs == 0 and len(corpus.y) < parallel.AUTO_DOCS:
-        workers = 1
-    _job = (counts, analyzer_options, options, eval_options)
-    try:
-        reports = parallel.map_forked(_score, range(k), workers)
-    finally:
-        _job = None
     flats = [flat_metrics(r) for r in reports]
     names = [n for n in flats[0] if all(n in f for f in flats)]
     metrics = {

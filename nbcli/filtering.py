@@ -278,7 +278,7 @@ def run(
     with the verdict "error"). explain > 0 adds an X-NB-Evidence header
     with that many terms. Returns the list of verdicts.
     """
-    from nbcli import parallel
+    from nbcli import pipeline
     from nbcli.sources import Document, batches
 
     seen: list[str] = []
@@ -287,7 +287,7 @@ def run(
     if classifier is None:
         scored = ((batch, None) for batch in batches(stream))
     else:
-        scored = parallel.classify(classifier, batches(stream), jobs, explain)
+        scored = pipeline.classify(classifier, batches(stream), jobs, explain)
     for batch, result in scored:
         rows = whys = None  # on an exception: find the bad message(s) one at a time below
         if not isinstance(result, Exception):

@@ -662,3 +662,45 @@ def from_payload(p: dict, path: str = "model"):
 def load(path: str):
     """Read a Classifier from a model file (see the module docstring)."""
     return from_payload(read_payload(path), path)
+
+
+def describe(classifier, top: int = 10) -> dict:
+    """What `nbcli info` shows of a Classifier, as a JSON-ready dict (here,
+    not on Classifier: it names the file format's version)."""
+    model = classifier.model
+    counts = np.asarray(model.feature_count, dtype=np.float64)
+    prior = np.exp(model.log_prior)
+    top_terms = {}
+    if top > 0 and len(classifier.vocabulary):
+        odds = model.term_log_odds()
+        k = min(top, odds.shape[1])
+        for c, name in enumerate(classifier.classes):
+            best = np.argpartition(-odds[c], k - 1)[:k]
+            best = best[np.lexsort((best, -odds[c][best]))]
+            best = best[odds[c][best] > 0]
+            terms = classifier.vocabulary.terms(best)
+            top_terms[name] = [{"term": t, "log_odds": float(odds[c][j])} for t, j in zip(terms, best.tolist())]
+    return {
+        "format_version": format_version(model),
+        "kind": model.kind,
+        "transforms": [
+            k.replace("_", "-") for k in ("tf_log", "idf", "length_norm", "weight_norm") if model.spec().get(k)
+        ],
+        "nbcli_version": classifier.meta.get("nbcli_version"),
+        "created": classifier.meta.get("created"),
+        "documents": classifier.meta.get("n_documents"),
+        "vocabulary_size": len(classifier.vocabulary),
+        "classes": [
+            {
+                "class": name,
+                "documents": int(model.class_count[c]),
+                "tokens": int(counts[c].sum()),
+                "prior": float(prior[c]),
+            }
+            for c, name in enumerate(classifier.classes)
+        ],
+        "smoothing": {k: v for k, v in model.spec().items() if k not in ("kind", "unknown")},
+        "analyzer": classifier.analyzer_options.to_dict(),
+        "options": classifier.meta.get("options", {}),
+        "top_terms": top_terms,
+    }

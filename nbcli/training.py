@@ -113,7 +113,9 @@ _DESCRIBED_WHEN_GIVEN = (
 )
 
 
-def training_options(base_kind: str = "multinomial", **fields) -> tuple[AnalyzerOptions, TrainOptions]:
+def training_options(
+    base_kind: str = "multinomial", given: Iterable[str] | None = None, **fields
+) -> tuple[AnalyzerOptions, TrainOptions]:
     """Check a combination of training options and build (AnalyzerOptions,
     TrainOptions), before any document is read: every check of `nbcli
     train`'s options lives here, and its errors name the command's flags.
@@ -123,12 +125,16 @@ def training_options(base_kind: str = "multinomial", **fields) -> tuple[Analyzer
     --no-mail), with the values `nbcli train` takes: prior 'fit', 'uniform'
     or 'CLASS=W,...'; m_estimate 'M' or 'M,P'; stop_words 'english' or a
     file of words. base_kind: the event model when kind is None (for
-    `train --from-model`, the old model's)."""
+    `train --from-model`, the old model's). given: the fields the user gave
+    (the command line's, typed defaults too); None: those passed with a value
+    other than OPTION_DEFAULTS'."""
     unknown_names = sorted(set(fields) - set(OPTION_DEFAULTS))
     if unknown_names:
         raise TypeError(f"unknown training option(s): {', '.join(unknown_names)}")
     kw = {**OPTION_DEFAULTS, **fields}
-    given = frozenset(k for k, v in OPTION_DEFAULTS.items() if kw[k] != v)
+    if given is None:
+        given = (k for k, v in OPTION_DEFAULTS.items() if kw[k] != v)
+    given = frozenset(given)
     _check_choices(kw)
     if kw["alpha"] is not None:
         check_alpha(kw["alpha"])
@@ -344,13 +350,14 @@ def count_corpus(
     analyzer: Analyzer,
     doc_freq: bool,
     progress: Callable[[list], None] | None = None,
-    jobs: int = 1,
 ) -> CountTable:
-    """One streaming pass over labelled documents (see `parallel.count`)."""
-    from nbcli import parallel
-
+    """One streaming pass over labelled documents, in this process (see
+    `pipeline.count_corpus` for the same on several workers)."""
     table = CountTable(doc_freq=doc_freq)
-    parallel.count(docs, analyzer, table, jobs, progress)
+    for batch in batches(docs):
+        table.add(analyzer.analyze([d.data for d in batch], [d.kind for d in batch]), [d.label for d in batch])
+        if progress is not None:
+            progress(batch)
     return table
 
 
@@ -511,15 +518,28 @@ def transformed_sums(classifier: Classifier, docs: Iterable[Document]) -> np.nda
 
 
 def train(
-    docs: Iterable[Document], analyzer_options: AnalyzerOptions, options: TrainOptions, progress=None, jobs: int = 1
+    docs: Iterable[Document], analyzer_options: AnalyzerOptions, options: TrainOptions, progress=None
 ) -> Classifier:
-    """Train a Classifier on labelled documents (jobs: see `parallel`)."""
-    analyzer = Analyzer(analyzer_options)
+    """Train a Classifier on labelled documents, in this process (see
+    `pipeline.train` for the counting on several workers)."""
+    check_trainable(docs, options)
+    table = count_corpus(docs, Analyzer(analyzer_options), options.needs_doc_freq, progress)
+    return from_table(table, docs, analyzer_options, options)
+
+
+def check_trainable(docs: Iterable[Document], options: TrainOptions) -> None:
+    """Refuse, before reading anything, what training could not finish."""
     if options.alpha is not None:
         check_alpha(options.alpha)
     if options.needs_second_pass and iter(docs) is docs:
         raise NbcliError("--tf-log and --length-norm read the corpus twice, and this corpus can be read only once")
-    table = count_corpus(docs, analyzer, options.needs_doc_freq, progress, jobs)
+
+
+def from_table(
+    table: CountTable, docs: Iterable[Document], analyzer_options: AnalyzerOptions, options: TrainOptions
+) -> Classifier:
+    """The Classifier of the counts of `docs`; complement's document
+    transforms read `docs` a second time (`transformed_sums`)."""
     classifier = fit(table, analyzer_options, options)
     if options.needs_second_pass:
         classifier.model = classifier.model.rebuilt(fit_count=transformed_sums(classifier, docs))

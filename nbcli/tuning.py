@@ -3,8 +3,8 @@
 No I/O. GRID maps a `TrainOptions` field to its candidate values; every
 combination is cross-validated on the same folds (the corpus is read and
 analysed once, the folds counted once), and the best by one metric wins.
-Adding a dimension is one line here (and its command-line spelling in
-OPTION_NAMES if it is not `--field-name`). A dimension the user fixes on the
+Adding a dimension is one line here (its command-line flag comes from
+options.TRAINING_FLAGS, the one table of field and flag names). A dimension the user fixes on the
 command line (say --model bernoulli) is not searched: `nbcli tune` leaves it
 out of the grid.
 """
@@ -19,10 +19,6 @@ GRID: dict[str, list] = {
     "kind": ["multinomial", "bernoulli", "complement"],
     "alpha": [1.0, 0.1, 0.01, 0.001, 0.0001],
 }
-
-# `nbcli train` options whose name is not the field name with dashes (the
-# event model kind is the field `kind`, spelled --model on the command line).
-OPTION_NAMES = {"unknown": "--unknown-terms", "kind": "--model"}
 
 # Metrics where smaller is better; for all others larger is better.
 SMALLER_IS_BETTER = {"log_loss", "ham_fpr", "unsure", "target_ham_fpr"}
@@ -47,8 +43,9 @@ def tune(
 ) -> dict:
     """{"metric", "folds", "seed", "documents", "results": [{"settings",
     "mean", "std"}], "best": settings}. Ties go to the earlier combination."""
-    from nbcli.crossval import cross_validate, fold_counts
+    from nbcli.crossval import fold_counts
     from nbcli.errors import NbcliError
+    from nbcli.pipeline import cross_validate
 
     trials = [
         (settings, dataclasses.replace(options, **settings, described={**options.described, **settings}))
@@ -79,7 +76,10 @@ def tune(
 
 
 def option_name(field: str) -> str:
-    return OPTION_NAMES.get(field, "--" + field.replace("_", "-"))
+    """The `nbcli train` flag of a TrainOptions field (--model for kind)."""
+    from nbcli.options import flag
+
+    return flag(field)
 
 
 def train_command(corpus: list[str], given: list[tuple[str, object]], best: dict) -> str:

@@ -41,7 +41,7 @@ def _no_warn(message: str) -> None:
 #
 # These are str subclasses so that they travel like any warning, including
 # from training workers, which send their warnings back pickled for the
-# parent to say (see parallel.py).
+# parent to say (see pipeline.py).
 
 
 class Skipped(str):

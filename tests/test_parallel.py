@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from nbcli import modelfile
+from nbcli.pipeline import train
 from nbcli.sources import Document
 from nbcli.tokenize import AnalyzerOptions
-from nbcli.training import TrainOptions, train
+from nbcli.training import TrainOptions
 
 from conftest import SAMPLES, make_docs, run
 
