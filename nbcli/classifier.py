@@ -7,6 +7,7 @@ later documents are still being read.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -27,6 +28,15 @@ class Classifier:
         self.model = model
         self.meta = meta
         self._analyzer: Analyzer | None = None
+
+    def with_message_cap(self, max_message_bytes: int | None) -> Classifier:
+        """The same classifier analysing at most `max_message_bytes` of each
+        message (None: as trained). Lowering it bounds the work per message
+        and ignores the tail of longer messages, as training ignored theirs."""
+        if max_message_bytes is None:
+            return self
+        options = dataclasses.replace(self.analyzer_options, max_message_bytes=max_message_bytes)
+        return Classifier(options, self.vocabulary, self.model, self.meta)
 
     @property
     def classes(self) -> list[str]:

@@ -53,16 +53,9 @@ from nbcli.options import (  # noqa: E402
     training_setup,
     unfixed,
 )
+from nbcli.stdio import err, guard_standard_streams, stdout_is_utf8, write, write_json  # noqa: E402
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
-def _err(line: str) -> None:
-    try:
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
 
 
 class _StdoutGone(Exception):
@@ -89,16 +82,16 @@ class NbcliGroup(click.Group):
             )
         except click.UsageError as exc:
             where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-            _err(f"nbcli: error: {exc.format_message()}{where}")
+            err(f"nbcli: error: {exc.format_message()}{where}")
             sys.exit(2)
         except click.ClickException as exc:
-            _err(f"nbcli: error: {exc.format_message()}")
+            err(f"nbcli: error: {exc.format_message()}")
             sys.exit(exc.exit_code)
         except NbcliError as exc:
-            _err(f"nbcli: error: {exc}")
+            err(f"nbcli: error: {exc}")
             sys.exit(exc.exit_code)
         except (click.Abort, KeyboardInterrupt):
-            _err("nbcli: interrupted")
+            err("nbcli: interrupted")
             sys.exit(130)
         except (BrokenPipeError, _StdoutGone):
             # The reader went away: stop quietly, like other Unix tools (and
@@ -109,12 +102,12 @@ class NbcliGroup(click.Group):
                 pass
             sys.exit(141)
         except OSError as exc:
-            _err(f"nbcli: error: {exc.strerror or exc}")
+            err(f"nbcli: error: {exc.strerror or exc}")
             sys.exit(1)
         except Exception as exc:  # a bug: still one line, unless debugging
             if os.environ.get("NBCLI_DEBUG"):
                 raise
-            _err(
+            err(
                 f"nbcli: internal error: {type(exc).__name__}: {exc} (please report it; NBCLI_DEBUG=1 shows the "
                 "traceback)"
             )
@@ -131,27 +124,6 @@ def _diagnostics(quiet):
     if capped:
         diagnostics.info(f"--jobs {capped[0]} is more than the {capped[1]} core(s) available; using {capped[1]}")
     return diagnostics
-
-
-def _write(line: str) -> None:
-    sys.stdout.write(line + "\n")
-
-
-def _stdout_is_utf8() -> bool:
-    import codecs
-
-    try:
-        return codecs.lookup(getattr(sys.stdout, "encoding", None) or "utf-8").name == "utf-8"
-    except LookupError:
-        return False
-
-
-def _write_json(record) -> None:
-    """One JSON line on stdout: valid JSON whatever the output encoding
-    (non-ASCII escaped unless stdout is UTF-8)."""
-    from nbcli.output import json_text
-
-    _write(json_text(record, ascii_only=not _stdout_is_utf8()))
 
 
 # -- commands --------------------------------------------------------------------
@@ -263,17 +235,9 @@ def _retrain(path, corpus, label_pairs, kw):
 def _load_model(path: str, max_message_bytes: int | None = None):
     """The classifier in model file `path`, with the analysis cap given at
     classification time, if any (see `message_cap_option`)."""
-    import dataclasses
-
     from nbcli import modelfile
 
-    classifier = modelfile.load(path)
-    if max_message_bytes is not None:
-        classifier.analyzer_options = dataclasses.replace(
-            classifier.analyzer_options, max_message_bytes=max_message_bytes
-        )
-        classifier._analyzer = None
-    return classifier
+    return modelfile.load(path).with_message_cap(max_message_bytes)
 
 
 @cli.command()
@@ -334,7 +298,7 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
 
     classes = classifier.classes
     written = 0
-    ascii_json = not _stdout_is_utf8()
+    ascii_json = not stdout_is_utf8()
 
     def nonempty(stream):
         for doc in stream:
@@ -535,41 +499,15 @@ def _evaluated(labels, log_proba, classes, source, plot, as_json, kw):
     if plot:
         from nbcli import plot as plotting
 
-        drawing = figure(labels, log_proba, classes, result, options)
-        try:
-            if plotting.check_path(plot) == "svg":
-                with open(plot, "w", encoding="utf-8") as fh:
-                    fh.write(plotting.svg(drawing))
-            else:
-                plotting.png(drawing, plot)
-        except OSError as exc:
-            raise NbcliError(f"--plot {plot}: {exc.strerror or exc}") from None
+        plotting.write(figure(labels, log_proba, classes, result, options), plot)
     _report(result, source, as_json, kw)
-
-
-def _text_lines(path):
-    """The lines of a UTF-8 text file, or of stdin for -."""
-    if path == "-":
-        return sys.stdin
-    if not os.path.isfile(path):
-        raise NbcliError(f"{path}: {'a folder, not a file' if os.path.isdir(path) else 'no such file'}")
-    return open(path, encoding="utf-8", errors="replace")
 
 
 def _read_predictions(path, truth_path):
     """(true labels, log-posteriors, classes) from prediction lines."""
-    from nbcli.predictions import read_predictions, read_truth
+    from nbcli.predictions import read_files
 
-    truth = None
-    if truth_path:
-        with _text_lines(truth_path) as lines:
-            truth = read_truth(lines, truth_path)
-    lines = _text_lines(path)
-    try:
-        return read_predictions(lines, "stdin" if path == "-" else path, truth)
-    finally:
-        if path != "-":
-            lines.close()
+    return read_files(path, truth_path)
 
 
 def _analysed(corpus, label_pairs, kw, diagnostics):
@@ -595,34 +533,34 @@ def _cross_validate(corpus, label_pairs, k, seed, kw, diagnostics):
 
 
 def _report_cv(report, as_json, kw):
-    from nbcli.evaluation import check_limits
+    from nbcli.output import render_cv
 
-    if as_json:
-        _write_json(report)
-    else:
-        from nbcli.output import render_cv
-
-        render_cv(report, sys.stdout)
-    sys.stdout.flush()
-    reason = check_limits({n: m["mean"] for n, m in report["metrics"].items()}, kw["fail_under"], kw["fail_over"])
-    if reason:
-        raise NbcliError(f"mean {reason}")
+    metrics = {n: m["mean"] for n, m in report["metrics"].items()}
+    _write_report(report if as_json else None, lambda: render_cv(report, sys.stdout), metrics, kw, "mean ")
 
 
 def _report(report, source, as_json, kw):
     """Write an eval report, then fail on a broken --fail-under/--fail-over."""
-    from nbcli.evaluation import check_limits, flat_metrics
+    from nbcli.evaluation import flat_metrics
+    from nbcli.output import render_eval
 
-    if as_json:
-        _write_json({"model": source, **report})
+    record = {"model": source, **report} if as_json else None
+    _write_report(record, lambda: render_eval(report, sys.stdout, source or "predictions"), flat_metrics(report), kw)
+
+
+def _write_report(record, render, metrics, kw, prefix=""):
+    """JSON (if `record`) or the table for people, then the exit status of
+    --fail-under/--fail-over on `metrics`."""
+    from nbcli.evaluation import check_limits
+
+    if record is not None:
+        write_json(record)
     else:
-        from nbcli.output import render_eval
-
-        render_eval(report, sys.stdout, source or "predictions")
+        render()
     sys.stdout.flush()
-    reason = check_limits(flat_metrics(report), kw["fail_under"], kw["fail_over"])
+    reason = check_limits(metrics, kw["fail_under"], kw["fail_over"])
     if reason:
-        raise NbcliError(reason)
+        raise NbcliError(prefix + reason)
 
 
 @cli.command()
@@ -689,7 +627,7 @@ def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
     given = given_options(ctx, {"label_pairs", *TRAINING_PARAM_NAMES, *READ_PARAM_NAMES})
     result["command"] = tuning.train_command(list(corpus), given, result["best"])
     if as_json:
-        _write_json(result)
+        write_json(result)
     else:
         from nbcli.output import render_tune
 
@@ -719,7 +657,7 @@ def info(model, top, as_json):
     classifier = modelfile.load(model)
     description = {"model": model, **modelfile.describe(classifier, top)}
     if as_json:
-        _write_json(description)
+        write_json(description)
     else:
         from nbcli.output import render_info
 
@@ -820,26 +758,26 @@ def filter_(
             )
     except NbcliError as exc:  # fail open: pass every message through unchanged
         classifier, model_error = None, str(exc)
-        _err(f"nbcli: error: {exc}; passing messages through unchanged")
+        err(f"nbcli: error: {exc}; passing messages through unchanged")
     if splitter is not None:
-        write = splitter.write
+        put = splitter.write
     else:
         out = sys.stdout.buffer
         as_mbox = path != "-" and os.path.isdir(path)  # many files: one mbox out
 
-        def write(verdict, data):
+        def put(verdict, data):
             out.write(filtering.as_mbox_entry(data) if as_mbox else data)
             out.flush()
 
     try:
-        seen = filtering.run(messages, classifier, verdicts, write, diagnostics.warn, model_error, jobs, explain or 0)
+        seen = filtering.run(messages, classifier, verdicts, put, diagnostics.warn, model_error, jobs, explain or 0)
     except NbcliError as exc:  # INPUT unreadable part-way, or a --split append failed
         exc.exit_code = 3 if exit_codes else 1
         raise
     if not seen:
         diagnostics.warn(f"{'standard input' if path == '-' else path}: no messages")
     if splitter is not None and not quiet:
-        _err(f"nbcli: {splitter.summary()}")
+        err(f"nbcli: {splitter.summary()}")
     diagnostics.finish()
     failed = "error" in seen or classifier is None or skipped.unreadable > 0
     if exit_codes:
@@ -887,73 +825,13 @@ def tokens(inputs, model, no_mail, token_pattern, **kw):
     for doc in docs:
         terms = analyzer.tokens(doc.data, doc.kind)
         if len(docs) > 1:
-            _write(f"==> {display_text(doc.id)} <==")
+            write(f"==> {display_text(doc.id)} <==")
         if terms:
             sys.stdout.write("\n".join(t.replace("\n", " ") for t in terms) + "\n")
     diagnostics.finish()
     check_inputs()
 
 
-class _ClosedStream:
-    """Stands in for sys.stdin or sys.stdout when the process was started
-    with that descriptor closed (`nbcli predict ... <&-`, `>&-`): reading or
-    writing is a one-line error that says so, while the descriptor itself
-    holds /dev/null, so that no file nbcli opens later can take its number
-    (results written to "stdout" would otherwise land in a model file)."""
-
-    def __init__(self, name: str):
-        self.name = name
-        self.buffer = self
-        self.encoding = "utf-8"
-        self.errors = "strict"
-
-    def _closed(self, *args, **kw):
-        raise NbcliError(f"standard {self.name} is closed", hint=f"run nbcli with its standard {self.name} open")
-
-    read = readline = read1 = readinto = write = _closed
-
-    def __iter__(self):
-        self._closed()
-
-    def isatty(self) -> bool:
-        return False
-
-    def fileno(self) -> int:
-        return {"input": 0, "output": 1}[self.name]
-
-    def flush(self) -> None:
-        pass
-
-
-def _guard_standard_streams() -> None:
-    """Give closed standard descriptors /dev/null, and make the text streams
-    safe to write whatever the locale: stderr always works (a closed one
-    discards), a closed stdin or stdout is an error when used, and text
-    that the output encoding cannot show is backslash-escaped instead of
-    failing (PYTHONIOENCODING=ascii)."""
-    import io
-
-    for fd, mode in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
-        try:
-            os.fstat(fd)
-            continue
-        except OSError:
-            pass
-        null = os.open(os.devnull, mode)
-        if null != fd:
-            os.dup2(null, fd)
-            os.close(null)
-        if fd == 0:
-            sys.stdin = _ClosedStream("input")
-        elif fd == 1:
-            sys.stdout = _ClosedStream("output")
-        else:
-            sys.stderr = io.TextIOWrapper(open(2, "wb", closefd=False), errors="backslashreplace", line_buffering=True)
-    for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, io.TextIOWrapper):
-            stream.reconfigure(errors="backslashreplace")
-
-
 def main() -> None:
-    _guard_standard_streams()
+    guard_standard_streams()
     cli.main(prog_name="nbcli")

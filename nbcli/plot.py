@@ -141,3 +141,15 @@ def svg(figure: dict) -> str:
     if figure["kind"] == "roc":
         return roc_svg(figure["fpr"], figure["tpr"], figure["auc"], figure["title"])
     return confusion_svg(figure["labels"], figure["matrix"], figure["title"])
+
+
+def write(figure: dict, path: str) -> None:
+    """Draw `figure` into `path`: SVG written here, PNG with matplotlib."""
+    try:
+        if check_path(path) == "svg":
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(svg(figure))
+        else:
+            png(figure, path)
+    except OSError as exc:
+        raise NbcliError(f"--plot {path}: {exc.strerror or exc}") from None

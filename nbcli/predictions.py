@@ -98,3 +98,30 @@ def read_predictions(
     if classes is None:
         raise NbcliError(f"{name}: no prediction lines", hint="give the output of 'nbcli predict --json'")
     return labels, np.array(rows, dtype=np.float64), classes
+
+
+def _text_lines(path: str):
+    """The lines of a UTF-8 text file, or of stdin for -."""
+    import os
+    import sys
+
+    if path == "-":
+        return sys.stdin
+    if not os.path.isfile(path):
+        raise NbcliError(f"{path}: {'a folder, not a file' if os.path.isdir(path) else 'no such file'}")
+    return open(path, encoding="utf-8", errors="replace")
+
+
+def read_files(path: str, truth_path: str | None = None) -> tuple[list[str], np.ndarray, list[str]]:
+    """`read_predictions` of the file `path` (- for stdin), with the true
+    labels of `truth_path` if given."""
+    truth = None
+    if truth_path:
+        with _text_lines(truth_path) as lines:
+            truth = read_truth(lines, truth_path)
+    lines = _text_lines(path)
+    try:
+        return read_predictions(lines, "stdin" if path == "-" else path, truth)
+    finally:
+        if path != "-":
+            lines.close()

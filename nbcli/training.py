@@ -3,6 +3,13 @@
 Documents are read, analysed and counted batch by batch; only the counts are
 kept (`CountTable`), so memory is bounded by the vocabulary and the count
 tables, never by the number of documents.
+
+The entries: `training_options` (the options, checked once, for the CLI and
+the API), `train` (documents -> Classifier, in this process;
+`pipeline.train` is the same with the counting on workers) and `refit`
+(a model's stored counts -> Classifier with other options, no corpus).
+`count_corpus`, `check_trainable`, `from_table` and `fit_counts` are the
+steps `pipeline` and `crossval` compose; `_fit` and `_build` are private.
 """
 
 from __future__ import annotations
@@ -361,7 +368,7 @@ def count_corpus(
     return table
 
 
-def fit(table: CountTable, analyzer_options: AnalyzerOptions, options: TrainOptions) -> Classifier:
+def _fit(table: CountTable, analyzer_options: AnalyzerOptions, options: TrainOptions) -> Classifier:
     """Prune the vocabulary, smooth the counts, and build the Classifier."""
     classes, class_count, vocab, tf, df = table.finish()
     return fit_counts(classes, class_count, vocab, tf, df, table.mail_docs, analyzer_options, options)
@@ -406,10 +413,10 @@ def fit_counts(
         "options": {**options.described, "alpha": alpha, "unknown_terms": unknown},
         "mail_documents": int(mail_docs),
     }
-    return build(classes, class_count, vocab, tf, df, analyzer_options, options, alpha, unknown, meta)
+    return _build(classes, class_count, vocab, tf, df, analyzer_options, options, alpha, unknown, meta)
 
 
-def build(
+def _build(
     classes, class_count, vocab, tf, df, analyzer_options, options: TrainOptions, alpha, unknown, meta, fit_count=None
 ) -> Classifier:
     """Prune (--min-df, --max-df, --max-features, then --select) and build
@@ -540,7 +547,7 @@ def from_table(
 ) -> Classifier:
     """The Classifier of the counts of `docs`; complement's document
     transforms read `docs` a second time (`transformed_sums`)."""
-    classifier = fit(table, analyzer_options, options)
+    classifier = _fit(table, analyzer_options, options)
     if options.needs_second_pass:
         classifier.model = classifier.model.rebuilt(fit_count=transformed_sums(classifier, docs))
     return classifier
@@ -592,7 +599,7 @@ def refit(old: Classifier, options: TrainOptions, source: str = "model") -> Clas
         "from_model": source,
     }
     vocab, tf, df = old.vocabulary, np.asarray(model.feature_count), model.doc_freq
-    return build(
+    return _build(
         model.classes,
         model.class_count,
         vocab,
