@@ -41,6 +41,7 @@ from nbcli.options import (  # noqa: E402
     is_given,
     jobs_option,
     json_option,
+    make_diagnostics,
     message_cap_option,
     quiet_option,
     read_options,
@@ -115,17 +116,6 @@ class NbcliGroup(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
-def _diagnostics(quiet):
-    from nbcli.diagnostics import Diagnostics
-
-    diagnostics = Diagnostics(quiet=quiet)
-    ctx = click.get_current_context(silent=True)
-    capped = ctx.meta.get("nbcli.jobs_capped") if ctx is not None else None
-    if capped:
-        diagnostics.info(f"--jobs {capped[0]} is more than the {capped[1]} core(s) available; using {capped[1]}")
-    return diagnostics
-
-
 # -- commands --------------------------------------------------------------------
 
 
@@ -191,7 +181,7 @@ def train(corpus, output, label_pairs, from_model, **kw):
     from nbcli.pipeline import train as train_model
     from nbcli.sources import labeled_corpus, parse_label_pair
 
-    diagnostics = _diagnostics(kw["quiet"])
+    diagnostics = make_diagnostics(kw["quiet"])
     check_output(output, [*corpus, *(parse_label_pair(p)[1] for p in label_pairs)])
     if from_model:
         classifier = _retrain(from_model, corpus, label_pairs, kw)
@@ -280,9 +270,9 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
       nbcli predict mail.nb --explain 5 message.eml
       nbcli predict topics.nb sample_corpora/topics/test.jsonl | cut -f2 | sort | uniq -c
     """
-    from nbcli.output import prediction_json, prediction_tsv
+    from nbcli.output import prediction_lines
 
-    diagnostics = _diagnostics(kw["quiet"])
+    diagnostics = make_diagnostics(kw["quiet"])
     if not inputs:
         if sys.stdin.isatty():
             raise click.UsageError("no INPUT given and stdin is a terminal; give files, folders, or - for stdin")
@@ -294,8 +284,6 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
     classifier = _load_model(model, max_message_bytes)
     opts = read_opts(kw, diagnostics)
     docs = Corpus([documents_in(path, opts) for path in inputs])
-    import numpy as np
-
     classes = classifier.classes
     written = 0
     ascii_json = not stdout_is_utf8()
@@ -310,25 +298,7 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
     with diagnostics.progress("classifying", docs.total) as advance:
         for batch, result in classify_docs(classifier, nonempty(docs), kw["jobs"], explain or 0):
             log_proba, why = result if explain else (result, None)
-            best = log_proba.argmax(axis=1)
-            proba = np.exp(log_proba)
-            lines = []
-            for i, doc in enumerate(batch):
-                label = classes[best[i]]
-                if as_json:
-                    extra = {"explanation": why[i]} if why else {}
-                    lines.append(
-                        prediction_json(
-                            doc.id,
-                            label,
-                            dict(zip(classes, proba[i].tolist())),
-                            dict(zip(classes, log_proba[i].tolist())),
-                            ascii_json,
-                            **extra,
-                        )
-                    )
-                else:
-                    lines.append(prediction_tsv(doc.id, label, float(proba[i, best[i]]), why[i] if why else None))
+            lines = prediction_lines([doc.id for doc in batch], classes, log_proba, why, as_json, ascii_json)
             sys.stdout.write("\n".join(lines) + "\n")
             sys.stdout.flush()
             written += len(batch)
@@ -427,7 +397,7 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
       nbcli eval --cv 10 --seed 1 sample_corpora/mail/train --alpha 0.01
       nbcli eval mail.nb sample_corpora/mail/test --plot roc.svg
     """
-    diagnostics = _diagnostics(kw["quiet"])
+    diagnostics = make_diagnostics(kw["quiet"])
     check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
     if plot:
         from nbcli.paths import check_output
@@ -442,7 +412,10 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
             raise click.UsageError("--cv and --predictions do not go together")
         if not args and not label_pairs:
             raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH to cross-validate")
-        report = _cross_validate(args, label_pairs, cv, seed, kw, diagnostics)
+        from nbcli.pipeline import cross_validate
+
+        analyzer_options, options, analysed = _analysed(args, label_pairs, kw, diagnostics)
+        report = cross_validate(analysed, cv, seed, analyzer_options, options, eval_options(kw), kw["jobs"])
         _report_cv(report, as_json, kw)
         diagnostics.finish()
         check_inputs()
@@ -455,7 +428,9 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
             raise click.UsageError(
                 "--predictions takes no MODEL, CORPUS or --label: the predictions hold the model's output"
             )
-        labels, log_proba, classes = _read_predictions(predictions, truth)
+        from nbcli.predictions import read_files
+
+        labels, log_proba, classes = read_files(predictions, truth)
         _evaluated(labels, log_proba, classes, None, plot, as_json, kw)
         return
     if not args:
@@ -503,13 +478,6 @@ def _evaluated(labels, log_proba, classes, source, plot, as_json, kw):
     _report(result, source, as_json, kw)
 
 
-def _read_predictions(path, truth_path):
-    """(true labels, log-posteriors, classes) from prediction lines."""
-    from nbcli.predictions import read_files
-
-    return read_files(path, truth_path)
-
-
 def _analysed(corpus, label_pairs, kw, diagnostics):
     """(AnalyzerOptions, TrainOptions, the corpus read and analysed once)
     for commands that train their own models."""
@@ -523,13 +491,6 @@ def _analysed(corpus, label_pairs, kw, diagnostics):
     with diagnostics.progress("reading", docs.total) as advance:
         analysed = analyse(docs, Analyzer(analyzer_options), progress=lambda batch: advance(docs.progress(batch)))
     return analyzer_options, options, analysed
-
-
-def _cross_validate(corpus, label_pairs, k, seed, kw, diagnostics):
-    from nbcli.pipeline import cross_validate
-
-    analyzer_options, options, analysed = _analysed(corpus, label_pairs, kw, diagnostics)
-    return cross_validate(analysed, k, seed, analyzer_options, options, eval_options(kw), kw["jobs"])
 
 
 def _report_cv(report, as_json, kw):
@@ -612,7 +573,7 @@ def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
     from nbcli import tuning
     from nbcli.evaluation import METRICS
 
-    diagnostics = _diagnostics(kw["quiet"])
+    diagnostics = make_diagnostics(kw["quiet"])
     check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
     if metric not in METRICS:
         raise click.BadParameter(
@@ -725,7 +686,7 @@ def filter_(
     """
     from nbcli import filtering
 
-    diagnostics = _diagnostics(quiet)
+    diagnostics = make_diagnostics(quiet)
     check_cutoffs(spam_cutoff, ham_cutoff)
     path = input or "-"
     if path == "-" and sys.stdin.isatty():
@@ -817,7 +778,7 @@ def tokens(inputs, model, no_mail, token_pattern, **kw):
     else:
         options = AnalyzerOptions(token_pattern=token_pattern, mail=not no_mail)
     analyzer = Analyzer(options)
-    diagnostics = _diagnostics(False)
+    diagnostics = make_diagnostics(False)
     opts = read_opts(kw, diagnostics)
     docs = list(Corpus([documents_in(p, opts) for p in (inputs or ("-",))]))
     if not docs:

@@ -207,6 +207,17 @@ def dirichlet_log_estimate(counts: np.ndarray, beta, estimate: str = "mean") -> 
     return np.log(smoothed) - np.log(smoothed.sum(axis=-1, keepdims=True))
 
 
+def check_m_estimate(m_estimate, kind: str) -> None:
+    """An m-estimate's P is the prior probability that a term is present:
+    only the bernoulli model has one per term; the others spread M over
+    the |V| terms."""
+    if m_estimate is not None and m_estimate[1] is not None and kind != "bernoulli":
+        raise NbcliError(
+            "--m-estimate M,P: a P is for --model bernoulli",
+            hint=f"the {kind} model spreads M evenly over the |V| terms; give only M",
+        )
+
+
 def log_softmax(jll: np.ndarray) -> np.ndarray:
     """Rows of jll normalised in log space: jll - logsumexp(jll, axis=1)."""
     top = jll.max(axis=1, keepdims=True)
@@ -313,13 +324,8 @@ class EventModel:
         categories: alpha in every cell, or M P (P = 1/K by default)."""
         if self.m_estimate is None:
             return self.alpha
-        m, p = self.m_estimate
-        if p is not None:
-            raise NbcliError(
-                f"--m-estimate M,P: a P is for the bernoulli model; the {self.kind} model spreads M over the |V| terms",
-                hint="give only M",
-            )
-        return m / max(n_categories, 1)
+        check_m_estimate(self.m_estimate, self.kind)
+        return self.m_estimate[0] / max(n_categories, 1)
 
     def _log_prior(self) -> np.ndarray:
         return log_prior(self.class_count, self.classes, self.prior, self.prior_alpha)

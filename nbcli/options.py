@@ -580,3 +580,16 @@ def eval_options(kw):
     from nbcli.evaluation import EvalOptions
 
     return EvalOptions(kw["spam_class"], kw["spam_cutoff"], kw["ham_cutoff"], kw["target_fpr"])
+
+
+def make_diagnostics(quiet: bool):
+    """The command's Diagnostics (warnings and progress on stderr), after
+    saying that --jobs was capped, if it was (see `_cap_jobs`)."""
+    from nbcli.diagnostics import Diagnostics
+
+    diagnostics = Diagnostics(quiet=quiet)
+    ctx = click.get_current_context(silent=True)
+    capped = ctx.meta.get("nbcli.jobs_capped") if ctx is not None else None
+    if capped:
+        diagnostics.info(f"--jobs {capped[0]} is more than the {capped[1]} core(s) available; using {capped[1]}")
+    return diagnostics

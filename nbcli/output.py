@@ -54,6 +54,27 @@ def prediction_tsv(doc_id: str, label: str, probability: float, explanation: dic
     return line
 
 
+def prediction_lines(ids, classes, log_proba, explanations, as_json: bool, ascii_only: bool = False) -> list[str]:
+    """predict's output lines for a batch: one per document, TSV or JSON
+    (`explanations`: one per document, or None)."""
+    import numpy as np
+
+    best = log_proba.argmax(axis=1)
+    proba = np.exp(log_proba)
+    lines = []
+    for i, doc_id in enumerate(ids):
+        label = classes[best[i]]
+        why = explanations[i] if explanations else None
+        if as_json:
+            extra = {"explanation": why} if why else {}
+            probabilities = dict(zip(classes, proba[i].tolist()))
+            logs = dict(zip(classes, log_proba[i].tolist()))
+            lines.append(prediction_json(doc_id, label, probabilities, logs, ascii_only, **extra))
+        else:
+            lines.append(prediction_tsv(doc_id, label, float(proba[i, best[i]]), why))
+    return lines
+
+
 def _displayed(value):
     if isinstance(value, str):
         return display_text(value)

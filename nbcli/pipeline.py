@@ -196,9 +196,6 @@ def _start_files(options) -> _Counting:
     analyzer_options, doc_freq, lists = options
     acc = _Counting(analyzer_options, doc_freq)
     acc.lists = lists
-    acc.where = [0, 0]
-    for files in lists:  # this worker's copy of the corpus: its warnings come back with the table
-        files.opts.warn = lambda message: acc.warnings.append((acc.where[0], acc.where[1], message))
     return acc
 
 
@@ -210,8 +207,8 @@ def _count_files_task(acc: _Counting, task) -> None:
 
     def docs():
         for i in range(start, stop):
-            acc.where[:] = part, i
-            yield from files.read(i)
+            # the file's warnings come back with the table, to be said in file order
+            yield from files.read(i, lambda message, i=i: acc.warnings.append((part, i, message)))
 
     for batch in batches(docs(), first=FILES_PER_TASK):
         acc.add(batch)

@@ -28,6 +28,7 @@ file or `-`) with text and label fields.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import itertools
 import os
@@ -114,20 +115,23 @@ class Corpus:
 
 class FileList:
     """A corpus part that is a list of files (a folder, a Maildir): called,
-    it gives their documents; `read(i)` gives file i's documents. Warnings
-    go to `opts.warn`, which a worker process may point elsewhere."""
+    it gives their documents; `read(i)` gives file i's documents, with its
+    warnings going to `opts.warn` or, if given, to `warn` (a worker process
+    collects them to send back with its results). `read(path, opts)` reads
+    one file with those options."""
 
-    def __init__(self, files: list[str], read: Callable[[str], Iterator[Document]], opts: ReadOptions):
+    def __init__(self, files: list[str], read: Callable[[str, ReadOptions], Iterator[Document]], opts: ReadOptions):
         self.files = files
         self._read = read
         self.opts = opts
 
     def __call__(self) -> Iterator[Document]:
         for path in self.files:
-            yield from self._read(path)
+            yield from self._read(path, self.opts)
 
-    def read(self, i: int) -> Iterator[Document]:
-        return self._read(self.files[i])
+    def read(self, i: int, warn: Warn | None = None) -> Iterator[Document]:
+        opts = self.opts if warn is None else dataclasses.replace(self.opts, warn=warn)
+        return self._read(self.files[i], opts)
 
 
 def _cap(data: bytes, name: str, opts: ReadOptions) -> bytes:
@@ -800,14 +804,14 @@ def documents_in(
             files = maildir_files(path, opts.warn)
             return FileList(
                 files,
-                lambda f: (Document(f, label, d.data, "mail") for d in _file_docs(f, "eml", None, opts, True)),
+                lambda f, o: (Document(f, label, d.data, "mail") for d in _file_docs(f, "eml", None, o, True)),
                 opts,
             ), len(files)
         files = list_files(path, opts.warn)
         known = all(_format_of(f, opts) not in TABLE_FORMATS for f in files)
         if not known:
             return (lambda: (d for f in files for d in _docs_of(f, opts, label, False, True))), None
-        return FileList(files, lambda f: _file_docs(f, _format_of(f, opts), label, opts, True), opts), len(files)
+        return FileList(files, lambda f, o: _file_docs(f, _format_of(f, o), label, o, True), opts), len(files)
     if fmt == "maildir":
         raise NbcliError(f"{path} is not a Maildir (it is a file)", hint="drop --input-format maildir")
     known = _format_of(path, opts) not in TABLE_FORMATS

@@ -30,6 +30,7 @@ from nbcli.model import (
     MODELS,
     UNKNOWN_TERMS,
     check_alpha,
+    check_m_estimate,
     check_prior_alpha,
     check_prior_smoothing,
     check_unknown_terms,
@@ -154,11 +155,7 @@ def training_options(
             raise NbcliError(f"--{name.replace('_', '-')} is for --model complement")
     if m_estimate is not None and kw["alpha"] is not None:
         raise NbcliError("give --alpha or --m-estimate, not both")
-    if m_estimate is not None and m_estimate[1] is not None and kind != "bernoulli":
-        raise NbcliError(
-            "--m-estimate M,P: a P is for --model bernoulli",
-            hint=f"the {kind} model spreads M evenly over the |V| terms; give only M",
-        )
+    check_m_estimate(m_estimate, kind)
     if kw["estimate"] == "map" and m_estimate is None and (kw["alpha"] is None or kw["alpha"] <= 1):
         raise NbcliError(
             f"--estimate map needs --alpha above 1 (got {kw['alpha'] if kw['alpha'] is not None else 'the default'})",
