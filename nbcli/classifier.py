@@ -95,10 +95,12 @@ class Classifier:
             if batch:
                 yield batch, self.score([d.data for d in batch], [d.kind for d in batch], explain)
 
-    def score_labelled(self, docs: Iterable[Document], progress=None) -> tuple[list[str], np.ndarray]:
-        """(true labels, log-posteriors (n_docs, n_classes)) of labelled documents."""
+    def score_labelled(self, docs: Iterable[Document], progress=None, scored=None) -> tuple[list[str], np.ndarray]:
+        """(true labels, log-posteriors (n_docs, n_classes)) of labelled
+        documents, scored here, or taken from `scored` ((batch, log-posteriors)
+        pairs, as `pipeline.classify_docs` gives them from workers)."""
         true_labels, parts = [], []
-        for batch, log_proba in self.classify(docs):
+        for batch, log_proba in self.classify(docs) if scored is None else scored:
             true_labels.extend(doc.label for doc in batch)
             parts.append(log_proba)
             if progress is not None:

@@ -269,15 +269,8 @@ def classify_docs(classifier, docs, jobs: int = 1, explain: int = 0) -> Iterator
 
 
 def score_labelled(classifier, docs, progress=None, jobs: int = 1) -> tuple[list[str], np.ndarray]:
-    """(true labels, log-posteriors (n_docs, n_classes)) of labelled documents."""
-    true_labels, parts = [], []
-    for batch, log_proba in classify_docs(classifier, docs, jobs):
-        true_labels.extend(doc.label for doc in batch)
-        parts.append(log_proba)
-        if progress is not None:
-            progress(batch)
-    log_proba = np.vstack(parts) if parts else np.zeros((0, len(classifier.classes)))
-    return true_labels, log_proba
+    """`Classifier.score_labelled` with the scoring on `jobs` workers."""
+    return classifier.score_labelled(docs, progress, scored=classify_docs(classifier, docs, jobs))
 
 
 # -- cross-validation --------------------------------------------------------------
