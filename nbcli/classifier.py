@@ -20,13 +20,26 @@ from nbcli.vectorize import SparseCounts, Vocabulary, known_counts
 
 class Classifier:
     """analyzer_options: how text becomes terms; vocabulary: term -> column;
-    model: the event model over those columns; meta: how it was trained."""
+    model: the event model over those columns; meta: how it was trained;
+    record: the documents its counts hold (`record.Record`, None: not kept);
+    last_seen: (V,) int32, the day (since 1970-01-01) each term was last
+    seen in a learned document (None: not kept)."""
 
-    def __init__(self, analyzer_options: AnalyzerOptions, vocabulary: Vocabulary, model: EventModel, meta: dict):
+    def __init__(
+        self,
+        analyzer_options: AnalyzerOptions,
+        vocabulary: Vocabulary,
+        model: EventModel,
+        meta: dict,
+        record=None,
+        last_seen=None,
+    ):
         self.analyzer_options = analyzer_options
         self.vocabulary = vocabulary
         self.model = model
         self.meta = meta
+        self.record = record
+        self.last_seen = last_seen
         self._analyzer: Analyzer | None = None
 
     def with_message_cap(self, max_message_bytes: int | None) -> Classifier:
@@ -36,7 +49,7 @@ class Classifier:
         if max_message_bytes is None:
             return self
         options = dataclasses.replace(self.analyzer_options, max_message_bytes=max_message_bytes)
-        return Classifier(options, self.vocabulary, self.model, self.meta)
+        return Classifier(options, self.vocabulary, self.model, self.meta, self.record, self.last_seen)
 
     @property
     def classes(self) -> list[str]:

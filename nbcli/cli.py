@@ -227,7 +227,14 @@ def _load_model(path: str, max_message_bytes: int | None = None):
     classification time, if any (see `message_cap_option`)."""
     from nbcli import modelfile
 
-    return modelfile.load(path).with_message_cap(max_message_bytes)
+    classifier = modelfile.load(path)
+    empty = [c for c, n in zip(classifier.classes, classifier.model.class_count) if n == 0]
+    if empty:
+        raise NbcliError(
+            f"{path} has no documents of class {', '.join(empty)} yet, so it cannot classify",
+            hint=f"learn some: nbcli learn {path} --class {empty[0]} FILE...",
+        )
+    return classifier.with_message_cap(max_message_bytes)
 
 
 @cli.command()
@@ -340,6 +347,34 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
         "the training options of 'nbcli train'."
     ),
 )
+@click.option(
+    "--online",
+    is_flag=True,
+    help="The TREC spam-track online protocol on CORPUS (no MODEL): each message, in order, is classified by the "
+    "model learned so far, then learned per --train; reports lam%, (1-ROCA)%, hm%, sm%.",
+)
+@click.option(
+    "--order",
+    type=click.Choice(["date", "given"]),
+    default="date",
+    show_default=True,
+    help="With --online: take messages by their Date header (undated ones keep their place), or as given.",
+)
+@click.option(
+    "--train",
+    "train_rule",
+    type=click.Choice(["all", "errors", "unsure"]),
+    default="errors",
+    show_default=True,
+    help="With --online: learn every message, the misclassified ones, or those and the unsure ones.",
+)
+@click.option(
+    "--warmup",
+    type=click.IntRange(0),
+    default=0,
+    metavar="N",
+    help="With --online: learn the first N messages before scoring any.",
+)
 @seed_option
 @cutoff_options
 @target_fpr_option
@@ -363,13 +398,14 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
 @jobs_option
 @quiet_option
 @click.pass_context
-def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, **kw):
+def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_rule, warmup, seed, plot, as_json, **kw):
     """Evaluate a model, predictions, or training settings.
 
     \b
       nbcli eval MODEL CORPUS...        a model on labelled documents
       nbcli eval --predictions FILE     'nbcli predict --json' lines (- for stdin)
       nbcli eval --cv K CORPUS...       K-fold cross-validation of training settings
+      nbcli eval --online CORPUS...     the TREC online protocol (classify, then learn, in date order)
 
     CORPUS is given as for 'nbcli train'. With --predictions, the true
     class of each document is taken from the class folder in its id (as in
@@ -405,6 +441,16 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
 
         check_path(plot)
         check_output(plot, [*args, *(p.partition("=")[2] for p in label_pairs), predictions, truth], "--plot")
+    for name in ("order", "train_rule", "warmup"):
+        if not online and is_given(ctx, name):
+            raise click.UsageError(f"--{name.replace('_rule', '')} goes with --online")
+    if online:
+        if cv or predictions or truth:
+            raise click.UsageError("--online does not go with --cv, --predictions or --truth")
+        from nbcli.cli_learning import online_eval
+
+        online_eval(args, label_pairs, order, train_rule, warmup, plot, as_json, kw, diagnostics)
+        return
     if cv:
         if plot:
             raise click.UsageError("--plot does not go with --cv: evaluate a model, or predictions, to plot")
@@ -420,7 +466,7 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, seed, plot, as_json, *
         diagnostics.finish()
         check_inputs()
         return
-    refuse_training_options(ctx, "--cv", keep={"max_message_bytes"})
+    refuse_training_options(ctx, "--cv or --online", keep={"max_message_bytes"})
     if truth and not predictions:
         raise click.UsageError("--truth goes with --predictions")
     if predictions:
@@ -684,7 +730,7 @@ def filter_(
       #   * ^X-NB-Class: spam
       #   spam.mbox
     """
-    from nbcli import filtering
+    from nbcli import filtering, modelfile
 
     diagnostics = make_diagnostics(quiet)
     check_cutoffs(spam_cutoff, ham_cutoff)
@@ -731,7 +777,10 @@ def filter_(
             out.flush()
 
     try:
-        seen = filtering.run(messages, classifier, verdicts, put, diagnostics.warn, model_error, jobs, explain or 0)
+        identity = modelfile.model_id(classifier) if classifier is not None else None
+        seen = filtering.run(
+            messages, classifier, verdicts, put, diagnostics.warn, model_error, jobs, explain or 0, identity
+        )
     except NbcliError as exc:  # INPUT unreadable part-way, or a --split append failed
         exc.exit_code = 3 if exit_codes else 1
         raise
@@ -791,6 +840,12 @@ def tokens(inputs, model, no_mail, token_pattern, **kw):
             sys.stdout.write("\n".join(t.replace("\n", " ") for t in terms) + "\n")
     diagnostics.finish()
     check_inputs()
+
+
+from nbcli.cli_learning import COMMANDS as _LEARNING_COMMANDS  # noqa: E402
+
+for _command in _LEARNING_COMMANDS:
+    cli.add_command(_command)
 
 
 def main() -> None:

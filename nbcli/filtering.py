@@ -3,7 +3,7 @@
 A message goes out byte for byte as it came in, with one header line added
 at the top of its header block (after an mbox "From " line):
 
-    X-NB-Class: spam; p=0.9993
+    X-NB-Class: spam; p=0.9993; model=3f9a1c
 
 An earlier X-NB-Class header is replaced where it stands instead. Nothing
 else changes: body bytes, line endings (the added line uses the message's
@@ -176,8 +176,11 @@ class Verdicts:
         return self.classes[best], self.classes[best], float(np.exp(log_proba[best]))
 
 
-def header_value(label: str, p: float) -> str:
-    return f"{label}; p={p:.4f}"
+def header_value(label: str, p: float, model_id: str | None = None) -> str:
+    """'spam; p=0.9993; model=3f9a1c': the class, its probability, and the
+    short identity of the model's counts (`modelfile.counts_id`), so that a
+    filter running another model than the one trained shows."""
+    return f"{label}; p={p:.4f}" + (f"; model={model_id}" if model_id else "")
 
 
 def as_mbox_entry(message: bytes) -> bytes:
@@ -267,6 +270,7 @@ def run(
     model_error: str | None = None,
     jobs: int = 1,
     explain: int = 0,
+    model_id: str | None = None,
 ):
     """Classify and write every message of `messages` (raw bytes; a None
     among them only says "pass on what you hold": see `sources.batches`) in
@@ -276,7 +280,8 @@ def run(
     message that passed through unchanged. `classifier`/`verdicts` are None
     when the model could not be loaded (every message then passes through
     with the verdict "error"). explain > 0 adds an X-NB-Evidence header
-    with that many terms. Returns the list of verdicts.
+    with that many terms; model_id, the model's short identity, goes into
+    the header. Returns the list of verdicts.
     """
     from nbcli import pipeline
     from nbcli.sources import Document, batches
@@ -306,7 +311,7 @@ def run(
                     row, why = (one[0][0], one[1][0]) if explain else (one[0], None)
                 verdict, label, p = verdicts.of(row)
                 evidence = evidence_items(why) if explain else None
-                out = with_header(doc.data, header_value(label, p), evidence)
+                out = with_header(doc.data, header_value(label, p, model_id), evidence)
             except Exception as exc:
                 verdict, out = "error", doc.data
                 if classifier is not None:

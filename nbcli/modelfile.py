@@ -330,18 +330,53 @@ def with_checksum(payload: dict) -> dict:
     return {**payload, CHECKSUM_KEY: payload_checksum(payload)}
 
 
+_held: set[str] = set()  # the model files whose lock this process holds
+
+
 @contextmanager
-def _locked(path: str):
+def locked(path: str):
+    """Hold the lock of model file `path` (`.NAME.lock` beside it) for a
+    read-modify-write: every writer takes it, so updates take turns and none
+    is lost. It is an flock(2) lock, which the kernel drops when its holder
+    dies (even by kill -9), so a crashed writer never leaves a stale lock;
+    the lock file itself stays, empty, and means nothing by existing.
+    Re-entrant within a process (write_payload inside it does not wait on
+    itself). Temporary files of writers that were killed are removed here,
+    since no other writer can be running."""
     import fcntl
 
-    folder, name = os.path.split(os.path.abspath(path))
+    key = os.path.abspath(path)
+    if key in _held:
+        yield
+        return
+    folder, name = os.path.split(key)
     lock_path = os.path.join(folder, f".{name}.lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise NbcliError(f"cannot lock model file {path}: {exc.strerror} ({lock_path})") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        _held.add(key)
+        _remove_stale_temporaries(folder, name)
         yield
     finally:
+        _held.discard(key)
         os.close(fd)
+
+
+def _remove_stale_temporaries(folder: str, name: str) -> None:
+    prefix = f".{name}."
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for entry in names:
+        if entry.startswith(prefix) and entry.endswith(".tmp"):
+            try:
+                os.unlink(os.path.join(folder, entry))
+            except OSError:
+                pass
 
 
 def _new_file_mode(path: str) -> int:
@@ -367,7 +402,7 @@ def write_payload(payload: dict, path: str, checksum: bool = True) -> None:
     if not os.path.isdir(folder):
         raise NbcliError(f"cannot write {path}: folder {folder} does not exist", hint="create it first")
     try:
-        with _locked(path):
+        with locked(path):
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
             try:
                 with os.fdopen(fd, "wb") as fh:
@@ -418,10 +453,32 @@ def format_version(model) -> int:
     return 1 if plain else FORMAT_VERSION
 
 
+def counts_id(classifier) -> str:
+    """A short identity of a model's counts (6 hex digits): the same
+    documents learned with the same analyzer give the same identity, and
+    `nbcli filter` names it in its header, so a model that differs from the
+    one a user trained shows."""
+    model = classifier.model
+    total = zlib.crc32(json.dumps([model.classes, classifier.analyzer_options.to_dict()], sort_keys=True).encode())
+    arrays = [model.class_count, classifier.vocabulary.hashes, model.feature_count]
+    if model.doc_freq is not None:
+        arrays.append(model.doc_freq)
+    for array in arrays:
+        raw = np.ascontiguousarray(np.asarray(array, dtype=np.float64 if array is not arrays[1] else np.uint64))
+        total = (total * _SUM_MIX + _word_sum(raw.reshape(-1).view(np.uint8))) % (1 << 64)
+    return f"{(total ^ (total >> 32)) & 0xFFFFFF:06x}"
+
+
 def to_payload(classifier) -> dict:
     model, vocab = classifier.model, classifier.vocabulary
+    extra = {}
+    if classifier.record is not None:
+        extra.update(classifier.record.arrays())
+    if classifier.last_seen is not None:
+        extra["term_last_seen"] = np.ascontiguousarray(classifier.last_seen, dtype=np.int32)
+    extra["counts_id"] = counts_id(classifier)
     return {
-        "format": FORMAT,
+        "format": FORMAT,  # first: nbcli recognises its files by it (sources._is_model)
         "format_version": format_version(model),
         "nbcli_version": __version__,
         "classes": list(model.classes),
@@ -442,6 +499,7 @@ def to_payload(classifier) -> dict:
         "fit_count": None
         if getattr(model, "fit_count", None) is None
         else np.ascontiguousarray(model.fit_count, dtype=np.float64),
+        **extra,
     }
 
 
@@ -571,6 +629,26 @@ def _settings(spec, classes: list) -> dict:
     )
 
 
+def settings_of(spec, classes: list) -> dict:
+    """The event model's kind and settings (EventModel keyword arguments but
+    doc_freq, fit_count, idf and tables) from a `model` spec, checked as a
+    model file's are (ModelFileError)."""
+    from nbcli.model import MODELS
+
+    try:
+        if not isinstance(spec, dict) or spec.get("kind") not in MODELS:
+            raise _Corrupt("model", "has no event model kind nbcli knows")
+        settings = _settings(spec, classes)
+        for flag in ("tf_log", "length_norm", "weight_norm"):
+            if spec["kind"] == "complement":
+                settings[flag] = spec.get(flag, False)
+            elif spec.get(flag):
+                raise _Corrupt("model", f"has {flag} for a {spec['kind']} model")
+    except _Corrupt as exc:
+        raise ModelFileError(f"bad model settings ({exc})") from None
+    return {"kind": spec["kind"], **settings}
+
+
 def _meta(meta) -> dict:
     """`meta`, checked where nbcli reads it (info, train --from-model)."""
     if not isinstance(meta, dict):
@@ -597,6 +675,7 @@ def from_payload(p: dict, path: str = "model"):
     NaN scores, warnings or an internal error later."""
     from nbcli.classifier import Classifier
     from nbcli.model import MODELS
+    from nbcli.record import Record
     from nbcli.tokenize import AnalyzerOptions
     from nbcli.vectorize import Vocabulary
 
@@ -605,13 +684,15 @@ def from_payload(p: dict, path: str = "model"):
         n_classes = len(classes)
         hashes, blob, offsets = _vocabulary(p)
         n_terms = len(hashes)
-        class_count = _within(_array(p, "class_count", "f", (n_classes,)), "class_count", 0.5, _MAX_COUNT)
+        class_count = _within(_array(p, "class_count", "f", (n_classes,)), "class_count", 0, _MAX_COUNT)
         feature_count = _within(_array(p, "feature_count", "iuf", (n_classes, n_terms)), "feature_count", 0, _MAX_COUNT)
         doc_freq = _within(_array(p, "doc_freq", "iuf", (n_classes, n_terms), optional=True), "doc_freq", 0, _MAX_COUNT)
         if doc_freq is not None and n_terms and not (doc_freq <= class_count[:, None]).all():
             raise _Corrupt("doc_freq", "counts more documents than the class has")
         tables = tuple(
             _within(_array(p, key, "f", shape), key, -_TABLE_LIMIT, _TABLE_LIMIT)
+            if key != "log_prior"
+            else _log_prior(_array(p, key, "f", shape), class_count)
             for key, shape in (
                 ("log_prior", (n_classes,)),
                 ("weights", (n_terms, n_classes)),
@@ -650,13 +731,36 @@ def from_payload(p: dict, path: str = "model"):
                 raise _Corrupt("idf")
         model = MODELS[kind](classes, class_count, feature_count, **settings)
         options = AnalyzerOptions.from_dict(analyzer)
+        try:
+            record = Record.from_arrays(p, n_classes) if "record_digest" in p else None
+        except ValueError as exc:
+            raise _Corrupt(str(exc)) from None
+        last_seen = _array(p, "term_last_seen", "i", (n_terms,), optional=True)
     except _Corrupt as exc:
         raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
     except (TypeError, ValueError, ArithmeticError, NbcliError) as exc:
         if isinstance(exc, ModelFileError):
             raise
         raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
-    return Classifier(options, Vocabulary(hashes, blob, offsets), model, meta)
+    classifier = Classifier(options, Vocabulary(hashes, blob, offsets), model, meta, record, last_seen)
+    stored_id = p.get("counts_id")
+    if isinstance(stored_id, str) and re.fullmatch(r"[0-9a-f]{6}", stored_id):
+        classifier.stored_counts_id = stored_id  # the file's own, computed when it was written
+    return classifier
+
+
+def model_id(classifier) -> str:
+    """`counts_id` of a classifier, as stored in its file when it has one."""
+    return getattr(classifier, "stored_counts_id", None) or counts_id(classifier)
+
+
+def _log_prior(a: np.ndarray, class_count: np.ndarray) -> np.ndarray:
+    """log pi: finite and bounded, or -inf for a class without documents
+    (a model being learned from nothing, or one whose class was forgotten)."""
+    finite = np.isfinite(a)
+    if not ((finite & (np.abs(np.where(finite, a, 0)) <= _TABLE_LIMIT)) | ((a == -np.inf) & (class_count == 0))).all():
+        raise _Corrupt("log_prior", f"has values outside [{-_TABLE_LIMIT:g}, {_TABLE_LIMIT:g}]")
+    return a
 
 
 def load(path: str):
@@ -667,6 +771,8 @@ def load(path: str):
 def describe(classifier, top: int = 10) -> dict:
     """What `nbcli info` shows of a Classifier, as a JSON-ready dict (here,
     not on Classifier: it names the file format's version)."""
+    from nbcli.record import ENTRY_BYTES
+
     model = classifier.model
     counts = np.asarray(model.feature_count, dtype=np.float64)
     prior = np.exp(model.log_prior)
@@ -690,6 +796,18 @@ def describe(classifier, top: int = 10) -> dict:
         "created": classifier.meta.get("created"),
         "documents": classifier.meta.get("n_documents"),
         "vocabulary_size": len(classifier.vocabulary),
+        "counts_id": model_id(classifier),
+        "record": None
+        if classifier.record is None
+        else {
+            "entries": len(classifier.record),
+            "per_class": dict(
+                zip(classifier.classes, classifier.record.documents_per_class(len(classifier.classes)).tolist())
+            ),
+            "bytes": len(classifier.record) * ENTRY_BYTES,
+        },
+        "updated": classifier.meta.get("updated"),
+        "pruned": classifier.meta.get("pruned"),
         "classes": [
             {
                 "class": name,

@@ -220,6 +220,15 @@ def render_info(info: dict, file) -> None:
     _print(file, f"event model: {info['kind']}{transforms}")
     _print(file, f"trained:     {info['documents']} documents, {info['created']}, nbcli {info['nbcli_version']}")
     _print(file, f"vocabulary:  {info['vocabulary_size']} terms")
+    _print(file, f"counts id:   {info['counts_id']}")
+    record = info.get("record")
+    if record is not None:
+        per_class = ", ".join(f"{c} {n}" for c, n in record["per_class"].items())
+        _print(file, f"record:      {record['entries']} learned documents ({per_class}), {record['bytes']} bytes")
+    if info.get("updated"):
+        _print(file, f"updated:     {info['updated']}")
+    if info.get("pruned"):
+        _print(file, f"pruned:      {' '.join(f'{k}={v}' for k, v in info['pruned'].items())}")
     options = " ".join(f"{k}={v}" for k, v in info["options"].items())
     _print(file, f"options:     {options}")
     classes = _Table()

@@ -124,7 +124,8 @@ def count(docs: Iterable, analyzer, table, jobs: int, progress: Callable[[list |
                 _start_table, _count_batch, _table_state, options, tasks, table.merge
             )
             return
-        table.add(analyzer.analyze([d.data for d in batch], [d.kind for d in batch]), [d.label for d in batch])
+        datas = [d.data for d in batch]
+        table.add(analyzer.analyze(datas, [d.kind for d in batch]), [d.label for d in batch], datas)
         if progress is not None:
             progress(batch)
 
@@ -155,9 +156,8 @@ class _Counting:
         self.warnings: list[tuple[int, int, str]] = []  # (part, file, message)
 
     def add(self, batch) -> None:
-        self.table.add(
-            self.analyzer.analyze([d.data for d in batch], [d.kind for d in batch]), [d.label for d in batch]
-        )
+        datas = [d.data for d in batch]
+        self.table.add(self.analyzer.analyze(datas, [d.kind for d in batch]), [d.label for d in batch], datas)
 
 
 def _start_table(options) -> _Counting:
@@ -166,7 +166,7 @@ def _start_table(options) -> _Counting:
 
 def _count_batch(acc: _Counting, task) -> None:
     datas, kinds, labels = task
-    acc.table.add(acc.analyzer.analyze(datas, kinds), labels)
+    acc.table.add(acc.analyzer.analyze(datas, kinds), labels, datas)
 
 
 def _table_state(acc: _Counting):

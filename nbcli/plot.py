@@ -1,5 +1,5 @@
-"""Pictures of an evaluation: the ROC curve of a spam model, or the
-confusion matrix of any model.
+"""Pictures of an evaluation: the ROC curve of a spam model, the
+confusion matrix of any model, or the learning curve of an online run.
 
 SVG is written by hand (no dependency); PNG needs matplotlib, the optional
 extra `nbcli[plot]`. The SVG builders are pure functions returning text.
@@ -7,6 +7,7 @@ extra `nbcli[plot]`. The SVG builders are pure functions returning text.
 
 from __future__ import annotations
 
+import math
 from xml.sax.saxutils import escape
 
 from nbcli.errors import NbcliError
@@ -91,6 +92,68 @@ def confusion_svg(labels: list[str], matrix: list[list[int]], title: str) -> str
     return "\n".join(parts) + "\n</svg>\n"
 
 
+def _ticks(high: float, whole: bool = False) -> list[float]:
+    """Round tick values from 0 to at least `high` (> 0), about five steps
+    of 1, 2 or 5 times a power of ten; steps of at least 1 when `whole`."""
+    raw = high / 5
+    base = 10 ** math.floor(math.log10(raw))
+    step = next(m * base for m in (1, 2, 5, 10) if m * base >= raw * (1 - 1e-9))
+    step = max(step, 1) if whole else step
+    return [i * step for i in range(math.ceil(high / step - 1e-9) + 1)]
+
+
+def _tick_label(v: float) -> str:
+    return f"{v:,.0f}" if v == int(v) else f"{v:g}"
+
+
+def learning_curve_svg(seen, errors, title: str, rate=None, window: int | None = None) -> str:
+    """An SVG learning curve of an online run: messages seen across,
+    cumulative errors up (a solid red line, left axis); with `rate`, the
+    windowed error rate % too (a dashed blue line, right axis), its window
+    of `window` messages named in the axis label. One polyline point per
+    sample, no point added."""
+    width, height, left, top, w, h = 552, 360, 76, 56, 400, 240
+    xs, ys = _ticks(max(max(seen, default=0), 1), True), _ticks(max(max(errors, default=0), 1), True)
+    x = lambda v: left + v / xs[-1] * w  # noqa: E731
+    y = lambda v: top + (1 - v / ys[-1]) * h  # noqa: E731
+    parts = [_svg_head(width, height)]
+    for v in xs:
+        parts.append(f'<line x1="{x(v):.1f}" y1="{top}" x2="{x(v):.1f}" y2="{top + h}" stroke="#eee"/>')
+        parts.append(f'<text x="{x(v):.1f}" y="{top + h + 16}" text-anchor="middle" {_FONT}>{_tick_label(v)}</text>')
+    for v in ys:
+        parts.append(f'<line x1="{left}" y1="{y(v):.1f}" x2="{left + w}" y2="{y(v):.1f}" stroke="#eee"/>')
+        parts.append(f'<text x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end" {_FONT}>{_tick_label(v)}</text>')
+    parts.append(f'<rect x="{left}" y="{top}" width="{w}" height="{h}" fill="none" stroke="#333"/>')
+    points = " ".join(f"{x(a):.2f},{y(b):.2f}" for a, b in zip(seen, errors))
+    parts.append(f'<polyline id="errors" points="{points}" fill="none" stroke="#c0392b" stroke-width="2"/>')
+    mid = top + h / 2
+    parts.append(
+        f'<text x="16" y="{mid}" text-anchor="middle" {_FONT} fill="#c0392b" transform="rotate(-90 16 {mid})">'
+        "cumulative errors</text>"
+    )
+    if rate is not None:
+        rs = _ticks(max(max(rate, default=0), 1))
+        r = lambda v: top + (1 - v / rs[-1]) * h  # noqa: E731
+        for v in rs:
+            parts.append(
+                f'<text x="{left + w + 6}" y="{r(v) + 4:.1f}" text-anchor="start" {_FONT}>{_tick_label(v)}</text>'
+            )
+        points = " ".join(f"{x(a):.2f},{r(b):.2f}" for a, b in zip(seen, rate))
+        parts.append(
+            f'<polyline id="rate" points="{points}" fill="none" stroke="#2c6fbb" stroke-width="1.5" '
+            'stroke-dasharray="5 3"/>'
+        )
+        label = "error rate %" if window is None else f"error rate % (last {window:,} messages)"
+        rx = width - 14
+        parts.append(
+            f'<text x="{rx}" y="{mid}" text-anchor="middle" {_FONT} fill="#2c6fbb" transform="rotate(90 {rx} {mid})">'
+            f"{escape(label)}</text>"
+        )
+    parts.append(f'<text x="{left + w / 2}" y="{top - 24}" text-anchor="middle" {_TITLE}>{escape(title)}</text>')
+    parts.append(f'<text x="{left + w / 2}" y="{top + h + 36}" text-anchor="middle" {_FONT}>messages seen</text>')
+    return "\n".join(parts) + "\n</svg>\n"
+
+
 def _svg_head(width: float, height: float) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
@@ -117,6 +180,19 @@ def png(figure: dict, path: str) -> None:
         ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="false-positive rate", ylabel="true-positive rate")
         auc = figure["auc"]
         ax.set_title(figure["title"] if auc is None else f"{figure['title']} (AUC {auc:.4f})")
+    elif figure["kind"] == "learning_curve":
+        ax.plot(figure["seen"], figure["errors"], color="#c0392b", lw=2)
+        ax.set(xlabel="messages seen", title=figure["title"], xlim=(0, None), ylim=(0, None))
+        ax.set_ylabel("cumulative errors", color="#c0392b")
+        ax.locator_params(axis="x", nbins=5)
+        ax.xaxis.set_major_formatter("{x:,.0f}")
+        if figure.get("rate") is not None:
+            right = ax.twinx()
+            right.plot(figure["seen"], figure["rate"], color="#2c6fbb", lw=1.5, ls="--")
+            window = figure.get("window")
+            label = "error rate %" if window is None else f"error rate % (last {window:,} messages)"
+            right.set_ylabel(label, color="#2c6fbb")
+            right.set_ylim(0, None)
     else:
         import numpy as np
 
@@ -140,6 +216,10 @@ def png(figure: dict, path: str) -> None:
 def svg(figure: dict) -> str:
     if figure["kind"] == "roc":
         return roc_svg(figure["fpr"], figure["tpr"], figure["auc"], figure["title"])
+    if figure["kind"] == "learning_curve":
+        return learning_curve_svg(
+            figure["seen"], figure["errors"], figure["title"], figure.get("rate"), figure.get("window")
+        )
     return confusion_svg(figure["labels"], figure["matrix"], figure["title"])
 
 

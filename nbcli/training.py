@@ -247,15 +247,21 @@ MAIL_UNKNOWN = "smooth"
 
 class CountTable:
     """Per-class term counts (and optionally document frequencies) of a
-    growing vocabulary, accumulated batch by batch."""
+    growing vocabulary, accumulated batch by batch; with record=True also
+    the record of the documents counted (see `record`) and each term's
+    last-seen day, when the documents' data are given to `add`."""
 
-    def __init__(self, doc_freq: bool = False):
+    def __init__(self, doc_freq: bool = False, record: bool = True):
         self.vocab = VocabularyBuilder()
         self.class_ids: dict[str, int] = {}
         self.class_docs: list[int] = []
         self._tf = np.zeros((0, 0), dtype=np.int64)  # (term capacity, class capacity)
         self._df = np.zeros((0, 0), dtype=np.int64) if doc_freq else None
+        self._seen = np.zeros(0, dtype=np.int32) if record else None  # (term capacity,) day numbers
+        self._record: list[tuple] | None = [] if record else None  # (digests, class ids, message ids, when)
         self.mail_docs = 0
+        self.record = None  # set by finish()
+        self.last_seen = None
 
     def _class_id(self, label: str) -> int:
         cid = self.class_ids.get(label)
@@ -280,10 +286,15 @@ class CountTable:
             grown = np.zeros((new_rows, new_cols), dtype=np.int64)
             grown[: old.shape[0], : old.shape[1]] = old
             setattr(self, name, grown)
+        if self._seen is not None:
+            seen = np.zeros(new_rows, dtype=np.int32)
+            seen[: len(self._seen)] = self._seen
+            self._seen = seen
 
-    def add(self, batch: TokenBatch, labels: list[str]) -> None:
+    def add(self, batch: TokenBatch, labels: list[str], datas: list | None = None) -> None:
         """Count the tokens of a batch whose documents have these labels
-        (and how many of them were read as mail)."""
+        (and how many of them were read as mail); `datas`, the documents'
+        data, for the record."""
         self.mail_docs += batch.mail_docs
         ids = self.vocab.ids(batch)
         cls_doc = np.array([self._class_id(lab) for lab in labels], dtype=np.int64)
@@ -300,6 +311,12 @@ class CountTable:
             pairs = np.unique(doc_of * n + ids)
             docs, terms = pairs // n, pairs % n
             np.add.at(self._df.reshape(-1), terms * n_cols + cls_doc[docs], 1)
+        if self._record is not None and datas is not None:
+            from nbcli.identity import document_entries
+
+            digest, message_id, when = document_entries(batch, datas)
+            self._record.append((digest, cls_doc, message_id, when))
+            np.maximum.at(self._seen, ids, np.repeat((when // 86400).astype(np.int32), doc_len))
 
     @property
     def doc_freq_wanted(self) -> bool:
@@ -317,7 +334,15 @@ class CountTable:
             "tf": self._tf[:n, :c].copy(),
             "df": None if self._df is None else self._df[:n, :c].copy(),
             "mail_docs": self.mail_docs,
+            "record": None if self._record is None else self._record_parts(),
+            "seen": None if self._seen is None else self._seen[:n].copy(),
         }
+
+    def _record_parts(self) -> tuple:
+        parts = self._record
+        if not parts:
+            return (np.zeros((0, 2), np.uint64), np.zeros(0, np.int64), np.zeros(0, np.uint64), np.zeros(0, np.int64))
+        return tuple(np.concatenate([p[k] for p in parts]) for k in range(4))
 
     def merge(self, state: dict) -> None:
         """Add the counts of another table's `state()` to this one."""
@@ -331,6 +356,10 @@ class CountTable:
             if self._df is not None:
                 self._df[ids, col] += state["df"][:, theirs]
         self.mail_docs += state["mail_docs"]
+        if self._record is not None and state.get("record") is not None:
+            digest, cls, message_id, when = state["record"]
+            self._record.append((digest, np.asarray(cols, dtype=np.int64)[cls], message_id, when))
+            np.maximum.at(self._seen, ids, state["seen"])
 
     def finish(self):
         """(classes sorted by name, class_count (C,), vocabulary,
@@ -346,6 +375,14 @@ class CountTable:
         if self._df is not None:
             df = np.ascontiguousarray(self._df[:n][order][:, cols].T) if n else np.zeros((len(cols), 0), np.int64)
         class_count = np.array([self.class_docs[i] for i in cols], dtype=np.float64)
+        if self._record is not None:
+            from nbcli.record import Record
+
+            column_of = np.empty(max(len(self.class_ids), 1), dtype=np.int64)
+            column_of[cols] = np.arange(len(cols))
+            digest, cls, message_id, when = self._record_parts()
+            self.record = Record.build(digest, column_of[cls], np.ones(len(cls), np.int64), message_id, when)
+            self.last_seen = self._seen[:n][order] if n else np.zeros(0, np.int32)
         return classes, class_count, vocab, tf, df
 
 
@@ -359,7 +396,8 @@ def count_corpus(
     `pipeline.count_corpus` for the same on several workers)."""
     table = CountTable(doc_freq=doc_freq)
     for batch in batches(docs):
-        table.add(analyzer.analyze([d.data for d in batch], [d.kind for d in batch]), [d.label for d in batch])
+        datas = [d.data for d in batch]
+        table.add(analyzer.analyze(datas, [d.kind for d in batch]), [d.label for d in batch], datas)
         if progress is not None:
             progress(batch)
     return table
@@ -368,19 +406,46 @@ def count_corpus(
 def _fit(table: CountTable, analyzer_options: AnalyzerOptions, options: TrainOptions) -> Classifier:
     """Prune the vocabulary, smooth the counts, and build the Classifier."""
     classes, class_count, vocab, tf, df = table.finish()
-    return fit_counts(classes, class_count, vocab, tf, df, table.mail_docs, analyzer_options, options)
+    return fit_counts(
+        classes,
+        class_count,
+        vocab,
+        tf,
+        df,
+        table.mail_docs,
+        analyzer_options,
+        options,
+        record=table.record,
+        last_seen=table.last_seen,
+    )
+
+
+def resolved_defaults(options: TrainOptions, mostly_mail: bool) -> tuple[float, str]:
+    """(alpha, unknown-term rule) for a corpus that is mostly mail or not."""
+    alpha = options.alpha if options.alpha is not None else MAIL_ALPHA if mostly_mail else TEXT_ALPHA
+    unknown = options.unknown or (MAIL_UNKNOWN if mostly_mail and options.kind == "multinomial" else TEXT_UNKNOWN)
+    return alpha, unknown
 
 
 def fit_counts(
-    classes, class_count, vocab, tf, df, mail_docs, analyzer_options: AnalyzerOptions, options: TrainOptions
+    classes,
+    class_count,
+    vocab,
+    tf,
+    df,
+    mail_docs,
+    analyzer_options: AnalyzerOptions,
+    options: TrainOptions,
+    record=None,
+    last_seen=None,
 ) -> Classifier:
     """The Classifier of finished counts: classes (C,) by name, class_count
     (C,), vocab, tf and df (C, V) (df may be None), and how many of the
-    documents were mail (which decides the defaults)."""
+    documents were mail (which decides the defaults); the record of the
+    documents and the terms' last-seen days, if kept."""
     n_docs = int(class_count.sum())
     mostly_mail = 2 * mail_docs > n_docs
-    alpha = options.alpha if options.alpha is not None else MAIL_ALPHA if mostly_mail else TEXT_ALPHA
-    unknown = options.unknown or (MAIL_UNKNOWN if mostly_mail and options.kind == "multinomial" else TEXT_UNKNOWN)
+    alpha, unknown = resolved_defaults(options, mostly_mail)
     check_alpha(alpha)
     for label in classes:  # here, where every path to a model meets (workers and --cv folds too)
         problem = label_problem(label)
@@ -410,11 +475,36 @@ def fit_counts(
         "options": {**options.described, "alpha": alpha, "unknown_terms": unknown},
         "mail_documents": int(mail_docs),
     }
-    return _build(classes, class_count, vocab, tf, df, analyzer_options, options, alpha, unknown, meta)
+    return _build(
+        classes,
+        class_count,
+        vocab,
+        tf,
+        df,
+        analyzer_options,
+        options,
+        alpha,
+        unknown,
+        meta,
+        record=record,
+        last_seen=last_seen,
+    )
 
 
 def _build(
-    classes, class_count, vocab, tf, df, analyzer_options, options: TrainOptions, alpha, unknown, meta, fit_count=None
+    classes,
+    class_count,
+    vocab,
+    tf,
+    df,
+    analyzer_options,
+    options: TrainOptions,
+    alpha,
+    unknown,
+    meta,
+    fit_count=None,
+    record=None,
+    last_seen=None,
 ) -> Classifier:
     """Prune (--min-df, --max-df, --max-features, then --select) and build
     the event model from counts: the end of training, and all of
@@ -437,29 +527,41 @@ def _build(
             tf = np.ascontiguousarray(tf[:, cols])
             df = np.ascontiguousarray(df[:, cols]) if df is not None else None
             fit_count = np.ascontiguousarray(fit_count[:, cols]) if fit_count is not None else None
+            last_seen = last_seen[cols] if last_seen is not None else None
+    settings = model_settings(options, alpha, unknown)
+    prior = settings["prior"]
+    if options.kind == "complement":
+        idf = smooth_idf(df.sum(axis=0), n_docs) if options.idf else None
+        if fit_count is None and idf is not None and not options.needs_second_pass:
+            fit_count = tf * idf  # idf scales each column: the sums need no second pass
+        model = MODELS["complement"](classes, class_count, tf, doc_freq=df, idf=idf, fit_count=fit_count, **settings)
+    else:
+        model = MODELS[options.kind](classes, class_count, tf, doc_freq=df, **settings)
+    meta = {**meta, "options": {**meta.get("options", {}), "prior": plain_prior(prior)}}
+    return Classifier(analyzer_options, vocab, model, meta, record=record, last_seen=last_seen)
+
+
+def model_settings(options: TrainOptions, alpha: float, unknown: str) -> dict:
+    """The event model's keyword arguments for TrainOptions, with the
+    resolved pseudo-count and unknown-term rule (all but the count-derived
+    doc_freq, idf and fit_count): training, learning from nothing and the
+    online protocol build their models from these."""
     prior = options.prior if options.prior is not None else "uniform" if options.kind == "complement" else "fit"
-    common = dict(
+    settings = dict(
         alpha=alpha,
         prior=prior,
-        doc_freq=df,
         unknown=unknown,
         estimate=options.estimate,
         m_estimate=options.m_estimate,
         prior_alpha=options.prior_alpha,
     )
     if options.kind == "complement":
-        idf = smooth_idf(df.sum(axis=0), n_docs) if options.idf else None
-        extra = dict(tf_log=options.tf_log, idf=idf, length_norm=options.length_norm, weight_norm=options.weight_norm)
-        if fit_count is None and idf is not None and not options.needs_second_pass:
-            fit_count = tf * idf  # idf scales each column: the sums need no second pass
-        model = MODELS["complement"](classes, class_count, tf, fit_count=fit_count, **extra, **common)
-    else:
-        model = MODELS[options.kind](classes, class_count, tf, **common)
-    meta = {**meta, "options": {**meta.get("options", {}), "prior": _plain_prior(prior)}}
-    return Classifier(analyzer_options, vocab, model, meta)
+        settings.update(tf_log=options.tf_log, length_norm=options.length_norm, weight_norm=options.weight_norm)
+    return settings
 
 
-def _plain_prior(prior):
+def plain_prior(prior) -> str:
+    """A prior as `--prior` takes it (for the model's meta)."""
     return prior if isinstance(prior, str) else ",".join(f"{c}={w:g}" for c, w in prior.items())
 
 
@@ -608,4 +710,6 @@ def refit(old: Classifier, options: TrainOptions, source: str = "model") -> Clas
         unknown,
         meta,
         fit_count,
+        record=old.record,
+        last_seen=old.last_seen,
     )

@@ -37,7 +37,7 @@ def test_mbox_bytes_are_preserved_exactly(tmp_path, spam_model):
     assert strip_ours(out) == original
     # the header sits right after each From_ line
     for entry in re.split(rb"(?m)^(?=From )", out)[1:]:
-        assert re.match(rb"From [^\n]*\nX-NB-Class: (spam|ham|unsure); p=[01]\.\d{4}\r?\n", entry)
+        assert re.match(rb"From [^\n]*\nX-NB-Class: (spam|ham|unsure); p=[01]\.\d{4}; model=[0-9a-f]{6}\r?\n", entry)
     # stdin works the same
     assert run(["filter", spam_model], input=original).stdout_bytes == out
 

@@ -4,6 +4,7 @@ import json
 import sys
 import xml.etree.ElementTree as ET
 
+import numpy as np
 import pytest
 
 from conftest import SAMPLES, make_docs, run
@@ -83,3 +84,39 @@ def test_png_without_matplotlib_and_other_errors(tmp_path, models, monkeypatch, 
         result.exit_code == 1
         and result.stderr == f"nbcli: error: --plot {tmp_path / 'no' / 'such' / 'x.svg'}: No such file or directory\n"
     )
+
+
+def test_learning_curve_svg_and_png(tmp_path):
+    from nbcli import plot, trec
+
+    rng = np.random.default_rng(5)
+    is_spam = rng.random(1000) < 0.5
+    called = is_spam ^ (rng.random(1000) < np.linspace(0.3, 0.01, 1000))  # fewer errors as it learns
+    seen, errors, rate = trec.learning_curve(is_spam, called, points=50)
+    figure = {
+        "kind": "learning_curve",
+        "title": "online run <trec07p>",
+        "seen": seen,
+        "errors": errors,
+        "rate": rate,
+        "window": 50,
+    }
+    out = tmp_path / "curve.svg"
+    plot.write(figure, str(out))
+    root = ET.parse(out).getroot()
+    assert root.tag == f"{SVG}svg"
+    lines = {p.get("id"): p for p in root.iter(f"{SVG}polyline")}
+    assert set(lines) == {"errors", "rate"}
+    points = [tuple(map(float, p.split(","))) for p in lines["errors"].get("points").split()]
+    assert len(points) == 50 == len(lines["rate"].get("points").split())
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    assert xs == sorted(xs) and ys == sorted(ys, reverse=True)  # cumulative errors only climb (SVG y grows down)
+    texts = [t.text for t in root.iter(f"{SVG}text")]
+    assert "online run <trec07p>" in texts and "messages seen" in texts and "error rate % (last 50 messages)" in texts
+    lone = plot.learning_curve_svg([1, 2, 3], [0, 0, 0], "no errors")  # cumulative errors alone; a flat zero line
+    (line,) = ET.fromstring(lone).iter(f"{SVG}polyline")
+    assert len(line.get("points").split()) == 3
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "curve.png"
+    plot.write(figure, str(png))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

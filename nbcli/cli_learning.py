@@ -1,0 +1,448 @@
+"""The learning-loop commands: learn, forget, merge, dump, load, prune.
+
+Registered on the `nbcli` group by cli.py; like cli.py, commands only (the
+work is in `learning`, `dump` and `modelfile`). Every command that changes
+a model reads its inputs first, then takes the model's lock, reads the
+model as it is now, changes it and replaces it atomically (see
+`modelfile.locked` and the README's "Learning, and what updates
+guarantee").
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from nbcli.errors import NbcliError
+from nbcli.options import (
+    TRAINING_PARAM_NAMES,
+    check_inputs,
+    given_options,
+    json_option,
+    make_diagnostics,
+    quiet_option,
+    read_options,
+    read_opts,
+    training_options,
+    training_setup,
+)
+from nbcli.stdio import write, write_json
+
+
+def _class_options(f):
+    f = click.option("--ham", "as_ham", is_flag=True, help="Short for --class ham (a spam model's classes).")(f)
+    f = click.option("--spam", "as_spam", is_flag=True, help="Short for --class spam (a spam model's classes).")(f)
+    f = click.option(
+        "-c",
+        "--class",
+        "label",
+        metavar="CLASS",
+        help="The class of every document in the inputs. Without it (and without --spam or --ham), the inputs "
+        "are read as 'nbcli train' reads a corpus: class folders or labelled tables.",
+    )(f)
+    return f
+
+
+def _label(label, as_spam, as_ham) -> str | None:
+    chosen = [x for x in (label, "spam" if as_spam else None, "ham" if as_ham else None) if x]
+    if len(chosen) > 1:
+        raise click.UsageError("give one of --class, --spam and --ham")
+    return chosen[0] if chosen else None
+
+
+def _documents(inputs, label, kw, diagnostics):
+    """The documents to learn or forget: with a class, every input's
+    documents have it (no input: standard input, say one message from a
+    mail hook); without, the inputs are a labelled corpus."""
+    from nbcli.sources import labeled_corpus
+
+    opts = read_opts(kw, diagnostics)
+    if label is not None:
+        return labeled_corpus([], [(label, path) for path in inputs or ("-",)], opts)
+    if not inputs:
+        raise click.UsageError("give --class CLASS (or --spam, --ham), or a labelled CORPUS to read the classes from")
+    return labeled_corpus(inputs, [], opts)
+
+
+def _spam_shortcut(classifier, label, as_spam, as_ham, path) -> None:
+    if (as_spam or as_ham) and classifier is not None and label not in classifier.classes:
+        raise NbcliError(
+            f"--{label} is for a model with classes ham and spam; {path} has {', '.join(classifier.classes)}",
+            hint="use --class CLASS",
+        )
+
+
+def _summary(outcome, label, path) -> str:
+    parts = []
+    what = f"as {label}" if label else ""
+    if outcome.learned:
+        parts.append(f"learned {outcome.learned} document(s) {what}".rstrip())
+    for old, n in sorted(outcome.moved.items()):
+        parts.append(f"moved {n} document(s) from {old}" + (f" to {label}" if label else ""))
+    if outcome.already:
+        parts.append(f"{outcome.already} document(s) already learned {what}; not counted again".rstrip())
+    if outcome.forgotten:
+        parts.append(f"forgot {outcome.forgotten} document(s) {what}".rstrip())
+    if not parts:
+        parts.append("nothing to do: no documents in the input")
+    return f"{path}: " + "; ".join(parts)
+
+
+def _after(classifier) -> str:
+    counts = ", ".join(f"{c} {int(n)}" for c, n in zip(classifier.classes, classifier.model.class_count))
+    return f"now {counts}; {len(classifier.vocabulary)} terms"
+
+
+@click.command()
+@click.argument("model")
+@click.argument("inputs", nargs=-1, metavar="[INPUT]...")
+@_class_options
+@click.option("--create", is_flag=True, help="Start a new model if MODEL does not exist (with the training options).")
+@click.option(
+    "--classes",
+    metavar="A,B,...",
+    help="With --create: the new model's classes (default with --spam or --ham: ham,spam).",
+)
+@json_option
+@read_options
+@training_options
+@quiet_option
+@click.pass_context
+def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, as_json, **kw):
+    """Add documents to a model, exactly as if it had been trained with them.
+
+    INPUT: files, folders, mboxes, Maildirs or tables, as 'nbcli train'
+    reads; none, or -, reads standard input (one message from a mail hook,
+    or an mbox). The model's record of learned documents makes a repeat
+    harmless: a document learned in the same class again changes nothing,
+    and one learned in another class is moved (its counts leave that
+    class). The update is locked and atomic: concurrent learners take
+    turns, and a crash leaves the old model or the new one.
+
+    \b
+    Example:
+      nbcli learn mail.nb --spam < message          # a procmail/Dovecot hook
+      nbcli learn mail.nb --ham ~/Mail/misfiled/
+      nbcli learn --create mail.nb --spam spam.mbox   # start from nothing
+    """
+    from nbcli import learning, modelfile
+    from nbcli.paths import check_output
+
+    label = _label(label, as_spam, as_ham)
+    diagnostics = make_diagnostics(kw["quiet"])
+    check_output(model, list(inputs), option="MODEL")
+    exists = os.path.exists(model)
+    trained_with = [name for name, _ in given_options(ctx, TRAINING_PARAM_NAMES)]
+    if exists:
+        current = modelfile.load(model)
+        _spam_shortcut(current, label, as_spam, as_ham, model)
+        learning.check_learnable(current, model)
+        if trained_with and not create:
+            raise click.UsageError(
+                f"{trained_with[0]} is a training option; {model} keeps the options it was made with"
+            )
+        if trained_with:  # --create on a model that exists: a hook may say it every time
+            diagnostics.warn(f"{model} exists, so {', '.join(trained_with)} (for --create) are ignored")
+        analyzer_options = current.analyzer_options
+    elif not create:
+        raise NbcliError(f"{model}: no such model file", hint="add --create to start a new model")
+    else:
+        analyzer_options, options = training_setup(kw)
+        names = _new_classes(classes, label, as_spam or as_ham)
+    docs = _documents(inputs, label, kw, diagnostics)
+    from nbcli.tokenize import Analyzer
+
+    analysed = learning.analyse(Analyzer(analyzer_options), docs)
+    with modelfile.locked(model):
+        if os.path.exists(model):
+            current = modelfile.load(model)  # as it is now, under the lock
+            learning.check_learnable(current, model)
+            if current.analyzer_options != analyzer_options:  # replaced meanwhile by another kind of model
+                analysed = learning.analyse(current.analyzer, docs)
+            updated, outcome = learning.learn(current, analysed)
+            changed = updated is not current
+        elif create:
+            if exists:  # removed meanwhile: start afresh with the training options
+                analyzer_options, options = training_setup(kw)
+                names = _new_classes(classes, label, as_spam or as_ham)
+            updated, outcome = learning.create(analyzer_options, options, names, analysed)
+            changed = True
+        else:
+            raise NbcliError(f"{model}: no such model file (it was removed meanwhile)", hint="add --create")
+        if changed:
+            modelfile.save(updated, model)
+    _said(outcome, label, model, updated, as_json, diagnostics)
+
+
+def _new_classes(classes, label, spam_pair) -> list[str]:
+    names = [c.strip() for c in classes.split(",") if c.strip()] if classes else []
+    if spam_pair:
+        names = names or ["ham", "spam"]
+    if label is not None and names and label not in names:
+        raise NbcliError(f"--classes {classes} does not name the class {label}")
+    return names + ([label] if label is not None else [])
+
+
+def _said(outcome, label, model, updated, as_json, diagnostics) -> None:
+    """What learn and forget did: a line on stderr, and with --json on stdout."""
+    diagnostics.info(f"{_summary(outcome, label, model)} ({_after(updated)})")
+    if as_json:
+        write_json({"model": model, **outcome.as_dict(), "classes": _class_counts(updated)})
+    diagnostics.finish()
+    check_inputs()
+
+
+def _class_counts(classifier) -> dict:
+    return {c: int(n) for c, n in zip(classifier.classes, classifier.model.class_count)}
+
+
+@click.command()
+@click.argument("model")
+@click.argument("inputs", nargs=-1, metavar="[INPUT]...")
+@_class_options
+@json_option
+@read_options
+@quiet_option
+def forget(model, inputs, label, as_spam, as_ham, as_json, **kw):
+    """Take documents a model learned out of it again, exactly.
+
+    The inputs are read as for 'nbcli learn'. Each document must be in the
+    model's record of learned documents, in that class; if any is not,
+    nothing changes and the command says which (exit 1).
+
+    \b
+    Example:
+      nbcli forget mail.nb --spam < message
+    """
+    from nbcli import learning, modelfile
+
+    label = _label(label, as_spam, as_ham)
+    diagnostics = make_diagnostics(kw["quiet"])
+    current = modelfile.load(model)
+    _spam_shortcut(current, label, as_spam, as_ham, model)
+    docs = _documents(inputs, label, kw, diagnostics)
+    analysed = learning.analyse(current.analyzer, docs)
+    with modelfile.locked(model):
+        current = modelfile.load(model)
+        updated, outcome = learning.forget(current, analysed)
+        if outcome.forgotten:
+            modelfile.save(updated, model)
+    _said(outcome, label, model, updated, as_json, diagnostics)
+
+
+@click.command()
+@click.argument("models", nargs=-1, required=True, metavar="MODEL...")
+@click.option("-o", "--output", required=True, metavar="MODEL", help="The merged model (replaced atomically).")
+@quiet_option
+def merge(models, output, quiet):
+    """Add up the counts of models trained with the same options.
+
+    The merged model is the one training on all their documents would give
+    (the records of learned documents are united). Models with different
+    analyzer or smoothing options, event models or classes are refused,
+    with the difference named.
+
+    \b
+    Example:
+      nbcli merge alice.nb bob.nb -o team.nb
+    """
+    from nbcli import learning, modelfile
+
+    diagnostics = make_diagnostics(quiet)
+    loaded = [modelfile.load(path) for path in models]
+    merged = learning.merge(loaded, list(models))
+    modelfile.save(merged, output)
+    diagnostics.info(f"wrote {output}: {len(models)} models merged ({_after(merged)})")
+
+
+@click.command()
+@click.argument("model")
+@click.option("-o", "--output", default="-", metavar="FILE", help="Where to write the text (default: stdout).")
+def dump(model, output):
+    """Write a model as text: options, classes, per-term counts, the record.
+
+    The format (JSON lines, documented in the README's "The dump format")
+    is made to be read by people and diff, and 'nbcli load' turns it back
+    into the identical model.
+
+    \b
+    Example:
+      nbcli dump mail.nb > mail.dump
+      nbcli dump mail.nb | grep '^\\["subject:viagra"'
+    """
+    from nbcli import modelfile
+    from nbcli.dump import dump_lines
+
+    classifier = modelfile.load(model)
+    if output == "-":
+        for line in dump_lines(classifier):
+            write(line)
+        return
+    from nbcli.paths import check_output
+
+    check_output(output, [model])
+    tmp = f"{output}.tmp-{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            for line in dump_lines(classifier):
+                fh.write(line + "\n")
+        os.replace(tmp, output)
+    except OSError as exc:
+        raise NbcliError(f"cannot write {output}: {exc.strerror}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+@click.command("load")
+@click.argument("source", metavar="FILE")
+@click.option("-o", "--output", required=True, metavar="MODEL", help="The model file to write (replaced atomically).")
+@quiet_option
+def load_(source, output, quiet):
+    """Turn the text 'nbcli dump' wrote (FILE, or - for stdin) back into a model.
+
+    \b
+    Example:
+      nbcli dump old.nb | nbcli load - -o new.nb
+    """
+    import sys
+
+    from nbcli import modelfile
+    from nbcli.dump import load_lines
+    from nbcli.paths import check_output
+
+    diagnostics = make_diagnostics(quiet)
+    if source != "-":
+        check_output(output, [source])
+    try:
+        fh = sys.stdin if source == "-" else open(source, encoding="utf-8", errors="strict", newline="")
+    except OSError as exc:
+        raise NbcliError(f"cannot read {source}: {exc.strerror}") from None
+    with fh:
+        try:
+            classifier = load_lines(fh, "<stdin>" if source == "-" else source)
+        except UnicodeDecodeError:
+            raise NbcliError(f"{source} is not UTF-8 text", hint="give a file written by 'nbcli dump'") from None
+    modelfile.save(classifier, output)
+    diagnostics.info(f"wrote {output} ({_after(classifier)})")
+
+
+@click.command()
+@click.argument("model")
+@click.option("--min-count", type=click.IntRange(min=1), metavar="N", help="Drop terms seen fewer than N times.")
+@click.option("--max-terms", type=click.IntRange(min=1), metavar="K", help="Keep at most the K most frequent terms.")
+@click.option(
+    "--unseen-since",
+    metavar="DATE",
+    help="Drop terms not seen since DATE (YYYY-MM-DD): last seen in the Date header of the newest message "
+    "that has them, or when it was learned.",
+)
+@click.option("-o", "--output", metavar="MODEL", help="Write the pruned model here (default: replace MODEL).")
+@click.option("-n", "--dry-run", is_flag=True, help="Say what would be dropped; change nothing.")
+@json_option
+@quiet_option
+def prune(model, min_count, max_terms, unseen_since, output, dry_run, as_json, quiet):
+    """Drop rarely seen or long unseen terms, to keep a learning model small.
+
+    A pruned model forgets the counts of the terms it drops: it classifies
+    as a model that never saw them would, and forgetting a document learned
+    before the pruning takes away only the counts that remain.
+
+    \b
+    Example:
+      nbcli prune mail.nb --min-count 2 --unseen-since 2025-01-01
+    """
+    from nbcli import learning, modelfile
+
+    if min_count is None and max_terms is None and unseen_since is None:
+        raise click.UsageError("give --min-count, --max-terms or --unseen-since")
+    day = learning.parse_day(unseen_since) if unseen_since is not None else None
+    diagnostics = make_diagnostics(quiet)
+    target = output or model
+    if output:
+        from nbcli.paths import check_output
+
+        check_output(output, [model])
+    with modelfile.locked(model):
+        current = modelfile.load(model)
+        pruned, report = learning.prune(current, min_count=min_count, max_terms=max_terms, unseen_since=day)
+        if not dry_run:
+            modelfile.save(pruned, target)
+    verb = "would drop" if dry_run else "dropped"
+    diagnostics.info(
+        f"{target}: {verb} {report['dropped']} of {report['terms']} terms, keeping {report['kept']}"
+        + ("" if dry_run else f" ({_after(pruned)})")
+    )
+    if as_json:
+        write_json({"model": target, "dry_run": dry_run, **report})
+
+
+def online_eval(corpus, label_pairs, order, train_rule, warmup, plot, as_json, kw, diagnostics):
+    """`nbcli eval --online`: see `online`."""
+    from nbcli import online
+    from nbcli.sources import labeled_corpus, parse_label_pair
+    from nbcli.tokenize import Analyzer
+    from nbcli.training import resolved_defaults
+
+    if not corpus and not label_pairs:
+        raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH to run the online protocol on")
+    analyzer_options, options = training_setup(kw)
+    if options.min_df != 1 or options.max_df != 1.0 or options.max_features is not None or options.select:
+        raise NbcliError(
+            "eval --online learns message by message, which cannot prune (--min-df, --max-df, "
+            "--max-features, --select)",
+            hint="drop them",
+        )
+    pairs = [parse_label_pair(p) for p in label_pairs]
+    docs = labeled_corpus(corpus, pairs, read_opts(kw, diagnostics))
+    with diagnostics.progress("reading", docs.total) as advance:
+        stream = online.analyse(docs, Analyzer(analyzer_options), progress=lambda batch: advance(docs.progress(batch)))
+    if not len(stream.y):
+        raise NbcliError("the corpus has no documents", hint="check the paths")
+    alpha, unknown = resolved_defaults(options, 2 * stream.mail_docs > len(stream.y))
+    settings = online.settings_for(options, alpha, unknown, stream.classes)
+    result = online.run(
+        stream,
+        options.kind,
+        settings,
+        online.order_of(stream, order),
+        train_rule,
+        warmup,
+        kw["spam_class"],
+        kw["spam_cutoff"],
+        kw["ham_cutoff"],
+    )
+    report = online.report(result, stream, train_rule, order)
+    report["options"] = {**options.described, "alpha": alpha, "unknown_terms": unknown}
+    if plot:
+        from nbcli.plot import write as write_plot
+
+        title = f"online learning curve ({report['messages']} messages, train on {train_rule})"
+        write_plot(online.curve_figure(result, title), plot)
+    if as_json:
+        write_json(report)
+    else:
+        write(online_text(report))
+    diagnostics.finish()
+    check_inputs()
+
+
+def online_text(r: dict) -> str:
+    def pct(v, digits=2):
+        return "n/a" if v is None else f"{v:.{digits}f}"
+
+    lines = [
+        f"online evaluation (TREC spam-track protocol): {r['messages']} messages in {r['order']} order, "
+        f"train {r['train']}" + (f", {r['warmup']} warm-up messages learned first" if r["warmup"] else ""),
+        f"  messages learned   {r['learned']}",
+        f"  errors             {r['errors']} (accuracy {pct(r['accuracy_pct'])}%)",
+        f"  ham misclassified  {pct(r['hm_pct'])}%  (hm%, of {r['ham']} ham)",
+        f"  spam misclassified {pct(r['sm_pct'])}%  (sm%, of {r['spam']} spam)",
+        f"  lam%               {pct(r['lam_pct'])}",
+        f"  (1-ROCA)%          {pct(r['one_minus_roca_pct'], 3)}",
+    ]
+    return "\n".join(lines)
+
+
+COMMANDS = (learn, forget, merge, dump, load_, prune)

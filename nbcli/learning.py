@@ -1,0 +1,761 @@
+"""Learning, forgetting and moving documents in a trained model; merging
+models; pruning. Exact, because a model keeps its counts.
+
+No I/O: documents in (already read), a Classifier out; `modelfile` and the
+commands do the reading, locking and writing.
+
+A model's sufficient statistics are its `Counts`: per class, the number of
+documents and each term's count (and document frequency, when the event
+model needs it; complement's transformed sums, when it has document
+transforms), over a vocabulary sorted by term hash, plus the record of
+learned documents (`record`) and each term's last-seen day. Learning a
+document adds its counts to its class; forgetting subtracts them; the
+tables are then derived again from the counts, by the same code as
+training. So `train A` then `learn B` is `train A+B` (the vocabulary is
+sorted by hash, so the order documents came in does not matter), and
+`forget B` gives `train A` back: a term whose counts all fall to zero
+leaves the vocabulary.
+
+What cannot be learned exactly is refused (`check_learnable`): a model
+trained with --min-df, --max-df, --max-features or --select dropped the
+counts of the terms it did not keep, and whether a term is kept depends on
+all the documents; complement's idf combined with tf-log or length
+normalisation mixes every document's idf into each document's transformed
+sums. Pruning (`prune`) is the user's own choice to drop counts: after it,
+forgetting a document learned before it subtracts only the counts that
+remain, never going below zero (the model's meta says it was pruned).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from nbcli import __version__
+from nbcli.errors import NbcliError
+from nbcli.record import Record
+from nbcli.sources import Document, batches
+
+PRUNING_OPTIONS = (("min_df", 1, "--min-df"), ("max_df", 1.0, "--max-df"), ("max_features", None, "--max-features"))
+DAY = 86400
+
+
+def _today() -> int:
+    return int(datetime.datetime.now(datetime.UTC).timestamp() // DAY)
+
+
+def _now_text() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+def check_learnable(classifier, source: str = "the model") -> None:
+    """Refuse, with what to do, a model that cannot be updated exactly."""
+    options = classifier.meta.get("options", {})
+    for name, default, flag in PRUNING_OPTIONS:
+        if options.get(name, default) != default:
+            raise NbcliError(
+                f"{source} was trained with {flag}, which kept no counts for the terms it dropped, "
+                "so it cannot learn exactly",
+                hint=f"train it again without {flag} (and keep it small with 'nbcli prune')",
+            )
+    if options.get("select") is not None:
+        raise NbcliError(
+            f"{source} was trained with --select, which kept no counts for the terms it dropped, "
+            "so it cannot learn exactly",
+            hint="train it again without --select",
+        )
+    model = classifier.model
+    if model.kind == "complement" and model.idf is not None and (model.tf_log or model.length_norm):
+        raise NbcliError(
+            f"{source} combines --idf with --tf-log or --length-norm: every new document changes the idf of "
+            "all the documents' transformed counts, so it cannot learn exactly",
+            hint="train it again from the corpus, or without --idf",
+        )
+
+
+# -- the counts -------------------------------------------------------------------
+
+
+@dataclass
+class Counts:
+    """A model's sufficient statistics (see the module docstring).
+
+    classes (C,) sorted by name; class_count (C,) documents; hashes (V,)
+    uint64 ascending; blob, offsets: the terms' UTF-8 texts; tf (C, V)
+    term counts; df (C, V) document frequencies or None; fit (C, V)
+    complement's transformed sums or None; last_seen (V,) int32 days;
+    record; mail_docs: how many of the documents were mail."""
+
+    classes: list
+    class_count: np.ndarray
+    hashes: np.ndarray
+    blob: np.ndarray
+    offsets: np.ndarray
+    tf: np.ndarray
+    df: np.ndarray | None
+    fit: np.ndarray | None
+    last_seen: np.ndarray
+    record: Record
+    mail_docs: int
+
+    @classmethod
+    def of(cls, classifier) -> Counts:
+        model, vocab = classifier.model, classifier.vocabulary
+        n_terms = len(vocab)
+        tf = np.asarray(model.feature_count)
+        tf = tf.astype(np.int64) if tf.dtype.kind in "iu" or np.array_equal(tf, np.round(tf)) else tf.astype(float)
+        df = None if model.doc_freq is None else np.asarray(model.doc_freq).astype(np.int64)
+        fit = None
+        if model.kind == "complement" and (model.tf_log or model.length_norm) and model.fit_count is not None:
+            fit = np.asarray(model.fit_count, dtype=np.float64)
+        last_seen = classifier.last_seen
+        if last_seen is None:  # a model from before nbcli kept it: its creation day
+            created = classifier.meta.get("created")
+            try:
+                day = int(datetime.datetime.fromisoformat(created).timestamp() // DAY)
+            except (TypeError, ValueError):
+                day = _today()
+            last_seen = np.full(n_terms, day, dtype=np.int32)
+        return cls(
+            list(model.classes),
+            np.asarray(model.class_count, dtype=np.float64).copy(),
+            np.asarray(vocab.hashes, dtype=np.uint64),
+            np.asarray(vocab.blob, dtype=np.uint8),
+            np.asarray(vocab.offsets, dtype=np.int64),
+            tf,
+            df,
+            fit,
+            np.asarray(last_seen, dtype=np.int32),
+            classifier.record if classifier.record is not None else Record.empty(),
+            int(classifier.meta.get("mail_documents", 0)),
+        )
+
+    @classmethod
+    def empty(cls, classes, doc_freq: bool, fit: bool) -> Counts:
+        n = len(classes)
+        return cls(
+            sorted(classes),
+            np.zeros(n),
+            np.zeros(0, np.uint64),
+            np.zeros(0, np.uint8),
+            np.zeros(1, np.int64),
+            np.zeros((n, 0), np.int64),
+            np.zeros((n, 0), np.int64) if doc_freq else None,
+            np.zeros((n, 0)) if fit else None,
+            np.zeros(0, np.int32),
+            Record.empty(),
+            0,
+        )
+
+    def with_classes(self, names: Iterable[str]) -> Counts:
+        """The counts over the union of their classes and `names` (sorted)."""
+        classes = sorted(set(self.classes) | set(names))
+        if classes == self.classes:
+            return self
+        rows = np.array([classes.index(c) for c in self.classes], dtype=np.int64)
+
+        def grown(a):
+            if a is None:
+                return None
+            out = np.zeros((len(classes), a.shape[1]), dtype=a.dtype)
+            out[rows] = a
+            return out
+
+        class_count = np.zeros(len(classes))
+        class_count[rows] = self.class_count
+        return dataclasses.replace(
+            self,
+            classes=classes,
+            class_count=class_count,
+            tf=grown(self.tf),
+            df=grown(self.df),
+            fit=grown(self.fit),
+            record=self.record.relabelled(rows),
+        )
+
+    def columns(self, keep: np.ndarray) -> Counts:
+        """The counts restricted to the terms (columns) `keep` (bool (V,))."""
+        cols = np.flatnonzero(keep)
+        blob, offsets = _gather_texts([(self.blob, self.offsets)], np.zeros(len(cols), np.int64), cols)
+        return dataclasses.replace(
+            self,
+            hashes=self.hashes[cols],
+            blob=blob,
+            offsets=offsets,
+            tf=np.ascontiguousarray(self.tf[:, cols]),
+            df=None if self.df is None else np.ascontiguousarray(self.df[:, cols]),
+            fit=None if self.fit is None else np.ascontiguousarray(self.fit[:, cols]),
+            last_seen=self.last_seen[cols],
+        )
+
+
+def _gather_texts(sources, which: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(blob, offsets) of terms taken from several (blob, offsets) sources:
+    term k is term cols[k] of sources[which[k]]. One gather of bytes."""
+    blobs, starts, ends, base = [], [], [], 0
+    for blob, offsets in sources:
+        blobs.append(blob)
+        starts.append(offsets[:-1] + base)
+        ends.append(offsets[1:] + base)
+        base += len(blob)
+    first = np.cumsum([0] + [len(o) - 1 for _, o in sources])[:-1]
+    index = np.asarray(first, dtype=np.int64)[which] + cols
+    start = np.concatenate(starts)[index] if len(index) else np.zeros(0, np.int64)
+    length = (np.concatenate(ends)[index] - start) if len(index) else np.zeros(0, np.int64)
+    offsets = np.zeros(len(index) + 1, dtype=np.int64)
+    np.cumsum(length, out=offsets[1:])
+    if offsets[-1] == 0:
+        return np.zeros(0, np.uint8), offsets
+    positions = np.repeat(start - offsets[:-1], length) + np.arange(offsets[-1])
+    return np.concatenate(blobs)[positions], offsets
+
+
+# -- documents to counts ----------------------------------------------------------
+
+
+@dataclass
+class Analysed:
+    """Documents analysed once, before the model's lock is taken.
+
+    Per document: its digest (n, 2), Message-ID hash, date, label, whether
+    it was read as mail, an id for messages, and its distinct terms
+    (pair_* arrays: the pairs of document d are doc_ptr[d]:doc_ptr[d+1]),
+    with the text of each distinct term met (`texts`: hash -> text)."""
+
+    digest: np.ndarray
+    message_id: np.ndarray
+    when: np.ndarray
+    labels: list
+    mail: np.ndarray
+    ids: list
+    doc_ptr: np.ndarray
+    pair_hash: np.ndarray
+    pair_count: np.ndarray
+    texts: dict
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+def analyse(analyzer, docs: Iterable[Document], label: str | None = None, progress=None) -> Analysed:
+    """Analyse documents for learning; `label` overrides the documents' own."""
+    from nbcli.identity import document_entries
+    from nbcli.mail import looks_like_mail
+
+    parts = {k: [] for k in ("digest", "message_id", "when", "ptr", "hash", "count")}
+    labels, mail, ids, texts = [], [], [], {}
+    offset = 0
+    for batch in batches(docs):
+        if not batch:
+            continue
+        datas = [d.data for d in batch]
+        tokens = analyzer.analyze(datas, [d.kind for d in batch])
+        digest, message_id, when = document_entries(tokens, datas)
+        parts["digest"].append(digest)
+        parts["message_id"].append(message_id)
+        parts["when"].append(when)
+        n = len(batch)
+        doc_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(tokens.doc_ptr))
+        order = np.lexsort((tokens.hashes, doc_of))
+        h, d = tokens.hashes[order], doc_of[order]
+        new = np.ones(len(h), dtype=bool)
+        new[1:] = (h[1:] != h[:-1]) | (d[1:] != d[:-1])
+        starts = np.flatnonzero(new)
+        counts = np.diff(np.append(starts, len(h)))
+        parts["hash"].append(h[starts])
+        parts["count"].append(counts.astype(np.int64))
+        parts["ptr"].append(np.searchsorted(d[starts], np.arange(n)) + offset)
+        offset += len(starts)
+        unique, first = np.unique(tokens.hashes, return_index=True)
+        missing = [i for i, key in enumerate(unique.tolist()) if key not in texts]
+        if missing:
+            strings = tokens.strings(first[missing])
+            texts.update(zip(unique[missing].tolist(), strings))
+        for doc in batch:
+            labels.append(label if label is not None else doc.label)
+            ids.append(doc.id)
+            mail.append(
+                analyzer.options.mail
+                and isinstance(doc.data, bytes)
+                and (doc.kind == "mail" or (doc.kind == "auto" and looks_like_mail(doc.data)))
+            )
+        if progress is not None:
+            progress(batch)
+
+    def joined(key, empty):
+        return np.concatenate(parts[key]) if parts[key] else empty
+
+    return Analysed(
+        joined("digest", np.zeros((0, 2), np.uint64)),
+        joined("message_id", np.zeros(0, np.uint64)),
+        joined("when", np.zeros(0, np.int64)),
+        labels,
+        np.array(mail, dtype=bool),
+        ids,
+        np.append(joined("ptr", np.zeros(0, np.int64)), offset).astype(np.int64),
+        joined("hash", np.zeros(0, np.uint64)),
+        joined("count", np.zeros(0, np.int64)),
+        texts,
+    )
+
+
+# -- deciding what each document does ---------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """What learning or forgetting did, for the messages on stderr."""
+
+    learned: int = 0
+    already: int = 0
+    moved: dict = dataclasses.field(default_factory=dict)  # from class -> documents
+    forgotten: int = 0
+    label: str | None = None
+
+    def as_dict(self) -> dict:
+        return {
+            "learned": self.learned,
+            "already_learned": self.already,
+            "moved": dict(self.moved),
+            "forgotten": self.forgotten,
+        }
+
+
+def plan_learning(counts: Counts, docs: Analysed) -> tuple[list[tuple[int, int, int]], Record, list[int], Outcome]:
+    """For each document (in order): learn it in its class, do nothing (it is
+    learned there already), or move it (forget its copies in other classes,
+    then learn it). Returns (changes: (document, class, weight) triples, the
+    record entries to add, the record entries to remove, outcome)."""
+    changes: list[tuple[int, int, int]] = []
+    removed: list[int] = []
+    added: dict[bytes, tuple[int, int]] = {}  # digest -> (document, class) learned in this run
+    outcome = Outcome()
+    index = {c: i for i, c in enumerate(counts.classes)}
+    for i in range(len(docs)):
+        cls = index[docs.labels[i]]
+        key = docs.digest[i].tobytes()
+        if key in added:
+            first, where = added[key]
+            if where == cls:
+                outcome.already += 1
+                continue
+            changes.append((first, where, -1))  # learned earlier in this run, in another class
+            outcome.moved[counts.classes[where]] = outcome.moved.get(counts.classes[where], 0) + 1
+            changes.append((i, cls, 1))
+            added[key] = (i, cls)
+            continue
+        found = counts.record.find(docs.digest[i])
+        if len(found) and (counts.record.label[found] == cls).any():
+            outcome.already += 1
+            continue
+        for entry in found.tolist():
+            old = int(counts.record.label[entry])
+            changes.append((i, old, -int(counts.record.copies[entry])))
+            removed.append(entry)
+            outcome.moved[counts.classes[old]] = outcome.moved.get(counts.classes[old], 0) + 1
+        changes.append((i, cls, 1))
+        added[key] = (i, cls)
+        if not len(found):
+            outcome.learned += 1
+    learned = sorted(added.values())
+    entries = Record.build(
+        docs.digest[[d for d, _ in learned]],
+        [c for _, c in learned],
+        np.ones(len(learned), np.int64),
+        docs.message_id[[d for d, _ in learned]],
+        docs.when[[d for d, _ in learned]],
+    )
+    return changes, entries, removed, outcome
+
+
+def plan_forgetting(counts: Counts, docs: Analysed) -> tuple[list[tuple[int, int, int]], list[int], Outcome]:
+    """Forget each document from its class: all its copies there. A
+    document the record does not hold in that class is refused (NbcliError
+    naming it and where it was learned, if anywhere), before anything
+    changes."""
+    changes, removed, done = [], [], set()
+    outcome = Outcome()
+    index = {c: i for i, c in enumerate(counts.classes)}
+    for i in range(len(docs)):
+        cls = index.get(docs.labels[i])
+        found = counts.record.find(docs.digest[i])
+        mine = [e for e in found.tolist() if counts.record.label[e] == cls]
+        if not mine:
+            where = sorted({counts.classes[int(counts.record.label[e])] for e in found.tolist()})
+            said = f"it was learned as {' and '.join(where)}" if where else "the model's record does not hold it"
+            raise NbcliError(
+                f"{docs.ids[i]} was never learned as {docs.labels[i]} ({said}); nothing was forgotten",
+                hint=f"use --class {where[0]}" if where else "only documents learned by this model can be forgotten",
+            )
+        entry = mine[0]
+        if entry in done:
+            continue  # the same document twice in the input
+        done.add(entry)
+        changes.append((i, cls, -int(counts.record.copies[entry])))
+        removed.append(entry)
+        outcome.forgotten += 1
+    return changes, removed, outcome
+
+
+# -- applying changes --------------------------------------------------------------
+
+
+def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
+    """`counts` with each (document, class, weight) change applied: weight
+    times the document's counts added to the class (negative: taken away).
+    Terms whose counts all become zero leave the vocabulary. transforms:
+    complement's (tf_log, length_norm), to keep its transformed sums."""
+    if not changes:
+        return counts
+    doc = np.array([c[0] for c in changes], dtype=np.int64)
+    cls = np.array([c[1] for c in changes], dtype=np.int64)
+    weight = np.array([c[2] for c in changes], dtype=np.int64)
+    lengths = docs.doc_ptr[doc + 1] - docs.doc_ptr[doc]
+    pair = np.repeat(docs.doc_ptr[doc] - np.cumsum(np.append(0, lengths[:-1])), lengths) + np.arange(lengths.sum())
+    change_of_pair = np.repeat(np.arange(len(changes)), lengths)
+    hashes = docs.pair_hash[pair]
+    merged = _union(counts.hashes, hashes)
+    n_classes, n_terms = len(counts.classes), len(merged)
+    old_cols = np.searchsorted(merged, counts.hashes)
+    cols = np.searchsorted(merged, hashes)
+
+    def placed(a, dtype):
+        out = np.zeros((n_classes, n_terms), dtype=dtype)
+        if a is not None:
+            out[:, old_cols] = a
+        return out
+
+    tf = placed(counts.tf, counts.tf.dtype)
+    flat = cls[change_of_pair] * n_terms + cols
+    np.add.at(tf.reshape(-1), flat, docs.pair_count[pair] * weight[change_of_pair])
+    df = None
+    if counts.df is not None:
+        df = placed(counts.df, np.int64)
+        np.add.at(df.reshape(-1), flat, weight[change_of_pair])
+    fit = None
+    if counts.fit is not None:
+        fit = placed(counts.fit, np.float64)
+        tf_log, length_norm = transforms
+        values = docs.pair_count[pair].astype(np.float64)
+        if tf_log:
+            values = np.log1p(values)
+        if length_norm:
+            norms = np.sqrt(np.bincount(change_of_pair, weights=values * values, minlength=len(changes)))
+            norms[norms == 0] = 1.0
+            values = values / norms[change_of_pair]
+        np.add.at(fit.reshape(-1), flat, values * weight[change_of_pair])
+    class_count = counts.class_count + np.bincount(cls, weights=weight, minlength=n_classes)
+    last_seen = np.zeros(n_terms, dtype=np.int32)
+    last_seen[old_cols] = counts.last_seen
+    learned = weight[change_of_pair] > 0
+    days = (docs.when[doc] // DAY).astype(np.int32)
+    np.maximum.at(last_seen, cols[learned], days[change_of_pair[learned]])
+    mail_docs = counts.mail_docs + int((weight * docs.mail[doc]).sum())
+    # the texts of the terms new to the model
+    is_new = np.ones(n_terms, dtype=bool)
+    is_new[old_cols] = False
+    new_cols = np.flatnonzero(is_new)
+    new_hashes = merged[new_cols].tolist()
+    encoded = [docs.texts[h].encode("utf-8", "surrogatepass") for h in new_hashes]
+    new_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    if encoded:
+        np.cumsum([len(e) for e in encoded], out=new_offsets[1:])
+    new_blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    which = is_new.astype(np.int64)
+    source_col = np.empty(n_terms, dtype=np.int64)
+    source_col[old_cols] = np.arange(len(old_cols))
+    source_col[new_cols] = np.arange(len(new_cols))
+    blob, offsets = _gather_texts([(counts.blob, counts.offsets), (new_blob, new_offsets)], which, source_col)
+    out = Counts(
+        counts.classes,
+        class_count,
+        merged,
+        blob,
+        offsets,
+        tf,
+        df,
+        fit,
+        last_seen,
+        counts.record,
+        mail_docs,
+    )
+    return _settled(out)
+
+
+def _union(sorted_hashes: np.ndarray, more: np.ndarray) -> np.ndarray:
+    """np.union1d of a big sorted unique array and a few more values,
+    without sorting the big one again (one insertion pass)."""
+    extra = np.unique(more)
+    if len(sorted_hashes) == 0:
+        return extra
+    pos = np.searchsorted(sorted_hashes, extra)
+    present = sorted_hashes[np.minimum(pos, len(sorted_hashes) - 1)] == extra
+    return np.insert(sorted_hashes, pos[~present], extra[~present])
+
+
+def _settled(counts: Counts) -> Counts:
+    """Counts without terms whose counts are all zero, and never below zero
+    (only a model pruned after learning a document can lose more than it
+    has, by forgetting that document: see the module docstring)."""
+    for name in ("tf", "df", "fit"):
+        a = getattr(counts, name)
+        if a is not None and a.size and a.min() < 0:
+            np.maximum(a, 0, out=a)
+    if counts.class_count.min() < 0:
+        counts.class_count = np.maximum(counts.class_count, 0)
+    if counts.df is not None:
+        np.minimum(counts.df, counts.class_count[:, None].astype(np.int64), out=counts.df)
+    keep = (counts.tf != 0).any(axis=0)
+    if counts.df is not None:
+        keep |= (counts.df != 0).any(axis=0)
+    return counts if keep.all() else counts.columns(keep)
+
+
+# -- counts back to a classifier --------------------------------------------------
+
+
+def rebuild(counts: Counts, template, meta: dict):
+    """The Classifier of `counts`, with the analyzer and event-model settings
+    of `template` (a Classifier), derived by training's own code."""
+    model = template.model
+    settings = model.settings()
+    for key in ("doc_freq", "fit_count", "idf"):
+        settings.pop(key, None)
+    meta = {
+        **meta,
+        "n_documents": int(round(float(counts.class_count.sum()))),
+        "mail_documents": int(counts.mail_docs),
+        "updated": _now_text(),
+        "nbcli_version": __version__,
+    }
+    return classifier_of(
+        counts,
+        model.kind,
+        settings,
+        model.kind == "complement" and model.idf is not None,
+        template.analyzer_options,
+        meta,
+    )
+
+
+def classifier_of(counts: Counts, kind: str, settings: dict, idf: bool, analyzer_options, meta: dict):
+    """A Classifier of `counts` with event model `kind` and its `settings`
+    (EventModel keyword arguments without doc_freq, fit_count and idf;
+    idf: complement's idf, derived from the document frequencies)."""
+    from nbcli.classifier import Classifier
+    from nbcli.model import MODELS, smooth_idf
+    from nbcli.vectorize import Vocabulary
+
+    prior = settings["prior"]
+    if isinstance(prior, dict) and sorted(prior) != sorted(counts.classes):
+        new = sorted(set(counts.classes) - set(prior))
+        raise NbcliError(
+            f"the model's --prior gives weights for {', '.join(sorted(prior))} only, so it cannot learn class "
+            f"{', '.join(new)}",
+            hint="learn into one of its classes, or train it again with a prior for every class",
+        )
+    settings = dict(settings)
+    if kind == "complement":
+        n_docs = float(counts.class_count.sum())
+        idf_values = smooth_idf(counts.df.sum(axis=0), n_docs) if idf else None
+        fit_count = counts.fit
+        if fit_count is None and idf_values is not None:
+            fit_count = counts.tf * idf_values
+        settings.update(idf=idf_values, fit_count=fit_count)
+    built = MODELS[kind](counts.classes, counts.class_count, counts.tf, doc_freq=counts.df, **settings)
+    vocab = Vocabulary(counts.hashes, counts.blob, counts.offsets)
+    return Classifier(analyzer_options, vocab, built, meta, counts.record, counts.last_seen)
+
+
+def _transforms(classifier):
+    model = classifier.model
+    if model.kind == "complement":
+        return (model.tf_log, model.length_norm)
+    return None
+
+
+def learn(classifier, docs: Analysed) -> tuple[object, Outcome]:
+    """`classifier` having learned the analysed documents, each in its label's
+    class (new classes are added), and what happened."""
+    check_learnable(classifier)
+    counts = Counts.of(classifier).with_classes(set(docs.labels))
+    changes, entries, removed, outcome = plan_learning(counts, docs)
+    updated = apply(counts, docs, changes, _transforms(classifier))
+    updated.record = counts.record.without(removed).plus(entries)
+    if not changes:
+        return classifier, outcome
+    return rebuild(updated, classifier, classifier.meta), outcome
+
+
+def forget(classifier, docs: Analysed) -> tuple[object, Outcome]:
+    """`classifier` having forgotten the analysed documents (see
+    `plan_forgetting`)."""
+    counts = Counts.of(classifier)
+    changes, removed, outcome = plan_forgetting(counts, docs)
+    check_learnable(classifier)
+    updated = apply(counts, docs, changes, _transforms(classifier))
+    updated.record = counts.record.without(removed)
+    return rebuild(updated, classifier, classifier.meta), outcome
+
+
+def create(analyzer_options, options, classes: list[str], docs: Analysed):
+    """A new Classifier learned from nothing: `classes` (at least two), the
+    training options `options` (a TrainOptions; the mail defaults follow
+    the documents learned first), then the documents."""
+    from nbcli.training import model_settings, plain_prior, resolved_defaults
+
+    if options.min_df != 1 or options.max_df != 1.0 or options.max_features is not None or options.select:
+        raise NbcliError(
+            "a model that learns cannot prune at training time (--min-df, --max-df, --max-features, --select)",
+            hint="drop them; keep the model small with 'nbcli prune'",
+        )
+    if options.kind == "complement" and options.idf and (options.tf_log or options.length_norm):
+        raise NbcliError("a model that learns cannot combine --idf with --tf-log or --length-norm")
+    classes = sorted(set(classes) | set(docs.labels))
+    if not len(docs) or not len(docs.pair_hash):
+        raise NbcliError(
+            "no documents to start the new model with" if not len(docs) else "the documents have no terms",
+            hint="give the documents to learn (a file, folder, mbox, or one message on stdin)",
+        )
+    if len(classes) < 2:
+        raise NbcliError(
+            f"a new model needs at least two classes, and only {classes[0]} is known",
+            hint="name them with --classes, e.g. --classes ham,spam (--spam and --ham imply them)",
+        )
+    mostly_mail = 2 * int(docs.mail.sum()) > len(docs) if len(docs) else analyzer_options.mail
+    alpha, unknown = resolved_defaults(options, mostly_mail)
+    settings = model_settings(options, alpha, unknown)
+    counts = Counts.empty(classes, options.needs_doc_freq, options.needs_second_pass)
+    changes, entries, _, outcome = plan_learning(counts, docs)
+    transforms = (options.tf_log, options.length_norm) if options.kind == "complement" else None
+    updated = apply(counts, docs, changes, transforms)
+    updated.record = entries
+    meta = {
+        "n_documents": int(round(float(updated.class_count.sum()))),
+        "created": _now_text(),
+        "nbcli_version": __version__,
+        "options": {
+            **options.described,
+            "alpha": alpha,
+            "unknown_terms": unknown,
+            "prior": plain_prior(settings["prior"]),
+        },
+        "mail_documents": int(updated.mail_docs),
+    }
+    return classifier_of(updated, options.kind, settings, options.idf, analyzer_options, meta), outcome
+
+
+# -- merging and pruning ------------------------------------------------------------
+
+
+def _difference(a, b) -> str | None:
+    """What makes two models impossible to merge, or None."""
+    if a.classes != b.classes:
+        return f"classes ({', '.join(a.classes)} against {', '.join(b.classes)})"
+    left, right = a.analyzer_options.to_dict(), b.analyzer_options.to_dict()
+    for key in sorted(set(left) | set(right)):
+        if left.get(key) != right.get(key):
+            return f"analyzer option {key} ({left.get(key)!r} against {right.get(key)!r})"
+    left, right = a.model.spec(), b.model.spec()
+    for key in sorted(set(left) | set(right)):
+        if left.get(key) != right.get(key):
+            name = "event model" if key == "kind" else f"model option {key}"
+            return f"{name} ({left.get(key)!r} against {right.get(key)!r})"
+    return None
+
+
+def merge(classifiers: list, names: list[str]):
+    """One model holding the counts of all of `classifiers` (trained with
+    the same options and classes): what training on all their documents
+    gives. The records are united (a document both learned counts twice,
+    as its counts do)."""
+    first = classifiers[0]
+    for other, name in zip(classifiers[1:], names[1:]):
+        difference = _difference(first, other)
+        if difference:
+            raise NbcliError(f"{names[0]} and {name} differ in {difference}", hint="merge models trained alike")
+    for classifier, name in zip(classifiers, names):
+        check_learnable(classifier, name)
+    parts = [Counts.of(c) for c in classifiers]
+    hashes = parts[0].hashes
+    for part in parts[1:]:
+        hashes = np.union1d(hashes, part.hashes)
+    n_classes, n_terms = len(first.classes), len(hashes)
+    tf = np.zeros((n_classes, n_terms), dtype=np.result_type(*[p.tf.dtype for p in parts]))
+    df = np.zeros((n_classes, n_terms), dtype=np.int64) if parts[0].df is not None else None
+    fit = np.zeros((n_classes, n_terms)) if parts[0].fit is not None else None
+    last_seen = np.zeros(n_terms, dtype=np.int32)
+    which = np.full(n_terms, -1, dtype=np.int64)
+    source_col = np.zeros(n_terms, dtype=np.int64)
+    record = Record.empty()
+    for k, part in enumerate(parts):
+        cols = np.searchsorted(hashes, part.hashes)
+        tf[:, cols] += part.tf
+        if df is not None:
+            df[:, cols] += part.df
+        if fit is not None:
+            fit[:, cols] += part.fit
+        np.maximum.at(last_seen, cols, part.last_seen)
+        first_seen = which[cols] < 0
+        which[cols[first_seen]] = k
+        source_col[cols[first_seen]] = np.flatnonzero(first_seen)
+        record = record.plus(part.record)
+    blob, offsets = _gather_texts([(p.blob, p.offsets) for p in parts], which, source_col)
+    counts = Counts(
+        list(first.classes),
+        np.sum([p.class_count for p in parts], axis=0),
+        hashes,
+        blob,
+        offsets,
+        tf,
+        df,
+        fit,
+        last_seen,
+        record,
+        sum(p.mail_docs for p in parts),
+    )
+    return rebuild(counts, first, {**first.meta, "merged_from": list(names)})
+
+
+def parse_day(text: str) -> int:
+    """'YYYY-MM-DD' -> days since 1970-01-01."""
+    try:
+        when = datetime.datetime.strptime(text.strip(), "%Y-%m-%d").replace(tzinfo=datetime.UTC)
+    except ValueError:
+        raise NbcliError(f"--unseen-since {text!r} is not a date", hint="write it as YYYY-MM-DD") from None
+    return int(when.timestamp() // DAY)
+
+
+def prune(classifier, min_count: int | None = None, max_terms: int | None = None, unseen_since: int | None = None):
+    """(the classifier without the terms seen fewer than `min_count` times in
+    all, or last seen before day `unseen_since`, and then beyond the
+    `max_terms` most frequent (ties: by column), and a report: terms,
+    kept, dropped)."""
+    counts = Counts.of(classifier)
+    total = np.asarray(counts.tf, dtype=np.float64).sum(axis=0)
+    keep = np.ones(len(total), dtype=bool)
+    if min_count is not None:
+        keep &= total >= min_count
+    if unseen_since is not None:
+        keep &= counts.last_seen >= unseen_since
+    if max_terms is not None and keep.sum() > max_terms:
+        candidates = np.flatnonzero(keep)
+        best = candidates[np.argsort(-total[candidates], kind="stable")[:max_terms]]
+        keep[:] = False
+        keep[best] = True
+    if not keep.any():
+        raise NbcliError("pruning would drop every term", hint="use a lower --min-count or an earlier --unseen-since")
+    report = {"terms": len(keep), "kept": int(keep.sum()), "dropped": int((~keep).sum())}
+    if keep.all():
+        return classifier, report
+    rules = {"min_count": min_count, "max_terms": max_terms}
+    if unseen_since is not None:
+        rules["unseen_since"] = datetime.date.fromordinal(
+            datetime.date(1970, 1, 1).toordinal() + unseen_since
+        ).isoformat()
+    meta = {**classifier.meta, "pruned": {**{k: v for k, v in rules.items() if v is not None}, "at": _now_text()}}
+    return rebuild(counts.columns(keep), classifier, meta), report

@@ -1,0 +1,167 @@
+"""The record of learned documents: which documents a model's counts hold.
+
+No I/O. Like SpamAssassin's "seen" table and rspamd's learn cache, a model
+keeps, for every document it learned (by `nbcli train` or `nbcli learn`),
+an entry (content digest, class, copies, Message-ID hash, date); see
+`identity` for what the digest covers. The record is what makes the
+learning loop safe:
+
+- learning a document again in the same class changes nothing;
+- learning it in another class moves it: its counts leave the old class
+  (all its copies) and enter the new one;
+- forgetting it subtracts exactly what learning it added, and a document
+  the record does not hold in that class is refused.
+
+`copies` counts identical documents learned in one class (a corpus with a
+message twice counts it twice, as batch training always has). The entries
+are kept sorted by (digest, class), so a lookup is a binary search and the
+record's arrays are the same whatever order the documents came in. Its
+size is 40 bytes per distinct document.
+
+`when`: POSIX seconds, the document's Date header, else the time it was
+learned; `prune --unseen-since` reads the terms' last-seen days, which
+learning derives from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+ENTRY_BYTES = 40
+
+
+@dataclass
+class Record:
+    digest: np.ndarray  # (N, 2) uint64
+    label: np.ndarray  # (N,) int32: class index
+    copies: np.ndarray  # (N,) int64, >= 1
+    message_id: np.ndarray  # (N,) uint64, 0 = none
+    when: np.ndarray  # (N,) int64 POSIX seconds
+
+    @classmethod
+    def empty(cls) -> Record:
+        return cls(
+            np.zeros((0, 2), np.uint64),
+            np.zeros(0, np.int32),
+            np.zeros(0, np.int64),
+            np.zeros(0, np.uint64),
+            np.zeros(0, np.int64),
+        )
+
+    @classmethod
+    def build(cls, digest, label, copies, message_id, when) -> Record:
+        """Entries sorted by (digest, class), entries for the same document
+        and class combined (copies added, the first Message-ID, the latest
+        date)."""
+        digest = np.asarray(digest, dtype=np.uint64).reshape(-1, 2)
+        label = np.asarray(label, dtype=np.int32)
+        copies = np.asarray(copies, dtype=np.int64)
+        message_id = np.asarray(message_id, dtype=np.uint64)
+        when = np.asarray(when, dtype=np.int64)
+        if len(label) == 0:
+            return cls.empty()
+        order = np.lexsort((label, digest[:, 1], digest[:, 0]))
+        digest, label, copies, message_id, when = (
+            digest[order],
+            label[order],
+            copies[order],
+            message_id[order],
+            when[order],
+        )
+        new = np.ones(len(label), dtype=bool)
+        new[1:] = (digest[1:] != digest[:-1]).any(axis=1) | (label[1:] != label[:-1])
+        if new.all():
+            return cls(digest, label, copies, message_id, when)
+        group = np.cumsum(new) - 1
+        firsts = np.flatnonzero(new)
+        n = len(firsts)
+        summed = np.bincount(group, weights=copies, minlength=n).astype(np.int64)
+        latest = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
+        np.maximum.at(latest, group, when)
+        ids = np.zeros(n, dtype=np.uint64)
+        has = np.flatnonzero(message_id != 0)
+        groups, first = np.unique(group[has], return_index=True)
+        ids[groups] = message_id[has[first]]  # the first Message-ID met in each group
+        return cls(digest[firsts], label[firsts], summed, ids, latest)
+
+    def __len__(self) -> int:
+        return len(self.label)
+
+    def find(self, digest) -> np.ndarray:
+        """Indices of the entries for this digest ((2,) uint64), in class order."""
+        hi = self.digest[:, 0]
+        start = int(np.searchsorted(hi, digest[0], side="left"))
+        stop = int(np.searchsorted(hi, digest[0], side="right"))
+        idx = np.arange(start, stop)
+        return idx[self.digest[start:stop, 1] == digest[1]]
+
+    def plus(self, other: Record) -> Record:
+        return Record.build(
+            np.concatenate([self.digest, other.digest]),
+            np.concatenate([self.label, other.label]),
+            np.concatenate([self.copies, other.copies]),
+            np.concatenate([self.message_id, other.message_id]),
+            np.concatenate([self.when, other.when]),
+        )
+
+    def without(self, idx) -> Record:
+        keep = np.ones(len(self), dtype=bool)
+        keep[np.asarray(idx, dtype=np.int64)] = False
+        return Record(self.digest[keep], self.label[keep], self.copies[keep], self.message_id[keep], self.when[keep])
+
+    def relabelled(self, new_of_old: np.ndarray) -> Record:
+        """The record with class indices mapped through `new_of_old`."""
+        label = np.asarray(new_of_old, dtype=np.int32)[self.label] if len(self) else self.label
+        return Record.build(self.digest, label, self.copies, self.message_id, self.when)
+
+    def documents_per_class(self, n_classes: int) -> np.ndarray:
+        return np.bincount(self.label, weights=self.copies, minlength=n_classes).astype(np.int64)
+
+    def arrays(self) -> dict:
+        """The record as the model file's arrays."""
+        return {
+            "record_digest": np.ascontiguousarray(self.digest, dtype=np.uint64),
+            "record_class": np.ascontiguousarray(self.label, dtype=np.int32),
+            "record_copies": np.ascontiguousarray(self.copies, dtype=np.int64),
+            "record_message_id": np.ascontiguousarray(self.message_id, dtype=np.uint64),
+            "record_when": np.ascontiguousarray(self.when, dtype=np.int64),
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: dict, n_classes: int) -> Record:
+        """A record from the model file's arrays, checked: shapes, classes in
+        range, at least one copy each, sorted by (digest, class) without
+        repeats. Raises ValueError naming the bad array."""
+        digest = arrays.get("record_digest")
+        if digest is None:
+            return cls.empty()
+        parts = [arrays.get(k) for k in ("record_class", "record_copies", "record_message_id", "record_when")]
+        if not isinstance(digest, np.ndarray) or digest.dtype != np.uint64 or digest.ndim != 2 or digest.shape[1] != 2:
+            raise ValueError("record_digest")
+        n = len(digest)
+        for key, part, kind in zip(
+            ("record_class", "record_copies", "record_message_id", "record_when"), parts, ("i", "i", "u", "i")
+        ):
+            if not isinstance(part, np.ndarray) or part.dtype.kind != kind or part.shape != (n,):
+                raise ValueError(key)
+        label, copies, message_id, when = parts
+        if n and not (0 <= label.min() and label.max() < n_classes):
+            raise ValueError("record_class")
+        if n and copies.min() < 1:
+            raise ValueError("record_copies")
+        if n > 1:
+            hi, lo = digest[:, 0], digest[:, 1]
+            later = (hi[1:] > hi[:-1]) | (
+                (hi[1:] == hi[:-1]) & ((lo[1:] > lo[:-1]) | ((lo[1:] == lo[:-1]) & (label[1:] > label[:-1])))
+            )
+            if not later.all():
+                raise ValueError("record_digest")
+        return cls(
+            digest,
+            label.astype(np.int32, copy=False),
+            copies.astype(np.int64, copy=False),
+            message_id.astype(np.uint64, copy=False),
+            when.astype(np.int64, copy=False),
+        )
