@@ -19,6 +19,7 @@ from nbcli.options import (
     TRAINING_PARAM_NAMES,
     check_inputs,
     given_options,
+    jobs_option,
     json_option,
     make_diagnostics,
     quiet_option,
@@ -65,6 +66,15 @@ def _documents(inputs, label, kw, diagnostics):
     return labeled_corpus(inputs, [], opts)
 
 
+def _analysed(analyzer, docs, kw, diagnostics):
+    """The documents analysed (on --jobs workers when there are many),
+    before the model's lock is taken."""
+    from nbcli.pipeline import analyse
+
+    with diagnostics.progress("reading", docs.total) as advance:
+        return analyse(analyzer, docs, jobs=kw["jobs"], progress=lambda batch: advance(docs.progress(batch)))
+
+
 def _spam_shortcut(classifier, label, as_spam, as_ham, path) -> None:
     if (as_spam or as_ham) and classifier is not None and label not in classifier.classes:
         raise NbcliError(
@@ -107,6 +117,7 @@ def _after(classifier) -> str:
 @json_option
 @read_options
 @training_options
+@jobs_option
 @quiet_option
 @click.pass_context
 def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, as_json, **kw):
@@ -135,6 +146,7 @@ def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, as_json, 
     exists = os.path.exists(model)
     trained_with = [name for name, _ in given_options(ctx, TRAINING_PARAM_NAMES)]
     if exists:
+        stamp = _stamp(model)  # before reading: a file replaced meanwhile then differs
         current = modelfile.load(model)
         _spam_shortcut(current, label, as_spam, as_ham, model)
         learning.check_learnable(current, model)
@@ -153,13 +165,18 @@ def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, as_json, 
     docs = _documents(inputs, label, kw, diagnostics)
     from nbcli.tokenize import Analyzer
 
-    analysed = learning.analyse(Analyzer(analyzer_options), docs)
+    analysed = _analysed(Analyzer(analyzer_options), docs, kw, diagnostics)
     with modelfile.locked(model):
         if os.path.exists(model):
-            current = modelfile.load(model)  # as it is now, under the lock
+            if not exists or _stamp(model) != stamp:  # changed since it was read: read it as it is now
+                current = modelfile.load(model)
             learning.check_learnable(current, model)
             if current.analyzer_options != analyzer_options:  # replaced meanwhile by another kind of model
-                analysed = learning.analyse(current.analyzer, docs)
+                raise NbcliError(
+                    f"{model} was replaced by a model with other analyzer options while the input was read; "
+                    "nothing was learned",
+                    hint="run the command again",
+                )
             updated, outcome = learning.learn(current, analysed)
             changed = updated is not current
         elif create:
@@ -173,6 +190,13 @@ def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, as_json, 
         if changed:
             modelfile.save(updated, model)
     _said(outcome, label, model, updated, as_json, diagnostics)
+
+
+def _stamp(path: str) -> tuple:
+    """What changes when a model file is replaced (writers rename a new file
+    over it, so its inode changes)."""
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _new_classes(classes, label, spam_pair) -> list[str]:
@@ -203,6 +227,7 @@ def _class_counts(classifier) -> dict:
 @_class_options
 @json_option
 @read_options
+@jobs_option
 @quiet_option
 def forget(model, inputs, label, as_spam, as_ham, as_json, **kw):
     """Take documents a model learned out of it again, exactly.
@@ -222,7 +247,7 @@ def forget(model, inputs, label, as_spam, as_ham, as_json, **kw):
     current = modelfile.load(model)
     _spam_shortcut(current, label, as_spam, as_ham, model)
     docs = _documents(inputs, label, kw, diagnostics)
-    analysed = learning.analyse(current.analyzer, docs)
+    analysed = _analysed(current.analyzer, docs, kw, diagnostics)
     with modelfile.locked(model):
         current = modelfile.load(model)
         updated, outcome = learning.forget(current, analysed)

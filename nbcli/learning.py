@@ -242,63 +242,93 @@ class Analysed:
 
 
 def analyse(analyzer, docs: Iterable[Document], label: str | None = None, progress=None) -> Analysed:
-    """Analyse documents for learning; `label` overrides the documents' own."""
+    """Analyse documents for learning, in this process (`pipeline.analyse`
+    does it on workers); `label` overrides the documents' own."""
+    parts = []
+    for batch in batches(docs):
+        if batch:
+            parts.append(
+                analyse_batch(
+                    analyzer,
+                    [d.id for d in batch],
+                    [d.data for d in batch],
+                    [d.kind for d in batch],
+                    [label if label is not None else d.label for d in batch],
+                )
+            )
+            if progress is not None:
+                progress(batch)
+    return join(parts)
+
+
+def analyse_batch(analyzer, ids: list, datas: list, kinds: list, labels: list) -> Analysed:
+    """One batch of documents analysed for learning (see `Analysed`)."""
     from nbcli.identity import document_entries
     from nbcli.mail import looks_like_mail
 
-    parts = {k: [] for k in ("digest", "message_id", "when", "ptr", "hash", "count")}
-    labels, mail, ids, texts = [], [], [], {}
-    offset = 0
-    for batch in batches(docs):
-        if not batch:
-            continue
-        datas = [d.data for d in batch]
-        tokens = analyzer.analyze(datas, [d.kind for d in batch])
-        digest, message_id, when = document_entries(tokens, datas)
-        parts["digest"].append(digest)
-        parts["message_id"].append(message_id)
-        parts["when"].append(when)
-        n = len(batch)
-        doc_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(tokens.doc_ptr))
-        order = np.lexsort((tokens.hashes, doc_of))
-        h, d = tokens.hashes[order], doc_of[order]
-        new = np.ones(len(h), dtype=bool)
-        new[1:] = (h[1:] != h[:-1]) | (d[1:] != d[:-1])
-        starts = np.flatnonzero(new)
-        counts = np.diff(np.append(starts, len(h)))
-        parts["hash"].append(h[starts])
-        parts["count"].append(counts.astype(np.int64))
-        parts["ptr"].append(np.searchsorted(d[starts], np.arange(n)) + offset)
-        offset += len(starts)
-        unique, first = np.unique(tokens.hashes, return_index=True)
-        missing = [i for i, key in enumerate(unique.tolist()) if key not in texts]
-        if missing:
-            strings = tokens.strings(first[missing])
-            texts.update(zip(unique[missing].tolist(), strings))
-        for doc in batch:
-            labels.append(label if label is not None else doc.label)
-            ids.append(doc.id)
-            mail.append(
-                analyzer.options.mail
-                and isinstance(doc.data, bytes)
-                and (doc.kind == "mail" or (doc.kind == "auto" and looks_like_mail(doc.data)))
-            )
-        if progress is not None:
-            progress(batch)
-
-    def joined(key, empty):
-        return np.concatenate(parts[key]) if parts[key] else empty
-
+    tokens = analyzer.analyze(datas, kinds)
+    digest, message_id, when = document_entries(tokens, datas)
+    n = len(datas)
+    doc_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(tokens.doc_ptr))
+    order = np.lexsort((tokens.hashes, doc_of))
+    h, d = tokens.hashes[order], doc_of[order]
+    new = np.ones(len(h), dtype=bool)
+    new[1:] = (h[1:] != h[:-1]) | (d[1:] != d[:-1])
+    starts = np.flatnonzero(new)
+    counts = np.diff(np.append(starts, len(h))).astype(np.int64)
+    unique, first = np.unique(tokens.hashes, return_index=True)
+    texts = dict(zip(unique.tolist(), tokens.strings(first)))
+    mail = [
+        analyzer.options.mail
+        and isinstance(data, bytes)
+        and (kind == "mail" or (kind == "auto" and looks_like_mail(data)))
+        for data, kind in zip(datas, kinds)
+    ]
     return Analysed(
-        joined("digest", np.zeros((0, 2), np.uint64)),
-        joined("message_id", np.zeros(0, np.uint64)),
-        joined("when", np.zeros(0, np.int64)),
-        labels,
+        digest,
+        message_id,
+        when,
+        list(labels),
         np.array(mail, dtype=bool),
-        ids,
-        np.append(joined("ptr", np.zeros(0, np.int64)), offset).astype(np.int64),
-        joined("hash", np.zeros(0, np.uint64)),
-        joined("count", np.zeros(0, np.int64)),
+        list(ids),
+        np.append(np.searchsorted(d[starts], np.arange(n)), len(starts)).astype(np.int64),
+        h[starts],
+        counts,
+        texts,
+    )
+
+
+def join(parts: list[Analysed]) -> Analysed:
+    """The batches' analyses as one, in order."""
+    if not parts:
+        return Analysed(
+            np.zeros((0, 2), np.uint64),
+            np.zeros(0, np.uint64),
+            np.zeros(0, np.int64),
+            [],
+            np.zeros(0, bool),
+            [],
+            np.zeros(1, np.int64),
+            np.zeros(0, np.uint64),
+            np.zeros(0, np.int64),
+            {},
+        )
+    if len(parts) == 1:
+        return parts[0]
+    offsets = np.cumsum([0] + [len(p.pair_hash) for p in parts])
+    texts: dict = {}
+    for p in parts:
+        texts.update(p.texts)
+    return Analysed(
+        np.concatenate([p.digest for p in parts]),
+        np.concatenate([p.message_id for p in parts]),
+        np.concatenate([p.when for p in parts]),
+        [label for p in parts for label in p.labels],
+        np.concatenate([p.mail for p in parts]),
+        [i for p in parts for i in p.ids],
+        np.append(np.concatenate([p.doc_ptr[:-1] + off for p, off in zip(parts, offsets)]), offsets[-1]),
+        np.concatenate([p.pair_hash for p in parts]),
+        np.concatenate([p.pair_count for p in parts]),
         texts,
     )
 
@@ -388,7 +418,7 @@ def plan_forgetting(counts: Counts, docs: Analysed) -> tuple[list[tuple[int, int
             where = sorted({counts.classes[int(counts.record.label[e])] for e in found.tolist()})
             said = f"it was learned as {' and '.join(where)}" if where else "the model's record does not hold it"
             raise NbcliError(
-                f"{docs.ids[i]} was never learned as {docs.labels[i]} ({said}); nothing was forgotten",
+                f"{_name(docs.ids[i])} was never learned as {docs.labels[i]} ({said}); nothing was forgotten",
                 hint=f"use --class {where[0]}" if where else "only documents learned by this model can be forgotten",
             )
         entry = mine[0]
@@ -759,3 +789,7 @@ def prune(classifier, min_count: int | None = None, max_terms: int | None = None
         ).isoformat()
     meta = {**classifier.meta, "pruned": {**{k: v for k, v in rules.items() if v is not None}, "at": _now_text()}}
     return rebuild(counts.columns(keep), classifier, meta), report
+
+
+def _name(doc_id: str) -> str:
+    return "the message on standard input" if doc_id == "-" else doc_id

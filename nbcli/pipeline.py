@@ -273,6 +273,50 @@ def score_labelled(classifier, docs, progress=None, jobs: int = 1) -> tuple[list
     return classifier.score_labelled(docs, progress, scored=classify_docs(classifier, docs, jobs))
 
 
+# -- analysing for learning --------------------------------------------------------
+
+
+def analyse(analyzer, docs, label: str | None = None, jobs: int = 1, progress=None):
+    """`learning.analyse` with the analysis on `jobs` workers (an ordered
+    map over batches, so the result is the same for any --jobs)."""
+    from nbcli.learning import analyse_batch, join
+    from nbcli.sources import batches
+
+    def task(b):
+        return (
+            [d.id for d in b],
+            [d.data for d in b],
+            [d.kind for d in b],
+            [label if label is not None else d.label for d in b],
+        )
+
+    parts = []
+    switch = _Switch(jobs)
+    it = iter(batches(docs))
+    for batch in it:
+        if not batch:
+            continue
+        if switch.parallel_now(batch):
+            items = ((b, task(b)) for b in _chain(batch, it) if b)
+            for done, result in ProcessPool(switch.workers).map(_analyse_task, analyzer, items):
+                if isinstance(result, Exception):
+                    raise result
+                parts.append(result)
+                if progress is not None:
+                    progress(done)
+            break
+        parts.append(analyse_batch(analyzer, *task(batch)))
+        if progress is not None:
+            progress(batch)
+    return join(parts)
+
+
+def _analyse_task(analyzer, task):
+    from nbcli.learning import analyse_batch
+
+    return analyse_batch(analyzer, *task)
+
+
 # -- cross-validation --------------------------------------------------------------
 
 

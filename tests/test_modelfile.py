@@ -62,6 +62,29 @@ def test_the_file_is_a_plain_joblib_file(tmp_path, classifier):
             assert value == ours[key]
 
 
+def test_the_writer_writes_the_bytes_joblib_dump_writes(tmp_path, classifier):
+    """nbcli writes model files without importing joblib; the bytes are
+    joblib.dump's, for a real model's payload and for awkward arrays."""
+    import io
+
+    payloads = [
+        modelfile.with_checksum(modelfile.to_payload(classifier)),
+        {
+            "format": "x",
+            "a": np.arange(5, dtype=">i4"),
+            "b": np.zeros((0, 3)),
+            "c": np.asfortranarray(np.arange(6.0).reshape(2, 3)),
+            "d": [1, 2.5, None, True, {"k": "v"}],
+            "e": np.arange(12, dtype=np.uint64).reshape(3, 4)[:, ::2],  # neither C nor F contiguous
+        },
+    ]
+    for payload in payloads:
+        ours, theirs = io.BytesIO(), io.BytesIO()
+        modelfile.dump_payload(payload, ours)
+        joblib.dump(payload, theirs)
+        assert ours.getvalue() == theirs.getvalue()
+
+
 def test_reader_reads_what_joblib_writes_including_big_endian_and_empty_arrays(tmp_path):
     payload = {
         "format": "x",
@@ -199,7 +222,7 @@ def test_writes_are_atomic(tmp_path, classifier, monkeypatch):
         fh.write(b"\x80\x04half a model")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(joblib, "dump", failing_dump)
+    monkeypatch.setattr(modelfile, "dump_payload", failing_dump)
     with pytest.raises(Exception, match="No space left on device"):
         modelfile.save(classifier, str(path))
     assert path.read_bytes() == before  # the old model is untouched
