@@ -30,7 +30,8 @@ NBCLI = [sys.executable, "-m", "nbcli"]
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 MODELS = [
-    ("multinomial (default)", []),
+    ("the default (mail: complement, tf-log, length-norm, alpha 0.3/N; text: multinomial)", []),
+    ("multinomial", ["--model", "multinomial"]),
     ("bernoulli", ["--model", "bernoulli"]),
     ("complement", ["--model", "complement"]),
     ("complement, Rennie et al.'s transforms", ["--model", "complement", "--tf-log", "--idf", "--length-norm"]),

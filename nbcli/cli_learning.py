@@ -408,7 +408,7 @@ def online_eval(corpus, label_pairs, order, train_rule, warmup, plot, as_json, k
     from nbcli import online
     from nbcli.sources import labeled_corpus, parse_label_pair
     from nbcli.tokenize import Analyzer
-    from nbcli.training import resolved_defaults
+    from nbcli.training import described_options, resolved
 
     if not corpus and not label_pairs:
         raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH to run the online protocol on")
@@ -425,7 +425,7 @@ def online_eval(corpus, label_pairs, order, train_rule, warmup, plot, as_json, k
         stream = online.analyse(docs, Analyzer(analyzer_options), progress=lambda batch: advance(docs.progress(batch)))
     if not len(stream.y):
         raise NbcliError("the corpus has no documents", hint="check the paths")
-    alpha, unknown = resolved_defaults(options, 2 * stream.mail_docs > len(stream.y))
+    options, alpha, unknown = resolved(options, 2 * stream.mail_docs > len(stream.y))
     settings = online.settings_for(options, alpha, unknown, stream.classes)
     result = online.run(
         stream,
@@ -439,7 +439,7 @@ def online_eval(corpus, label_pairs, order, train_rule, warmup, plot, as_json, k
         kw["ham_cutoff"],
     )
     report = online.report(result, stream, train_rule, order)
-    report["options"] = {**options.described, "alpha": alpha, "unknown_terms": unknown}
+    report["options"] = described_options(options, alpha, unknown)
     if plot:
         from nbcli.plot import write as write_plot
 

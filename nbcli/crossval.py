@@ -129,7 +129,8 @@ def fold_classifier(counts: FoldCounts, f: int, analyzer_options, options):
     clf = fit_counts(
         classes, class_count[present], corpus.vocab.subset(seen), tf, df, mail_docs, analyzer_options, options
     )
-    if options.needs_second_pass:
+    model = clf.model
+    if model.kind == "complement" and (model.tf_log or model.length_norm):
         # complement's --tf-log / --length-norm: the per-class sums of the
         # training documents' transformed counts, on the fold's vocabulary
         # (what `training.transformed_sums` adds up in a second reading)

@@ -39,6 +39,7 @@ from nbcli import __version__
 from nbcli.errors import NbcliError
 from nbcli.record import Record
 from nbcli.sources import Document, batches
+from nbcli.training import FIT_SCALE
 
 PRUNING_OPTIONS = (("min_df", 1, "--min-df"), ("max_df", 1.0, "--max-df"), ("max_features", None, "--max-features"))
 DAY = 86400
@@ -477,6 +478,9 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
             norms = np.sqrt(np.bincount(change_of_pair, weights=values * values, minlength=len(changes)))
             norms[norms == 0] = 1.0
             values = values / norms[change_of_pair]
+        # on training's fixed-point grid (training.FIT_SCALE), so that the
+        # sums are those `train` gives, exactly while they stay below 2^17
+        values = np.rint(values * FIT_SCALE) / FIT_SCALE
         np.add.at(fit.reshape(-1), flat, values * weight[change_of_pair])
     class_count = counts.class_count + np.bincount(cls, weights=weight, minlength=n_classes)
     last_seen = np.zeros(n_terms, dtype=np.int32)
@@ -636,7 +640,7 @@ def create(analyzer_options, options, classes: list[str], docs: Analysed):
     """A new Classifier learned from nothing: `classes` (at least two), the
     training options `options` (a TrainOptions; the mail defaults follow
     the documents learned first), then the documents."""
-    from nbcli.training import model_settings, plain_prior, resolved_defaults
+    from nbcli.training import described_options, model_settings, plain_prior, resolved
 
     if options.min_df != 1 or options.max_df != 1.0 or options.max_features is not None or options.select:
         raise NbcliError(
@@ -657,9 +661,10 @@ def create(analyzer_options, options, classes: list[str], docs: Analysed):
             hint="name them with --classes, e.g. --classes ham,spam (--spam and --ham imply them)",
         )
     mostly_mail = 2 * int(docs.mail.sum()) > len(docs) if len(docs) else analyzer_options.mail
-    alpha, unknown = resolved_defaults(options, mostly_mail)
+    options, alpha, unknown = resolved(options, mostly_mail)
     settings = model_settings(options, alpha, unknown)
-    counts = Counts.empty(classes, options.needs_doc_freq, options.needs_second_pass)
+    transformed = options.kind == "complement" and (options.tf_log or options.length_norm)
+    counts = Counts.empty(classes, options.needs_doc_freq, transformed)
     changes, entries, _, outcome = plan_learning(counts, docs)
     transforms = (options.tf_log, options.length_norm) if options.kind == "complement" else None
     updated = apply(counts, docs, changes, transforms)
@@ -668,12 +673,7 @@ def create(analyzer_options, options, classes: list[str], docs: Analysed):
         "n_documents": int(round(float(updated.class_count.sum()))),
         "created": _now_text(),
         "nbcli_version": __version__,
-        "options": {
-            **options.described,
-            "alpha": alpha,
-            "unknown_terms": unknown,
-            "prior": plain_prior(settings["prior"]),
-        },
+        "options": {**described_options(options, alpha, unknown), "prior": plain_prior(settings["prior"])},
         "mail_documents": int(updated.mail_docs),
     }
     return classifier_of(updated, options.kind, settings, options.idf, analyzer_options, meta), outcome
@@ -691,6 +691,8 @@ def _difference(a, b) -> str | None:
         if left.get(key) != right.get(key):
             return f"analyzer option {key} ({left.get(key)!r} against {right.get(key)!r})"
     left, right = a.model.spec(), b.model.spec()
+    if left.get("alpha_per_document") is not None:
+        del left["alpha"], right["alpha"]  # derived from the documents each model has
     for key in sorted(set(left) | set(right)):
         if left.get(key) != right.get(key):
             name = "event model" if key == "kind" else f"model option {key}"

@@ -273,6 +273,8 @@ class EventModel:
         uniform (1/K) by default; replaces alpha.
     prior: 'fit', 'uniform' or {class: weight}; prior_alpha: pseudo-count
         added to the class counts of a fitted prior.
+    alpha_per_document: when given, alpha is this divided by the number of
+        documents (at least 1), derived again whenever the counts change.
     unknown: what a term outside the vocabulary contributes when scoring
         ('skip', or 'smooth': the estimate of a term never seen; multinomial
         only).
@@ -295,11 +297,16 @@ class EventModel:
         estimate="mean",
         m_estimate=None,
         prior_alpha=None,
+        alpha_per_document=None,
     ):
         self.classes = list(classes)
         self.class_count = np.asarray(class_count, dtype=np.float64)
         self.feature_count = feature_count
         self.doc_freq = doc_freq
+        self.alpha_per_document = None if alpha_per_document is None else check_alpha(alpha_per_document)
+        if self.alpha_per_document is not None:
+            # the pseudo-count shrinks as documents are learned (the mail model's rule)
+            alpha = self.alpha_per_document / max(float(self.class_count.sum()), 1.0)
         self.alpha = check_alpha(alpha)
         self.prior = prior
         self.prior_alpha = check_prior_alpha(prior_alpha)
@@ -386,6 +393,7 @@ class EventModel:
             "estimate": self.estimate,
             "m_estimate": self.m_estimate,
             "prior_alpha": self.prior_alpha,
+            "alpha_per_document": self.alpha_per_document,
         }
 
     def rebuilt(self, **changes) -> EventModel:
@@ -397,6 +405,8 @@ class EventModel:
         spec = {"kind": self.kind, **self.settings()}
         del spec["doc_freq"]
         spec["m_estimate"] = None if self.m_estimate is None else list(self.m_estimate)
+        if spec["alpha_per_document"] is None:
+            del spec["alpha_per_document"]  # files of models without it stay as they were
         return spec
 
 

@@ -508,17 +508,21 @@ def format_version(model) -> int:
         and model.estimate == "mean"
         and model.m_estimate is None
         and model.prior_alpha is None
+        and model.alpha_per_document is None
     )
     return 1 if plain else FORMAT_VERSION
 
 
-def counts_id(classifier) -> str:
-    """A short identity of a model's counts (6 hex digits): the same
-    documents learned with the same analyzer give the same identity, and
-    `nbcli filter` names it in its header, so a model that differs from the
-    one a user trained shows."""
+def compute_model_id(classifier) -> str:
+    """A short identity of a model (6 hex digits): a digest of its counts
+    (class counts, vocabulary, term counts, document frequencies), classes,
+    analyzer and event-model settings. The same documents learned with the
+    same options give the same identity, in any order; `nbcli filter` names
+    it in its header, so a filter running another model than the one
+    trained shows."""
     model = classifier.model
-    total = zlib.crc32(json.dumps([model.classes, classifier.analyzer_options.to_dict()], sort_keys=True).encode())
+    settings = [model.classes, classifier.analyzer_options.to_dict(), _plain(model.spec())]
+    total = zlib.crc32(json.dumps(settings, sort_keys=True).encode())
     arrays = [model.class_count, classifier.vocabulary.hashes, model.feature_count]
     if model.doc_freq is not None:
         arrays.append(model.doc_freq)
@@ -535,7 +539,7 @@ def to_payload(classifier) -> dict:
         extra.update(classifier.record.arrays())
     if classifier.last_seen is not None:
         extra["term_last_seen"] = np.ascontiguousarray(classifier.last_seen, dtype=np.int32)
-    extra["counts_id"] = counts_id(classifier)
+    extra["model_id"] = compute_model_id(classifier)
     return {
         "format": FORMAT,  # first: nbcli recognises its files by it (sources._is_model)
         "format_version": format_version(model),
@@ -685,6 +689,7 @@ def _settings(spec, classes: list) -> dict:
         estimate=estimate,
         m_estimate=m_estimate,
         prior_alpha=_number(spec, "prior_alpha", None, 0.0, MAX_PSEUDO_COUNT),
+        alpha_per_document=_number(spec, "alpha_per_document", None, 0.0, MAX_PSEUDO_COUNT, above=True),
     )
 
 
@@ -802,15 +807,15 @@ def from_payload(p: dict, path: str = "model"):
             raise
         raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
     classifier = Classifier(options, Vocabulary(hashes, blob, offsets), model, meta, record, last_seen)
-    stored_id = p.get("counts_id")
+    stored_id = p.get("model_id")
     if isinstance(stored_id, str) and re.fullmatch(r"[0-9a-f]{6}", stored_id):
-        classifier.stored_counts_id = stored_id  # the file's own, computed when it was written
+        classifier.stored_model_id = stored_id  # the file's own, computed when it was written
     return classifier
 
 
 def model_id(classifier) -> str:
-    """`counts_id` of a classifier, as stored in its file when it has one."""
-    return getattr(classifier, "stored_counts_id", None) or counts_id(classifier)
+    """`compute_model_id` of a classifier, as stored in its file when it has one."""
+    return getattr(classifier, "stored_model_id", None) or compute_model_id(classifier)
 
 
 def _log_prior(a: np.ndarray, class_count: np.ndarray) -> np.ndarray:
@@ -855,7 +860,7 @@ def describe(classifier, top: int = 10) -> dict:
         "created": classifier.meta.get("created"),
         "documents": classifier.meta.get("n_documents"),
         "vocabulary_size": len(classifier.vocabulary),
-        "counts_id": model_id(classifier),
+        "model_id": model_id(classifier),
         "record": None
         if classifier.record is None
         else {

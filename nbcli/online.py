@@ -10,9 +10,10 @@ with its true label according to the training rule:
   errors, around the cut-offs: bogofilter's thick threshold).
 
 Optionally the first `warmup` messages are learned before the run, and not
-scored. The filter's binary verdict is spam when P(spam) >= the spam
-cut-off (the unsure band counts as ham: it is delivered), as `nbcli filter`
-decides; the score for the ROC is the log-odds of spam.
+scored. The binary verdict TREC's hm% and sm% count is the more probable
+class (P(spam) > 0.5, as `eval`'s accuracy); the cut-offs only draw the
+unsure band of the `unsure` rule; the score for the ROC is the log-odds of
+spam.
 
 The model at every step is exactly the model `nbcli learn` would hold after
 learning the same messages: the same counts, smoothing and vocabulary (the
@@ -88,8 +89,9 @@ def order_of(stream: Stream, order: str) -> np.ndarray:
 class _Multinomial:
     """The multinomial model of the messages learned so far, kept as counts
     (see the module docstring): log theta_cj = log(N_cj + b) - log(T_c + b V)
-    with b the pseudo-count (alpha, or M / V for the m-estimate; minus 1 for
-    the MAP estimate), V the vocabulary's size, T_c class c's token total."""
+    with b the pseudo-count (alpha, alpha_per_document / N, or M / V for the
+    m-estimate; minus 1 for the MAP estimate), V the vocabulary's size, T_c
+    class c's token total."""
 
     def __init__(self, n_classes: int, n_terms: int, settings: dict):
         self.counts = np.zeros((n_terms, n_classes))
@@ -102,7 +104,12 @@ class _Multinomial:
 
     def _pseudo(self) -> float:
         s = self.settings
-        b = s["alpha"] if s["m_estimate"] is None else s["m_estimate"][0] / max(self.vocabulary, 1)
+        if s["m_estimate"] is not None:
+            b = s["m_estimate"][0] / max(self.vocabulary, 1)
+        elif s.get("alpha_per_document") is not None:
+            b = s["alpha_per_document"] / max(self.docs.sum(), 1.0)
+        else:
+            b = s["alpha"]
         return b - 1.0 if s["estimate"] == "map" else b
 
     def log_prior(self) -> np.ndarray:
@@ -115,26 +122,65 @@ class _Multinomial:
         with np.errstate(divide="ignore", invalid="ignore"):
             return log_prior(self.docs, classes, prior, self.settings["prior_alpha"])
 
+    def _values(self, vals: np.ndarray) -> np.ndarray:
+        return vals
+
+    def _log_theta(self, cols: np.ndarray, b: float) -> tuple[np.ndarray, np.ndarray]:
+        """(log(N_cj + b) for the terms cols (n, C), log(T_c + b V) (C,))."""
+        denominator = np.log(self.tokens + b * self.vocabulary)
+        return np.log(self.counts[cols] + b), denominator
+
     def joint(self, cols: np.ndarray, vals: np.ndarray) -> np.ndarray:
         b = self._pseudo()
         known = self.seen[cols]
-        denominator = np.log(self.tokens + b * self.vocabulary) if self.vocabulary else np.zeros(self.classes)
         jll = self.log_prior().copy()
-        if known.any():
-            k_cols, k_vals = cols[known], vals[known]
-            jll += k_vals @ np.log(self.counts[k_cols] + b) - k_vals.sum() * denominator
+        if not self.vocabulary:
+            return jll
+        k_vals = self._values(vals[known])
+        numerator, denominator = self._log_theta(cols[known], b)
+        if len(k_vals):
+            jll += self._sign * (k_vals @ numerator - k_vals.sum() * denominator)
         unknown = vals[~known].sum()
-        if unknown and self.settings["unknown"] == "smooth" and self.vocabulary:
+        if unknown and self.settings["unknown"] == "smooth":
             jll += unknown * (np.log(b) - denominator)
         return jll
 
+    _sign = 1.0
+
     def learn(self, cols: np.ndarray, vals: np.ndarray, c: int) -> None:
-        self.counts[cols, c] += vals
+        values = self._values(vals)
+        self.counts[cols, c] += values
         fresh = ~self.seen[cols]
         self.seen[cols[fresh]] = True
         self.vocabulary += int(fresh.sum())
-        self.tokens[c] += vals.sum()
+        self.tokens[c] += values.sum()
         self.docs[c] += 1
+
+
+class _Complement(_Multinomial):
+    """Complement Naive Bayes with --tf-log and/or --length-norm (no idf, no
+    weight normalisation) kept as the per-class sums F of the transformed
+    learned messages: class c weighs term j by -log theta~_cj, theta~ the
+    estimate from the other classes' sums, log(F~_cj + b) - log(F~_c. + b V).
+    A message's values are transformed over its known terms when scored (as
+    `ComplementNB.transform` does), over all of them when learned."""
+
+    _sign = -1.0
+
+    def _values(self, vals: np.ndarray) -> np.ndarray:
+        values = np.asarray(vals, dtype=np.float64)
+        if self.settings.get("tf_log"):
+            values = np.log1p(values)
+        if self.settings.get("length_norm") and len(values):
+            norm = np.sqrt((values * values).sum())
+            values = values / (norm or 1.0)
+        return values
+
+    def _log_theta(self, cols: np.ndarray, b: float) -> tuple[np.ndarray, np.ndarray]:
+        rows = self.counts[cols]
+        others = rows.sum(axis=1, keepdims=True) - rows
+        total = self.tokens.sum() - self.tokens
+        return np.log(others + b), np.log(total + b * self.vocabulary)
 
 
 class _Rebuilt:
@@ -219,8 +265,13 @@ def settings_for(options, alpha: float, unknown: str, classes: list) -> dict:
 
 
 def learner(kind: str, n_classes: int, n_terms: int, settings: dict, fast: bool = True):
-    if kind == "multinomial" and fast:
+    """The model to run the protocol with: kept as counts and scored in time
+    per message (multinomial; complement without idf or weight
+    normalisation), or rebuilt after every learned message."""
+    if fast and kind == "multinomial":
         return _Multinomial(n_classes, n_terms, settings)
+    if fast and kind == "complement" and not settings.get("idf_flag") and not settings.get("weight_norm"):
+        return _Complement(n_classes, n_terms, settings)
     return _Rebuilt(n_classes, n_terms, settings, kind)
 
 
@@ -281,7 +332,7 @@ def run(
             continue
         jll = model.joint(cols, vals)
         score = _log_odds(jll[s], jll[h])
-        spam = score >= spam_log_odds if spam_log_odds is not None else spam_cutoff <= 0
+        spam = score > 0  # the more probable class (a tie, before anything is learned: ham)
         wrong = spam != (y[i] == s)
         if train == "all" or wrong:
             teach = True

@@ -527,7 +527,7 @@ def refuse_corpus_options(ctx: click.Context) -> None:
 # -- click's arguments to the library's option objects ---------------------------
 
 
-def training_setup(kw, base_kind: str = "multinomial"):
+def training_setup(kw, base_kind: str = "auto"):
     """The `training_options` as (AnalyzerOptions, TrainOptions), checked
     before any document is read (every check is `training.training_options`'s),
     with the options typed on the command line as given. base_kind: the

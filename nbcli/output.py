@@ -220,7 +220,7 @@ def render_info(info: dict, file) -> None:
     _print(file, f"event model: {info['kind']}{transforms}")
     _print(file, f"trained:     {info['documents']} documents, {info['created']}, nbcli {info['nbcli_version']}")
     _print(file, f"vocabulary:  {info['vocabulary_size']} terms")
-    _print(file, f"counts id:   {info['counts_id']}")
+    _print(file, f"model id:    {info['model_id']}")
     record = info.get("record")
     if record is not None:
         per_class = ", ".join(f"{c} {n}" for c, n in record["per_class"].items())

@@ -80,15 +80,17 @@ def train(docs, analyzer_options, options, progress=None, jobs: int = 1):
     from nbcli import training
 
     training.check_trainable(docs, options)
-    table = count_corpus(docs, training.Analyzer(analyzer_options), options.needs_doc_freq, progress, jobs)
+    table = count_corpus(
+        docs, training.Analyzer(analyzer_options), options.needs_doc_freq, progress, jobs, options.first_pass_transform
+    )
     return training.from_table(table, docs, analyzer_options, options)
 
 
-def count_corpus(docs, analyzer, doc_freq: bool, progress: Callable | None = None, jobs: int = 1):
+def count_corpus(docs, analyzer, doc_freq: bool, progress: Callable | None = None, jobs: int = 1, transform=None):
     """One streaming pass over labelled documents: their CountTable."""
     from nbcli.training import CountTable
 
-    table = CountTable(doc_freq=doc_freq)
+    table = CountTable(doc_freq=doc_freq, transform=transform)
     count(docs, analyzer, table, jobs, progress)
     return table
 
@@ -119,7 +121,7 @@ def count(docs: Iterable, analyzer, table, jobs: int, progress: Callable[[list |
                 ((_columns(b), b) for b in _chain(batch, it)),
                 progress,
             )
-            options = (analyzer.options, table.doc_freq_wanted)
+            options = (analyzer.options, table.doc_freq_wanted, table.transform)
             ProcessPool(switch.workers).map_reduce(
                 _start_table, _count_batch, _table_state, options, tasks, table.merge
             )
@@ -147,12 +149,12 @@ class _Counting:
     """A worker's accumulator: its analyzer, its table, and (reading files)
     the warnings met, with where they were met."""
 
-    def __init__(self, analyzer_options, doc_freq: bool):
+    def __init__(self, analyzer_options, doc_freq: bool, transform=None):
         from nbcli.tokenize import Analyzer
         from nbcli.training import CountTable
 
         self.analyzer = Analyzer(analyzer_options)
-        self.table = CountTable(doc_freq=doc_freq)
+        self.table = CountTable(doc_freq=doc_freq, transform=transform)
         self.warnings: list[tuple[int, int, str]] = []  # (part, file, message)
 
     def add(self, batch) -> None:
@@ -185,7 +187,7 @@ def _count_files(lists, analyzer, table, workers, progress) -> None:
         warnings.extend(met)
         table.merge(tables)
 
-    options = (analyzer.options, table.doc_freq_wanted, lists)
+    options = (analyzer.options, table.doc_freq_wanted, table.transform, lists)
     tasks = _with_progress(_file_ranges(lists, per_task), progress)
     ProcessPool(workers).map_reduce(_start_files, _count_files_task, _files_state, options, tasks, merge)
     for part, _, message in sorted(warnings, key=lambda w: w[:2]):
@@ -193,8 +195,8 @@ def _count_files(lists, analyzer, table, workers, progress) -> None:
 
 
 def _start_files(options) -> _Counting:
-    analyzer_options, doc_freq, lists = options
-    acc = _Counting(analyzer_options, doc_freq)
+    analyzer_options, doc_freq, transform, lists = options
+    acc = _Counting(analyzer_options, doc_freq, transform)
     acc.lists = lists
     return acc
 

@@ -54,7 +54,7 @@ class TrainOptions:
     min_df: int | float = 1
     max_df: int | float = 1.0
     max_features: int | None = None
-    kind: str = "multinomial"  # see model.EVENT_MODELS
+    kind: str = "auto"  # see model.EVENT_MODELS; auto: decided by the corpus (see `resolved`)
     estimate: str = "mean"  # 'mean' or 'map'
     m_estimate: tuple | None = None  # (M, P or None)
     prior_alpha: float | None = None
@@ -64,6 +64,7 @@ class TrainOptions:
     weight_norm: bool = False
     select: int | None = None  # keep the K best terms by select_by
     select_by: str = "ig"
+    alpha_per_document: float | None = None  # alpha = this / documents (the mail model's rule)
     given: frozenset = frozenset()  # the names of the options the user gave (see OPTION_DEFAULTS)
     described: dict = field(default_factory=dict)  # options as the user gave them
 
@@ -72,11 +73,29 @@ class TrainOptions:
         return self.min_df != 1 or self.max_df != 1.0 or self.kind == "bernoulli" or self.idf or self.select is not None
 
     @property
+    def pruning(self) -> bool:
+        return self.min_df != 1 or self.max_df != 1.0 or self.max_features is not None or self.select is not None
+
+    @property
+    def first_pass_transform(self) -> tuple[bool, bool] | None:
+        """(tf_log, length_norm) of complement's document transforms when the
+        counting pass can add up the transformed documents itself: each
+        document's transform depends only on its own terms, so it can,
+        unless pruning narrows the vocabulary (the norm is over the kept
+        terms) or idf weighs the terms before normalising. For the `auto`
+        model, the mail model's, approximately when pruning (see `resolved`)."""
+        if self.kind == "auto":
+            return MAIL_TRANSFORMS
+        if self.kind == "complement" and (self.tf_log or self.length_norm) and not self.idf and not self.pruning:
+            return (self.tf_log, self.length_norm)
+        return None
+
+    @property
     def needs_second_pass(self) -> bool:
-        """Complement's tf-log and length normalisation need each document's
-        own view on the final vocabulary (and idf, when normalising after
-        it): a second pass over the corpus."""
-        return self.kind == "complement" and (self.tf_log or self.length_norm)
+        """Complement's tf-log and length normalisation on a pruned
+        vocabulary, or after idf: each document's own view on the final
+        vocabulary needs a second pass over the corpus."""
+        return self.kind == "complement" and (self.tf_log or self.length_norm) and self.first_pass_transform is None
 
 
 # The training options a caller leaves alone, by field name (AnalyzerOptions
@@ -122,7 +141,7 @@ _DESCRIBED_WHEN_GIVEN = (
 
 
 def training_options(
-    base_kind: str = "multinomial", given: Iterable[str] | None = None, **fields
+    base_kind: str = "auto", given: Iterable[str] | None = None, **fields
 ) -> tuple[AnalyzerOptions, TrainOptions]:
     """Check a combination of training options and build (AnalyzerOptions,
     TrainOptions), before any document is read: every check of `nbcli
@@ -164,7 +183,7 @@ def training_options(
                 "alpha <= 1"
             ),
         )
-    check_unknown_terms(kw["unknown"], kind)
+    check_unknown_terms(kw["unknown"], "multinomial" if kind == "auto" else kind)
     check_prior_smoothing(prior, kw["prior_alpha"])
     stop_words = load_stop_words(kw["stop_words"]) if kw["stop_words"] else ()
     analyzer_options = AnalyzerOptions(
@@ -243,6 +262,12 @@ MAIL_ALPHA = 0.0001
 # model.MultinomialNB), which is evidence: spam is full of made-up words.
 TEXT_UNKNOWN = "skip"
 MAIL_UNKNOWN = "smooth"
+# The mail model (see `resolved`): chosen by measurement of the TREC online
+# protocol on the SpamAssassin corpus in date order and of the batch split
+# (benchmarks/online_tuning.py; the table in docs/benchmarks.md).
+MAIL_TRANSFORMS = (True, True)  # complement's tf-log, length-norm
+MAIL_ALPHA_PER_DOCUMENT = 0.3
+FIT_SCALE = float(1 << 36)  # fixed-point unit of CountTable's transformed sums (a value <= 1 is exact to 1.5e-11)
 
 
 class CountTable:
@@ -251,7 +276,13 @@ class CountTable:
     the record of the documents counted (see `record`) and each term's
     last-seen day, when the documents' data are given to `add`."""
 
-    def __init__(self, doc_freq: bool = False, record: bool = True):
+    def __init__(self, doc_freq: bool = False, record: bool = True, transform: tuple[bool, bool] | None = None):
+        self.transform = transform
+        # complement's transformed documents, summed per class in fixed point
+        # (FIT_SCALE units): integer sums are the same in any order, so the
+        # model does not depend on how the corpus was split among workers
+        self._fit = np.zeros((0, 0), dtype=np.int64) if transform is not None else None
+        self.fit = None  # set by finish(): (C, V) float
         self.vocab = VocabularyBuilder()
         self.class_ids: dict[str, int] = {}
         self.class_docs: list[int] = []
@@ -279,7 +310,7 @@ class CountTable:
         while new_rows < n_terms:
             new_rows *= 2
         new_cols = max(cols, want_cols, 2)
-        for name in ("_tf", "_df"):
+        for name in ("_tf", "_df", "_fit"):
             old = getattr(self, name)
             if old is None:
                 continue
@@ -311,12 +342,31 @@ class CountTable:
             pairs = np.unique(doc_of * n + ids)
             docs, terms = pairs // n, pairs % n
             np.add.at(self._df.reshape(-1), terms * n_cols + cls_doc[docs], 1)
+        if self._fit is not None and len(ids):
+            self._add_transformed(ids, doc_len, cls_doc, n_cols)
         if self._record is not None and datas is not None:
             from nbcli.identity import document_entries
 
             digest, message_id, when = document_entries(batch, datas)
             self._record.append((digest, cls_doc, message_id, when))
             np.maximum.at(self._seen, ids, np.repeat((when // 86400).astype(np.int32), doc_len))
+
+    def _add_transformed(self, ids: np.ndarray, doc_len: np.ndarray, cls_doc: np.ndarray, n_cols: int) -> None:
+        """Add each document's transformed counts (log(1 + x) and/or x / ||x||)
+        to its class's sums."""
+        n = len(self.vocab)
+        doc_of = np.repeat(np.arange(len(cls_doc), dtype=np.int64), doc_len)
+        pairs, counts = np.unique(doc_of * n + ids, return_counts=True)
+        docs, terms = pairs // n, pairs % n
+        values = counts.astype(np.float64)
+        tf_log, length_norm = self.transform
+        if tf_log:
+            values = np.log1p(values)
+        if length_norm:
+            norms = np.sqrt(np.bincount(docs, weights=values * values, minlength=len(cls_doc)))
+            values = values / norms[docs]
+        fixed = np.rint(values * FIT_SCALE).astype(np.int64)
+        np.add.at(self._fit.reshape(-1), terms * n_cols + cls_doc[docs], fixed)
 
     @property
     def doc_freq_wanted(self) -> bool:
@@ -335,6 +385,7 @@ class CountTable:
             "df": None if self._df is None else self._df[:n, :c].copy(),
             "mail_docs": self.mail_docs,
             "record": None if self._record is None else self._record_parts(),
+            "fit": None if self._fit is None else self._fit[:n, :c].copy(),
             "seen": None if self._seen is None else self._seen[:n].copy(),
         }
 
@@ -355,6 +406,8 @@ class CountTable:
             self._tf[ids, col] += state["tf"][:, theirs]
             if self._df is not None:
                 self._df[ids, col] += state["df"][:, theirs]
+            if self._fit is not None:
+                self._fit[ids, col] += state["fit"][:, theirs]
         self.mail_docs += state["mail_docs"]
         if self._record is not None and state.get("record") is not None:
             digest, cls, message_id, when = state["record"]
@@ -375,6 +428,9 @@ class CountTable:
         if self._df is not None:
             df = np.ascontiguousarray(self._df[:n][order][:, cols].T) if n else np.zeros((len(cols), 0), np.int64)
         class_count = np.array([self.class_docs[i] for i in cols], dtype=np.float64)
+        if self._fit is not None:
+            fixed = self._fit[:n][order][:, cols].T if n else np.zeros((len(cols), 0), np.int64)
+            self.fit = np.ascontiguousarray(fixed, dtype=np.float64) / FIT_SCALE
         if self._record is not None:
             from nbcli.record import Record
 
@@ -391,10 +447,11 @@ def count_corpus(
     analyzer: Analyzer,
     doc_freq: bool,
     progress: Callable[[list], None] | None = None,
+    transform: tuple[bool, bool] | None = None,
 ) -> CountTable:
     """One streaming pass over labelled documents, in this process (see
     `pipeline.count_corpus` for the same on several workers)."""
-    table = CountTable(doc_freq=doc_freq)
+    table = CountTable(doc_freq=doc_freq, transform=transform)
     for batch in batches(docs):
         datas = [d.data for d in batch]
         table.add(analyzer.analyze(datas, [d.kind for d in batch]), [d.label for d in batch], datas)
@@ -417,12 +474,47 @@ def _fit(table: CountTable, analyzer_options: AnalyzerOptions, options: TrainOpt
         options,
         record=table.record,
         last_seen=table.last_seen,
+        fit=table.fit,
     )
 
 
+def resolved(options: TrainOptions, mostly_mail: bool) -> tuple[TrainOptions, float, str]:
+    """(the options with the event model decided, alpha, unknown-term rule)
+    for a corpus that is mostly mail or not: what depends on the corpus.
+
+    The `auto` event model (no --model given) is, for a corpus mostly of
+    mail, the mail model: complement Naive Bayes with --tf-log and
+    --length-norm, the pseudo-count MAIL_ALPHA_PER_DOCUMENT / N for N
+    documents learned (unless --alpha or --m-estimate is given), unknown
+    terms skipped, a uniform prior (see "Online defaults" in
+    docs/benchmarks.md for the measurements that chose it); --unknown-terms
+    smooth asks for the multinomial model. Otherwise it is the multinomial
+    model with TEXT_ALPHA. With pruning, the mail model's transformed sums
+    are those of the counting pass (norms over all of a document's terms,
+    not only the kept ones: an approximation, documented)."""
+    import dataclasses
+
+    if options.kind == "auto":
+        mail_model = mostly_mail and options.unknown != "smooth"
+        if mail_model:
+            per_document = MAIL_ALPHA_PER_DOCUMENT if options.alpha is None and options.m_estimate is None else None
+            options = dataclasses.replace(
+                options, kind="complement", tf_log=True, length_norm=True, alpha_per_document=per_document
+            )
+        else:
+            options = dataclasses.replace(options, kind="multinomial")
+    alpha, unknown = resolved_defaults(options, mostly_mail)
+    return options, alpha, unknown
+
+
 def resolved_defaults(options: TrainOptions, mostly_mail: bool) -> tuple[float, str]:
-    """(alpha, unknown-term rule) for a corpus that is mostly mail or not."""
-    alpha = options.alpha if options.alpha is not None else MAIL_ALPHA if mostly_mail else TEXT_ALPHA
+    """(alpha, unknown-term rule) of options whose event model is decided, for
+    a corpus that is mostly mail or not (with alpha_per_document, alpha is
+    that: the model divides it by its number of documents)."""
+    if options.alpha_per_document is not None:
+        alpha = options.alpha_per_document
+    else:
+        alpha = options.alpha if options.alpha is not None else MAIL_ALPHA if mostly_mail else TEXT_ALPHA
     unknown = options.unknown or (MAIL_UNKNOWN if mostly_mail and options.kind == "multinomial" else TEXT_UNKNOWN)
     return alpha, unknown
 
@@ -438,14 +530,17 @@ def fit_counts(
     options: TrainOptions,
     record=None,
     last_seen=None,
+    fit=None,
 ) -> Classifier:
     """The Classifier of finished counts: classes (C,) by name, class_count
     (C,), vocab, tf and df (C, V) (df may be None), and how many of the
     documents were mail (which decides the defaults); the record of the
-    documents and the terms' last-seen days, if kept."""
+    documents and the terms' last-seen days, if kept; fit: the per-class
+    sums of the transformed documents (`TrainOptions.first_pass_transform`),
+    if the counting pass added them up."""
     n_docs = int(class_count.sum())
     mostly_mail = 2 * mail_docs > n_docs
-    alpha, unknown = resolved_defaults(options, mostly_mail)
+    options, alpha, unknown = resolved(options, mostly_mail)
     check_alpha(alpha)
     for label in classes:  # here, where every path to a model meets (workers and --cv folds too)
         problem = label_problem(label)
@@ -472,9 +567,10 @@ def fit_counts(
         "n_documents": n_docs,
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "nbcli_version": __version__,
-        "options": {**options.described, "alpha": alpha, "unknown_terms": unknown},
+        "options": described_options(options, alpha, unknown),
         "mail_documents": int(mail_docs),
     }
+    transformed = options.kind == "complement" and (options.tf_log or options.length_norm)
     return _build(
         classes,
         class_count,
@@ -486,9 +582,23 @@ def fit_counts(
         alpha,
         unknown,
         meta,
+        fit_count=fit if transformed and not options.needs_second_pass else None,
         record=record,
         last_seen=last_seen,
     )
+
+
+def described_options(options: TrainOptions, alpha: float, unknown: str) -> dict:
+    """The options as the model's meta records them: as given, with the
+    resolved pseudo-count and unknown-term rule, and the event model the
+    corpus decided when none was given."""
+    described = {**options.described, "alpha": alpha, "unknown_terms": unknown}
+    if options.alpha_per_document is not None:
+        described["alpha"] = f"{options.alpha_per_document:g}/N"
+    if "model" not in described and options.kind != "multinomial":
+        described["model"] = options.kind
+        described.update({k: True for k in ("tf_log", "length_norm") if getattr(options, k)})
+    return described
 
 
 def _build(
@@ -546,7 +656,9 @@ def model_settings(options: TrainOptions, alpha: float, unknown: str) -> dict:
     resolved pseudo-count and unknown-term rule (all but the count-derived
     doc_freq, idf and fit_count): training, learning from nothing and the
     online protocol build their models from these."""
-    prior = options.prior if options.prior is not None else "uniform" if options.kind == "complement" else "fit"
+    # complement's prior is uniform by default (Rennie et al., scikit-learn), unless --prior-alpha asks to fit one
+    uniform = options.kind == "complement" and options.prior_alpha is None
+    prior = options.prior if options.prior is not None else "uniform" if uniform else "fit"
     settings = dict(
         alpha=alpha,
         prior=prior,
@@ -554,6 +666,7 @@ def model_settings(options: TrainOptions, alpha: float, unknown: str) -> dict:
         estimate=options.estimate,
         m_estimate=options.m_estimate,
         prior_alpha=options.prior_alpha,
+        alpha_per_document=options.alpha_per_document,
     )
     if options.kind == "complement":
         settings.update(tf_log=options.tf_log, length_norm=options.length_norm, weight_norm=options.weight_norm)
@@ -629,7 +742,9 @@ def train(
     """Train a Classifier on labelled documents, in this process (see
     `pipeline.train` for the counting on several workers)."""
     check_trainable(docs, options)
-    table = count_corpus(docs, Analyzer(analyzer_options), options.needs_doc_freq, progress)
+    table = count_corpus(
+        docs, Analyzer(analyzer_options), options.needs_doc_freq, progress, options.first_pass_transform
+    )
     return from_table(table, docs, analyzer_options, options)
 
 

@@ -75,7 +75,8 @@ def test_train_on_mail_takes_the_mail_defaults_as_nbcli_train_does(tmp_path):
     assert run(["train", MAIL / "train", "-o", tmp_path / "cli.nb", "-q"]).exit_code == 0
     _same_model(tmp_path / "api.nb", tmp_path / "cli.nb")
     options = _info(tmp_path / "api.nb")["options"]
-    assert options["alpha"] == 0.0001 and options["unknown_terms"] == "smooth"
+    # the mail model: complement with tf-log and length normalisation, alpha = 0.3 / N
+    assert options["alpha"] == "0.3/N" and options["unknown_terms"] == "skip" and options["model"] == "complement"
 
 
 def test_classify_gives_what_predict_json_writes(tmp_path):

@@ -145,7 +145,7 @@ def test_fail_under_and_over_exit_codes(mail_model):
     assert ok.exit_code == 0 and json.loads(ok.stdout)["accuracy"] > 0.5
     bad = run(["eval", model, test_dir, "--json", "--fail-under", "accuracy=0.999"])
     assert bad.exit_code == 1 and json.loads(bad.stdout)  # the report is still written
-    assert bad.stderr.startswith("nbcli: error: accuracy 0.97") and bad.stderr.endswith(
+    assert bad.stderr.startswith("nbcli: error: accuracy 0.98") and bad.stderr.endswith(
         " is under 0.999 (--fail-under accuracy=0.999)\n"
     )
     bad = run(["eval", model, test_dir, "-q", "--fail-over", "ham_fpr=0"])

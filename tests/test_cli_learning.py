@@ -46,10 +46,10 @@ def info(path) -> dict:
 
 
 def state(path) -> tuple:
-    """What a model's counts are: (counts_id, documents per class, record entries)."""
+    """What a model's counts are: (model_id, documents per class, record entries)."""
     described = info(path)
     return (
-        described["counts_id"],
+        described["model_id"],
         tuple(c["documents"] for c in described["classes"]),
         described["record"]["entries"],
     )
@@ -131,7 +131,7 @@ def test_a_model_with_an_empty_class_refuses_predict_and_filter_passes_mail_thro
     assert run(["predict", new, SPAM[2]]).exit_code == 0
 
 
-def test_the_filter_header_names_the_counts_id_and_it_changes_with_learning(model):
+def test_the_filter_header_names_the_model_id_and_it_changes_with_learning(model):
     message = SPAM[3].read_bytes()
 
     def header_id():
@@ -142,10 +142,10 @@ def test_the_filter_header_names_the_counts_id_and_it_changes_with_learning(mode
         return first.rsplit("; model=", 1)[1].strip()
 
     before = header_id()
-    assert before == info(model)["counts_id"]
+    assert before == info(model)["model_id"]
     assert run(["learn", model, "--spam"], input=message).exit_code == 0
     after = header_id()
-    assert after == info(model)["counts_id"] and after != before
+    assert after == info(model)["model_id"] and after != before
 
 
 # -- concurrent learners, killed learners -------------------------------------------------
@@ -234,7 +234,7 @@ def test_dump_load_round_trip_through_a_pipe(tmp_path, model):
     assert result.exit_code == 0, result.stderr
     again = run(["dump", copy])
     assert again.stdout == dumped.stdout
-    assert info(copy)["counts_id"] == info(model)["counts_id"]
+    assert info(copy)["model_id"] == info(model)["model_id"]
     # to a file and back from it
     assert run(["dump", model, "-o", tmp_path / "m.dump"]).exit_code == 0
     assert (tmp_path / "m.dump").read_text(encoding="utf-8") == dumped.stdout
@@ -255,7 +255,7 @@ def test_merge_of_two_halves_and_of_different_models(tmp_path, make_class_folder
     out = tmp_path / "merged.nb"
     result = run(["merge", tmp_path / "left.nb", tmp_path / "right.nb", "-o", out])
     assert result.exit_code == 0 and "2 models merged" in result.stderr
-    assert info(out)["counts_id"] == info(tmp_path / "whole.nb")["counts_id"]
+    assert info(out)["model_id"] == info(tmp_path / "whole.nb")["model_id"]
     assert info(out)["record"]["entries"] == 80
 
     other_texts, other_labels = make_docs(40, seed=22, classes=["code", "food"])
@@ -293,7 +293,7 @@ def test_prune_and_its_dry_run(model):
 
 def test_learning_mail_is_training_on_it(tmp_path):
     """Train on the sample mail without some spam, learn those: the same
-    counts (counts_id) and predictions as training on all of it."""
+    counts (model_id) and predictions as training on all of it."""
     corpus = tmp_path / "train"
     shutil.copytree(MAIL / "train", corpus)
     held_out = sorted((corpus / "spam").iterdir())[:30]

@@ -3,6 +3,7 @@ procmail, all-or-nothing --split appends, input errors, CR-only mail,
 header injection, the --split summary and failing open end to end."""
 
 import errno
+import json
 import os
 import re
 import shutil
@@ -71,7 +72,7 @@ def shown_recipes() -> list[tuple[str, str]]:
     block = None
     for line in readme.splitlines(keepends=True):
         if line.startswith("```"):
-            if block is not None and re.search(r"(?m)^:0", "".join(block)):
+            if block is not None and re.search(r"(?m)^:0", "".join(block)) and "nbcli filter" in "".join(block):
                 recipes.append(("README", "".join(block)))
             block = [] if block is None else None
         elif block is not None:
@@ -123,6 +124,41 @@ def test_every_shown_procmail_recipe_files_spam_and_keeps_ham(where, recipe, pro
     for msg in hams:
         subject = re.search(rb"(?m)^Subject: .*$", msg.read_bytes()).group()
         assert inbox.count(subject) == 1 and subject not in spam_text, (where, subject)
+
+
+def test_the_readme_correction_hook_teaches_the_model_under_procmail(procmail, model, tmp_path):
+    """The README's `nbcli learn` hook: a message sent to you+spam@ is
+    learned as spam (once, however often it comes), other mail is
+    delivered as usual."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start = readme.index("# ~/.procmailrc: mail piped")
+    recipe = readme[start : readme.index("\n\n", start)]  # the procmail part (the Dovecot script follows)
+    assert ":0" in recipe and "nbcli learn" in recipe
+    learning = tmp_path / "learning.nb"
+    learning.write_bytes(Path(model).read_bytes())
+    recipe = re.sub(r"\$HOME/\.nbcli/mail\.nb", str(learning), recipe)
+    mail = tmp_path / "Mail"
+    mail.mkdir()
+    bindir = Path(sys.executable).parent
+    rc = tmp_path / "rc"
+    rc.write_text(
+        f"SHELL=/bin/sh\nPATH={bindir}:/usr/bin:/bin\nMAILDIR={mail}\nDEFAULT={mail}/inbox.mbox\n"
+        f"LOGFILE={tmp_path}/procmail.log\n\n{recipe}\n"
+    )
+    message = re.sub(rb"(?m)^To: .*$", b"To: you+spam@example.org", SPAM, count=1)
+
+    def spam_documents():
+        info = json.loads(run(["info", learning, "--json"]).stdout)
+        return {row["class"]: row["documents"] for row in info["classes"]}["spam"]
+
+    before = spam_documents()
+    for _ in range(2):
+        proc = subprocess.run([procmail, "-m", str(rc)], input=message, capture_output=True, timeout=120)
+        assert proc.returncode == 0, (proc.stderr, (tmp_path / "procmail.log").read_text())
+    assert spam_documents() == before + 1  # learned once: the second time it was already learned
+    assert not (mail / "inbox.mbox").exists()  # the teaching address does not deliver
+    proc = subprocess.run([procmail, "-m", str(rc)], input=HAM, capture_output=True, timeout=120)
+    assert proc.returncode == 0 and (mail / "inbox.mbox").read_bytes().count(b"\nSubject: ") == 1
 
 
 # -- --split appends are all or nothing (defect 5) ---------------------------------------

@@ -99,7 +99,9 @@ def test_class_folders_holding_mboxes_and_maildirs_train(tmp_path):
     clf = modelfile.load(str(model))
     assert clf.model.class_count.tolist() == [2, 2]
     assert clf.meta["mail_documents"] == 4
-    assert clf.model.alpha == 0.0001 and clf.model.unknown == "smooth"  # the mail defaults
+    # the mail model: complement, tf-log, length-norm, alpha 0.3 / N, unknown terms skipped
+    assert clf.model.kind == "complement" and clf.model.alpha_per_document == 0.3 and clf.model.unknown == "skip"
+    assert clf.model.alpha == 0.3 / clf.model.class_count.sum()
     assert clf.vocabulary.index_of("subject:limited") >= 0
 
 

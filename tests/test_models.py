@@ -277,7 +277,8 @@ def test_every_kind_round_trips_and_does_not_depend_on_jobs(tmp_path, options):
     info = run(["info", tmp_path / "j1.nb", "--json"])
     assert json.loads(info.stdout)["kind"] == a.kind
     text = run(["info", tmp_path / "j1.nb", "--top", "3"]).stdout
-    shown = f"event model: {a.kind}" + (" (tf-log, idf, length-norm, weight-norm)" if "--tf-log" in options else "")
+    transforms = [k.replace("_", "-") for k in ("tf_log", "idf", "length_norm", "weight_norm") if a.spec().get(k)]
+    shown = f"event model: {a.kind}" + (f" ({', '.join(transforms)})" if transforms else "")
     assert shown + "\n" in text
 
 
@@ -312,9 +313,21 @@ def test_bad_option_values_are_one_line_errors(tmp_path, options):
 
 
 def test_transforms_that_read_twice_refuse_stdin(tmp_path):
+    """--tf-log and --length-norm are summed in the counting pass, unless
+    pruning narrows the vocabulary the norm is taken over: then the corpus
+    is read twice, which stdin cannot be."""
     data = (SAMPLES / "topics" / "train.jsonl").read_bytes()
-    result = run(["train", "-", "-o", tmp_path / "m.nb", "--model", "complement", "--length-norm"], input=data)
+    pruned = ["--model", "complement", "--length-norm", "--min-df", "2"]
+    result = run(["train", "-", "-o", tmp_path / "m.nb", *pruned], input=data)
     assert result.exit_code == 1 and "cannot come from stdin" in result.stderr
+    one_pass = run(["train", "-", "-o", tmp_path / "s.nb", "--model", "complement", "--length-norm", "-q"], input=data)
+    assert one_pass.exit_code == 0, one_pass.stderr
+    from_file = ["train", SAMPLES / "topics" / "train.jsonl", "-o", tmp_path / "f.nb", "--model", "complement"]
+    assert run([*from_file, "--length-norm", "-q"]).exit_code == 0
+    a, b = modelfile.load(str(tmp_path / "s.nb")), modelfile.load(str(tmp_path / "f.nb"))
+    assert np.allclose(a.model.fit_count, b.model.fit_count, rtol=1e-9) and np.array_equal(
+        a.model.weights, b.model.weights
+    )
     ok = run(["train", "-", "-o", tmp_path / "m.nb", "--model", "complement", "--idf", "-q"], input=data)
     assert ok.exit_code == 0, ok.stderr
 
