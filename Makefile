@@ -44,6 +44,9 @@ run: $(VENV)/.installed
 	$(BIN)/nbcli eval --cv 5 sample_corpora/mail/train --target-fpr 0.01
 	@echo "== filter an mbox: each message gets an X-NB-Class header"
 	$(BIN)/nbcli filter $(OUT)/mail.nb sample_corpora/mail/inbox.mbox | grep "^X-NB-Class"
+	@echo "== the learning loop: teach the model a message (a user's correction), then the TREC online protocol"
+	$(BIN)/nbcli learn $(OUT)/mail.nb --spam < sample_corpora/mail/test/spam/0003.eml
+	$(BIN)/nbcli eval --online sample_corpora/mail/train --train errors
 	@echo "== topics: train on sample_corpora/topics/train.jsonl, evaluate on test.jsonl"
 	$(BIN)/nbcli train sample_corpora/topics/train.jsonl -o $(OUT)/topics.nb
 	$(BIN)/nbcli eval $(OUT)/topics.nb sample_corpora/topics/test.jsonl

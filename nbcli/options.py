@@ -263,7 +263,8 @@ training_options = _apply(
                 "Pseudo-count added to every term count of every class: theta_cj = (N_cj + alpha) / (N_c + alpha "
                 "|V|). This is the posterior mean under a symmetric Dirichlet(alpha) prior (equivalently the MAP "
                 "estimate under Dirichlet(alpha + 1); see --estimate, --m-estimate); 1 is Laplace smoothing.  "
-                "[default: 1; 0.0001 when most training documents are email, as chosen by cross-validation]"
+                "[default: 1; when most training documents are email, 0.3/N for N documents (the mail model; "
+                "0.0001 with --model multinomial)]"
             ),
         ),
         click.option(
@@ -271,8 +272,9 @@ training_options = _apply(
             type=click.Choice(["skip", "smooth"]),
             default=None,
             help="When classifying, a term the model never saw is skipped, or counts as a term seen zero times in "
-            "every class, with smoothed probability alpha / (N_c + alpha |V|).  [default: skip; smooth when most "
-            "training documents are email]",
+            "every class, with smoothed probability alpha / (N_c + alpha |V|); multinomial only (on mail, smooth "
+            "asks for the multinomial model).  [default: skip; smooth for --model multinomial when most training "
+            "documents are email]",
         ),
         click.option(
             "--no-mail",
@@ -313,7 +315,8 @@ training_options = _apply(
             "of log(theta_cj / (1 - theta_cj)). complement (Rennie et al. 2003): each class is estimated from the "
             "counts of all the other classes, theta~_cj = (sum_{c' != c} N_c'j + alpha) / (sum_{c' != c} N_c' + "
             "alpha |V|), and term j weighs -log theta~_cj; see --tf-log, --idf, --length-norm, --weight-norm.  "
-            "[default: multinomial]",
+            "[default: multinomial; when most training documents are email, complement with --tf-log and "
+            "--length-norm (the mail model, see the README's Mail section)]",
         ),
         click.option(
             "--estimate",

@@ -791,8 +791,10 @@ def refit(old: Classifier, options: TrainOptions, source: str = "model") -> Clas
     prior = options.prior if "prior" in given else model.prior if same else None
     prior_alpha = options.prior_alpha if "prior_alpha" in given else None if "prior" in given else model.prior_alpha
     unknown = options.unknown if "unknown" in given else model.unknown if kind == "multinomial" else "skip"
+    per_document = None if given & {"alpha", "m_estimate"} else model.alpha_per_document
     new = dataclasses.replace(
         options,
+        alpha_per_document=per_document,
         estimate=options.estimate if "estimate" in given else model.estimate,
         m_estimate=m_estimate,
         prior=prior,
@@ -804,7 +806,13 @@ def refit(old: Classifier, options: TrainOptions, source: str = "model") -> Clas
     )
     fit_count = complement.fit_count if complement is not None else None
     described = {k: v for k, v in new.described.items() if ("kind" if k == "model" else k) in given}
-    described = {**old.meta.get("options", {}), **described, "alpha": alpha, "unknown_terms": unknown, "model": kind}
+    described = {
+        **old.meta.get("options", {}),
+        **described,
+        "alpha": f"{per_document:g}/N" if per_document is not None else alpha,
+        "unknown_terms": unknown,
+        "model": kind,
+    }
     meta = {
         **old.meta,
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

@@ -513,3 +513,18 @@ def test_train_help_documents_each_formula():
         "--from-model",
     ):
         assert needle in text, needle
+
+
+def test_from_model_keeps_the_mail_models_alpha_rule(tmp_path):
+    """The mail model's alpha = 0.3/N survives `train --from-model`, unless
+    --alpha fixes one."""
+    model, again, fixed = tmp_path / "m.nb", tmp_path / "r.nb", tmp_path / "f.nb"
+    assert run(["train", SAMPLES / "mail" / "train", "-o", model, "-q"]).exit_code == 0
+    assert run(["train", "--from-model", model, "-o", again, "-q"]).exit_code == 0
+    assert run(["train", "--from-model", model, "--alpha", "0.01", "-o", fixed, "-q"]).exit_code == 0
+    info = {p: json.loads(run(["info", p, "--json"]).stdout) for p in (model, again, fixed)}
+    assert info[model]["options"]["alpha"] == info[again]["options"]["alpha"] == "0.3/N"
+    assert info[model]["model_id"] == info[again]["model_id"] != info[fixed]["model_id"]
+    a, b = modelfile.load(str(model)), modelfile.load(str(fixed))
+    assert a.model.alpha_per_document == 0.3 and a.model.alpha == pytest.approx(0.3 / 525)
+    assert b.model.alpha_per_document is None and b.model.alpha == 0.01 and info[fixed]["options"]["alpha"] == 0.01
