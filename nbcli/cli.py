@@ -135,6 +135,8 @@ def cli():
       nbcli eval --cv 5 sample_corpora/mail/train
       nbcli tune sample_corpora/mail/train
       nbcli info mail.nb
+      nbcli learn mail.nb --spam < misfiled-message.eml
+      nbcli eval --online sample_corpora/mail/train
     """
 
 

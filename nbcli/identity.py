@@ -3,11 +3,11 @@
 No I/O. Used by the record of learned messages (`record`), by `eval
 --online --order date`, and by `prune --unseen-since`.
 
-- The content digest of a document is a 128-bit BLAKE2b digest of the
-  multiset of its term hashes (each document's token hashes, sorted). It is
-  therefore a digest of exactly what learning the document adds to the
-  counts: two inputs with the same digest contribute the same counts, so
-  forgetting by digest is always the exact inverse of learning. And it
+- The content digest of a document is a 128-bit BLAKE2b digest of its
+  term hashes in reading order (the analyzer's output). It is therefore a
+  digest of exactly what learning the document adds to the counts: two
+  inputs with the same digest contribute the same counts, so forgetting by
+  digest is always the exact inverse of learning. And it
   ignores what the analyzer ignores: the `X-NB-Class` header `nbcli filter`
   adds, a mail client's Status flags, a From_ line, line endings.
 - The Message-ID and Date are read from the header block only (at most
@@ -86,19 +86,16 @@ def message_id_hash(message_id: str | None) -> int:
 
 def digests(hashes: np.ndarray, doc_ptr: np.ndarray) -> np.ndarray:
     """The content digest of each document of a token batch: (n_docs, 2)
-    uint64, BLAKE2b-128 of its sorted token hashes (little-endian)."""
+    uint64, BLAKE2b-128 of its term hashes in reading order (little-endian).
+    The analyzer is deterministic, so the same document always gives the
+    same sequence; no sorting is needed (it cost a tenth of training)."""
     n_docs = len(doc_ptr) - 1
     out = np.empty((n_docs, 2), dtype=np.uint64)
-    if n_docs == 0:
-        return out
-    doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), np.diff(doc_ptr))
-    order = np.lexsort((hashes, doc_of))
-    ordered = np.ascontiguousarray(hashes[order], dtype="<u8").view(np.uint8)
-    raw = ordered.tobytes()
+    raw = np.ascontiguousarray(hashes, dtype="<u8").tobytes()
     starts = (np.asarray(doc_ptr, dtype=np.int64) * 8).tolist()
+    blake2b = hashlib.blake2b
     for i in range(n_docs):
-        digest = hashlib.blake2b(raw[starts[i] : starts[i + 1]], digest_size=16).digest()
-        out[i] = np.frombuffer(digest, dtype="<u8")
+        out[i] = np.frombuffer(blake2b(raw[starts[i] : starts[i + 1]], digest_size=16).digest(), dtype="<u8")
     return out
 
 

@@ -102,9 +102,8 @@ def corpora(draw):
     labels = classes + draw(st.lists(st.sampled_from(classes), min_size=len(texts) - len(classes), max_size=len(texts)))
     pairs = list(zip(texts, labels[: len(texts)]))
     a, b = pairs[:n_a], pairs[n_a:]
-    if draw(st.booleans()):  # a copy of a document of A, its words in another order
-        text, label = a[draw(st.integers(0, len(a) - 1))]
-        a.append((" ".join(reversed(text.split())), label))
+    if draw(st.booleans()):  # a second copy of a document of A
+        a.append(a[draw(st.integers(0, len(a) - 1))])
     return classes, a, b
 
 
@@ -146,7 +145,7 @@ def test_learn_forget_and_move_are_exact(kind, corpus):
 def test_duplicates_in_a_corpus_count_every_copy_and_forget_removes_all(kind):
     fields = KINDS[kind]
     pairs = [("apple bread", "ham"), ("cider dough", "spam"), ("eagle fjord fjord", "spam"), ("grape", "ham")]
-    twice = pairs + [("fjord eagle fjord", "spam")]  # the same words: the same document
+    twice = pairs + [("eagle fjord fjord", "spam")]  # the same document again
     model = trained(twice, **fields)
     assert model.model.class_count.tolist() == [2, 3]
     entries = record_of(model)
@@ -181,7 +180,7 @@ PAIRS = [
 
 def test_relearning_in_the_same_class_changes_nothing():
     model = trained(PAIRS)
-    same, outcome = learning.learn(model, analysed(model, [("bread apple cider", "ham")]))
+    same, outcome = learning.learn(model, analysed(model, [("apple bread cider", "ham")]))
     assert same is model
     assert (outcome.learned, outcome.already, outcome.moved) == (0, 1, {})
     # a document given twice in one run is learned once
