@@ -845,8 +845,9 @@ def tokens(inputs, model, no_mail, token_pattern, **kw):
 
 
 from nbcli.cli_learning import COMMANDS as _LEARNING_COMMANDS  # noqa: E402
+from nbcli.cli_serve import serve as _serve  # noqa: E402
 
-for _command in _LEARNING_COMMANDS:
+for _command in (*_LEARNING_COMMANDS, _serve):
     cli.add_command(_command)
 
 

@@ -105,19 +105,25 @@ def _header_safe(text: str) -> bytes:
     return re.sub(rb"[\x00-\x1f\x7f]", b" ", text.encode("ascii", "replace"))
 
 
-def with_header(message: bytes, value: str, evidence: list[str] | None = None) -> bytes:
+def with_header(
+    message: bytes, value: str, evidence: list[str] | None = None, before: list[tuple[str, str]] | None = None
+) -> bytes:
     """`message` with the header line `X-NB-Class: value` added (or earlier
     X-NB-Class and X-NB-Evidence fields replaced), and with evidence an
-    `X-NB-Evidence:` field after it listing those items, folded; nothing
-    else changed. Lines end as the message's own do (LF, CRLF or CR).
-    Raises ValueError if the message has no header block to add to (it is
-    only a From_ line): the caller then must not report a verdict."""
+    `X-NB-Evidence:` field after it listing those items, folded; `before`:
+    (name, value) header lines put in front of it (`nbcli serve`'s
+    X-Spam-*); nothing else changed. Lines end as the message's own do (LF,
+    CRLF or CR). Raises ValueError if the message has no header block to
+    add to (it is only a From_ line): the caller then must not report a
+    verdict."""
     start = _header_start(message, _line_ending(message)[-1:])
     if start is None:
         raise ValueError("nothing but a From_ line: no header block to add a verdict to")
     eol = _line_ending(message, start)  # the header block's (a From_ line nbcli wrote ends in LF)
     sep = eol[-1:]
     line = HEADER + b": " + _header_safe(value) + eol
+    if before:
+        line = b"".join(_header_safe(name) + b": " + _header_safe(text) + eol for name, text in before) + line
     if evidence is not None:
         line += _folded(EVIDENCE_HEADER, evidence, eol)
     blank = (b"\r",) if sep == b"\r" else (b"\n", b"\r\n")

@@ -1,0 +1,92 @@
+"""`nbcli serve`: the command (the daemon is `serve`, the protocol `spamd`)."""
+
+from __future__ import annotations
+
+import click
+
+from nbcli.options import ByteSize, cutoff_options, quiet_option
+from nbcli.stdio import err
+
+
+@click.command()
+@click.argument("model")
+@click.option(
+    "--socket",
+    "socket_path",
+    metavar="PATH",
+    help="Listen on this Unix socket [default, when no --port or --tcp is given: $XDG_RUNTIME_DIR/nbcli/spamd.sock, "
+    "else /tmp/nbcli-UID/spamd.sock].",
+)
+@click.option("--port", type=click.IntRange(0, 65535), metavar="N", help="Listen on TCP port N (0: any free port).")
+@click.option("--tcp", is_flag=True, help="Listen on TCP port 783, spamd's.")
+@click.option(
+    "--listen",
+    multiple=True,
+    metavar="ADDR",
+    help="With --port/--tcp: the address to listen on [default: 127.0.0.1 and ::1]. Repeatable.",
+)
+@click.option("--workers", type=click.IntRange(1, 256), metavar="N", help="Worker processes [default: cores].")
+@click.option(
+    "--max-size",
+    type=ByteSize(),
+    default="500K",
+    show_default=True,
+    help="Messages larger than this are answered without scoring (spamc's default limit).",
+)
+@click.option("--timeout", type=click.FloatRange(0.1, 3600), default=30.0, show_default=True, help="Seconds per read.")
+@click.option("--allow-tell", is_flag=True, help="Let clients teach the model (spamc -L spam|ham|forget).")
+@click.option(
+    "--models-dir",
+    type=click.Path(exists=True, file_okay=False),
+    metavar="DIR",
+    help="Per-user models: a request's User header picks DIR/USER.nb when it exists, else MODEL.",
+)
+@click.option("--explain", type=click.IntRange(0, 100), default=5, show_default=True, help="Evidence terms in REPORT.")
+@cutoff_options
+@quiet_option
+def serve(model, socket_path, port, tcp, listen, workers, max_size, timeout, allow_tell, models_dir, explain, **kw):
+    """Answer SpamAssassin's spamd protocol with MODEL, for spamc, spamass-milter and Exim.
+
+    Messages are classified at a few milliseconds each by worker processes
+    that keep the model loaded and pick up a replaced model file by
+    themselves (SIGHUP reloads; SIGTERM finishes the requests in flight and
+    stops). The score is the log-odds of spam, the threshold the spam
+    cut-off's log-odds (4.6 for 0.99); see the README's "nbcli serve".
+
+    \b
+    Example:
+      nbcli serve mail.nb --socket /run/nbcli/spamd.sock
+      spamc -U /run/nbcli/spamd.sock < message.eml
+      nbcli serve mail.nb --tcp --allow-tell
+    """
+    from nbcli.options import check_cutoffs
+    from nbcli.pipeline import cpu_count
+    from nbcli.serve import SPAMD_PORT, Settings, default_socket, run
+
+    check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
+    if listen and port is None and not tcp:
+        raise click.UsageError("--listen goes with --port or --tcp")
+    if tcp and port is not None:
+        raise click.UsageError("give --tcp (port 783) or --port N, not both")
+    if tcp:
+        port = SPAMD_PORT
+    if socket_path is None and port is None:
+        socket_path = default_socket()
+    settings = Settings(
+        model=model,
+        socket_path=socket_path,
+        port=port,
+        # --port 0 asks for any free port: one address, so there is one port to report
+        listen=list(listen) or (["127.0.0.1"] if port == 0 else ["127.0.0.1", "::1"]),
+        workers=workers or cpu_count(),
+        max_size=max_size,
+        timeout=timeout,
+        allow_tell=allow_tell,
+        models_dir=models_dir,
+        spam_class=kw["spam_class"],
+        spam_cutoff=kw["spam_cutoff"],
+        ham_cutoff=kw["ham_cutoff"],
+        explain=explain,
+    )
+    quiet = kw["quiet"]
+    return run(settings, lambda line: None if quiet and not line.startswith("serving") else err(f"nbcli: {line}"))

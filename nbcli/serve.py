@@ -1,0 +1,417 @@
+"""`nbcli serve`: a spamd-protocol daemon (see `spamd` for the protocol).
+
+One supervisor process binds the sockets (a Unix socket and/or TCP on
+loopback unless told otherwise), then forks `workers` processes that each
+accept and serve one connection at a time, so at most `workers`
+connections are served at once and the rest wait in the listen backlog.
+The supervisor restarts a worker that dies (a crash of one never takes the
+others down), forwards SIGHUP (reload the models) and on SIGTERM or SIGINT
+lets every worker finish the request it is serving, then exits.
+
+Each worker keeps its models loaded (memory-mapped) and, before every
+request, checks the model file's identity (device, inode, size, mtime): a
+file replaced by `nbcli learn`, `nbcli train -o` or a TELL in another
+worker is read again, so the next request uses it; SIGHUP drops them all.
+
+A connection gets `timeout` seconds for each read; a request head is at
+most `spamd.MAX_HEAD` bytes; a message larger than `max_size` is answered
+without scoring (as spamd does), and a body over HARD_LIMIT is refused.
+Nothing here loses mail: a message that cannot be scored gets an EX_ error
+line, on which spamc passes the message through unchanged.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import select
+import signal
+import socket
+import sys
+import time
+from dataclasses import dataclass
+
+from nbcli import spamd
+from nbcli.errors import NbcliError
+
+HARD_LIMIT = 64 << 20
+DEFAULT_MAX_SIZE = 500 * 1024  # spamc's default
+SPAMD_PORT = 783
+
+
+def default_socket() -> str:
+    """Where the Unix socket goes by default: $XDG_RUNTIME_DIR/nbcli/spamd.sock,
+    else /tmp/nbcli-<uid>/spamd.sock."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    folder = os.path.join(base, "nbcli") if base else f"/tmp/nbcli-{os.getuid()}"
+    return os.path.join(folder, "spamd.sock")
+
+
+@dataclass
+class Settings:
+    model: str
+    socket_path: str | None
+    port: int | None
+    listen: list
+    workers: int
+    max_size: int = DEFAULT_MAX_SIZE
+    timeout: float = 30.0
+    allow_tell: bool = False
+    models_dir: str | None = None
+    spam_class: str = "spam"
+    spam_cutoff: float = 0.99
+    ham_cutoff: float = 0.01
+    explain: int = 5
+
+
+# -- the supervisor ---------------------------------------------------------------
+
+
+def bind(settings: Settings) -> list[socket.socket]:
+    """The listening sockets (non-blocking), Unix socket first."""
+    sockets = []
+    if settings.socket_path:
+        path = settings.socket_path
+        folder = os.path.dirname(os.path.abspath(path))
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        if os.path.exists(path):
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                probe.connect(path)
+            except OSError:
+                os.unlink(path)  # a socket left by a daemon that died
+            else:
+                raise NbcliError(f"{path}: another server is listening there", hint="stop it, or give --socket")
+            finally:
+                probe.close()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(path)
+        os.chmod(path, 0o660)
+        sockets.append(sock)
+    if settings.port is not None:
+        for address in settings.listen:
+            family = socket.AF_INET6 if ":" in address else socket.AF_INET
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                sock.bind((address, settings.port))
+            except OSError as exc:
+                sock.close()
+                if address == "::1" and exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+                    continue  # no IPv6 loopback here
+                raise NbcliError(f"cannot listen on {address} port {settings.port}: {exc.strerror}") from None
+            sockets.append(sock)
+    for sock in sockets:
+        sock.listen(128)
+        sock.setblocking(False)
+    return sockets
+
+
+def addresses(sockets) -> list[str]:
+    out = []
+    for sock in sockets:
+        if sock.family == socket.AF_UNIX:
+            out.append(f"unix:{sock.getsockname()}")
+        else:
+            host, port = sock.getsockname()[:2]
+            out.append(f"tcp:{host}:{port}" if ":" not in host else f"tcp:[{host}]:{port}")
+    return out
+
+
+def run(settings: Settings, say) -> int:
+    """Serve until SIGTERM/SIGINT; `say(line)` writes to stderr."""
+    from nbcli import modelfile
+
+    first = modelfile.load(settings.model)  # refuse a bad model before binding anything
+    _check_spam_model(first, settings, settings.model)
+    sockets = bind(settings)
+    stopping = False
+    children: dict[int, int] = {}
+
+    def spawn(slot: int) -> None:
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                Worker(settings, sockets).serve()
+            except BaseException:  # noqa: B036 (a worker never returns into the supervisor's code)
+                code = 70
+            finally:
+                os._exit(code)
+        children[pid] = slot
+
+    def on_stop(signum, frame):
+        nonlocal stopping
+        stopping = True
+        for pid in list(children):
+            _kill(pid, signal.SIGTERM)
+
+    def on_hup(signum, frame):
+        for pid in list(children):
+            _kill(pid, signal.SIGHUP)
+
+    signal.signal(signal.SIGTERM, on_stop)
+    signal.signal(signal.SIGINT, on_stop)
+    signal.signal(signal.SIGHUP, on_hup)
+    for slot in range(settings.workers):
+        spawn(slot)
+    say(f"serving {settings.model} on {' and '.join(addresses(sockets))} with {settings.workers} worker(s)")
+    while children:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+        slot = children.pop(pid, None)
+        if slot is not None and not stopping:
+            say(f"warning: worker {pid} ended ({_how(status)}); starting another")
+            time.sleep(0.1)
+            spawn(slot)
+    for sock in sockets:
+        sock.close()
+    if settings.socket_path:
+        try:
+            os.unlink(settings.socket_path)
+        except OSError:
+            pass
+    say("stopped")
+    return 0
+
+
+def _kill(pid: int, sig) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _how(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {os.WTERMSIG(status)}"
+    return f"exit status {os.WEXITSTATUS(status)}"
+
+
+def _check_spam_model(classifier, settings: Settings, path: str) -> None:
+    if len(classifier.classes) != 2 or settings.spam_class not in classifier.classes:
+        raise NbcliError(
+            f"{path} has classes {', '.join(classifier.classes)}; a spamd server needs a two-class model with a "
+            f"{settings.spam_class!r} class",
+            hint="name the spam class with --spam-class",
+        )
+
+
+# -- a worker ------------------------------------------------------------------------
+
+
+class Worker:
+    def __init__(self, settings: Settings, sockets):
+        self.settings = settings
+        self.sockets = sockets
+        self.stop = False
+        self.models: dict[str, tuple] = {}  # path -> (file identity, classifier, verdicts, model id)
+        self.t = spamd.threshold(settings.spam_cutoff)
+
+    def serve(self) -> None:
+        signal.signal(signal.SIGTERM, self._on_stop)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, self._on_hup)
+        try:  # workers die with the supervisor (Linux)
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+        except (OSError, AttributeError):
+            pass
+        try:
+            self.model(self.settings.model)  # loaded before the first request, not during it
+        except (NbcliError, OSError):
+            pass  # said when a request needs it
+        while not self.stop:
+            try:
+                ready, _, _ = select.select(self.sockets, [], [], 0.5)
+            except InterruptedError:
+                continue
+            for sock in ready:
+                try:
+                    conn, _ = sock.accept()
+                except (BlockingIOError, InterruptedError):
+                    continue  # another worker took it
+                except OSError:
+                    continue
+                with conn:
+                    self.handle(conn)
+                break
+
+    def _on_stop(self, signum, frame):
+        self.stop = True
+
+    def _on_hup(self, signum, frame):
+        self.models.clear()
+
+    # -- one connection --------------------------------------------------------------
+
+    def handle(self, conn: socket.socket) -> None:
+        conn.setblocking(True)
+        conn.settimeout(self.settings.timeout)
+        try:
+            reply = self.respond(conn)
+        except spamd.ProtocolError as exc:
+            reply = exc.reply()
+        except TimeoutError:
+            reply = spamd.error("EX_TIMEOUT", "timed out reading the request")
+        except OSError:
+            return
+        if reply:
+            try:
+                conn.sendall(reply)
+            except OSError:
+                pass
+
+    def respond(self, conn: socket.socket) -> bytes | None:
+        head, rest = _read_head(conn)
+        request = spamd.parse_head(head)
+        if request.verb == "SKIP":
+            return None
+        if request.verb == "PING":
+            return spamd.pong()
+        length = request.content_length()
+        if length is None:
+            raise spamd.ProtocolError("EX_PROTOCOL", f"{request.verb} needs a Content-length")
+        if length > HARD_LIMIT:
+            raise spamd.ProtocolError("EX_DATAERR", f"message of {length} bytes is over {HARD_LIMIT}")
+        if request.headers.get("compress"):
+            raise spamd.ProtocolError("EX_PROTOCOL", "compressed messages are not supported")
+        body = _read_body(conn, rest, length)
+        path = self.model_path(request)
+        if request.verb == "TELL":
+            return self.tell(request, body, path)
+        return self.score(request, body, path)
+
+    def model_path(self, request: spamd.Request) -> str:
+        user = request.headers.get("user")
+        folder = self.settings.models_dir
+        if user is None or folder is None:
+            return self.settings.model
+        if not spamd.valid_user(user):
+            raise spamd.ProtocolError("EX_NOUSER", "bad user name")
+        candidate = os.path.join(folder, f"{user}.nb")
+        return candidate if os.path.isfile(candidate) else self.settings.model
+
+    def model(self, path: str):
+        """(classifier, verdicts, model id) of the model file at `path`, read
+        again if the file was replaced."""
+        from nbcli import modelfile
+        from nbcli.filtering import Verdicts
+
+        st = os.stat(path)
+        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        held = self.models.get(path)
+        if held is None or held[0] != identity:
+            classifier = modelfile.load(path)
+            _check_spam_model(classifier, self.settings, path)
+            s = self.settings
+            verdicts = Verdicts(classifier.classes, s.spam_class, s.spam_cutoff, s.ham_cutoff)
+            held = (identity, classifier, verdicts, modelfile.model_id(classifier))
+            self.models[path] = held
+        return held[1:]
+
+    def score(self, request: spamd.Request, body: bytes, path: str) -> bytes:
+        from nbcli.filtering import header_value
+
+        if len(body) > self.settings.max_size or not body.strip():
+            verdict = spamd.unscored()
+            return spamd.answer(request, verdict, self.t, body)
+        try:
+            classifier, verdicts, model_id = self.model(path)
+            explain = self.settings.explain if request.verb in ("REPORT", "REPORT_IFSPAM") else 0
+            result = classifier.score([body], ["mail"], explain)
+            log_proba, whys = result if explain else (result, None)
+            row = log_proba[0]
+            name, label, p = verdicts.of(row)
+            s = verdicts.spam_index
+            log_odds = float(row[s] - row[1 - s])
+            evidence = []
+            if whys:
+                why = whys[0]
+                sign = 1.0 if label == verdicts.spam_class or why["versus"] != verdicts.spam_class else -1.0
+                evidence = [(t["term"], sign * t["contribution"]) for t in why["terms"]]
+            verdict = spamd.Verdict(name, label, p, log_odds, p >= self.settings.spam_cutoff, evidence, model_id)
+        except (NbcliError, OSError, ValueError, MemoryError) as exc:
+            raise spamd.ProtocolError("EX_SOFTWARE", f"cannot score the message: {exc}") from None
+        processed = None
+        if request.verb in ("PROCESS", "HEADERS"):
+            processed = spamd.marked(body, verdict, self.t, header_value(label, p, model_id))
+        return spamd.answer(request, verdict, self.t, processed)
+
+    def tell(self, request: spamd.Request, body: bytes, path: str) -> bytes:
+        """Learn or forget the message (`Set: local` / `Remove: local`) with
+        the learning loop's machinery: the record, the lock, the atomic
+        replace, durable before the reply."""
+        from nbcli import learning, modelfile
+        from nbcli.sources import Document
+
+        if not self.settings.allow_tell:
+            raise spamd.ProtocolError("EX_UNAVAILABLE", "TELL commands are not enabled; start with --allow-tell")
+        kind = request.headers.get("message-class", "").strip().lower()
+        names = {"spam": self.settings.spam_class, "ham": None}
+        if kind not in names:
+            raise spamd.ProtocolError("EX_PROTOCOL", "TELL needs Message-class: spam or ham")
+        do_set = "local" in request.headers.get("set", "").lower()
+        do_remove = "local" in request.headers.get("remove", "").lower()
+        if do_set == do_remove:
+            raise spamd.ProtocolError("EX_PROTOCOL", "TELL needs one of Set: local and Remove: local")
+        try:
+            classifier, verdicts, _ = self.model(path)
+            label = verdicts.spam_class if kind == "spam" else verdicts.ham_name
+            docs = [Document("-", label, body, "mail")]
+            with modelfile.locked(path):
+                current = modelfile.load(path)
+                analysed = learning.analyse(current.analyzer, docs)
+                if do_set:
+                    updated, outcome = learning.learn(current, analysed)
+                    changed = updated is not current
+                else:
+                    updated, outcome = learning.forget(current, analysed)
+                    changed = outcome.forgotten > 0
+                if changed:
+                    modelfile.save(updated, path)
+        except NbcliError as exc:
+            if do_remove and "never learned" in str(exc):
+                return spamd.tell_reply(False, False)  # nothing to remove: no DidRemove, as spamd
+            raise spamd.ProtocolError("EX_SOFTWARE", f"cannot learn the message: {exc}") from None
+        return spamd.tell_reply(do_set and changed, do_remove and changed)
+
+
+def _read_head(conn) -> tuple[bytes, bytes]:
+    buffer = b""
+    while True:
+        end = spamd.head_end(buffer)
+        if end >= 0:
+            return buffer[:end], buffer[end:]
+        if len(buffer) > spamd.MAX_HEAD:
+            raise spamd.ProtocolError("EX_PROTOCOL", f"request head over {spamd.MAX_HEAD} bytes")
+        chunk = conn.recv(65536)
+        if not chunk:
+            if buffer.strip() and spamd.head_end(buffer + b"\r\n\r\n") >= 0 and buffer.rstrip().count(b"\n") == 0:
+                return buffer.rstrip() + b"\r\n\r\n", b""  # a bare request line, then EOF (PING, SKIP)
+            raise spamd.ProtocolError("EX_PROTOCOL", "the client closed before the request was complete")
+        buffer += chunk
+
+
+def _read_body(conn, rest: bytes, length: int) -> bytes:
+    if len(rest) > length:
+        raise spamd.ProtocolError("EX_PROTOCOL", "more bytes than Content-length")
+    parts, have = [rest], len(rest)
+    while have < length:
+        chunk = conn.recv(min(1 << 20, length - have))
+        if not chunk:
+            raise spamd.ProtocolError("EX_PROTOCOL", f"the message ended after {have} of {length} bytes")
+        parts.append(chunk)
+        have += len(chunk)
+    return b"".join(parts)
+
+
+def main_error(text: str) -> None:
+    print(f"nbcli: error: {text}", file=sys.stderr)
