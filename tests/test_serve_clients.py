@@ -143,3 +143,20 @@ def test_the_readme_spamc_recipe_under_procmail(daemon, tmp_path):
         assert proc.returncode == 0, proc.stderr
     inbox = (mail / "inbox.mbox").read_bytes()
     assert len(re.findall(rb"(?m)^X-Spam-Flag: YES$", inbox)) == 1 and inbox.count(b"X-Spam-Status: ") == 2
+
+
+def test_the_readme_systemd_unit_verifies(tmp_path):
+    """systemd-analyze checks the unit (this machine runs no systemd, so the
+    unit itself is not started here; its ExecReload and KillSignal are the
+    SIGHUP and SIGTERM that tests/test_serve.py sends)."""
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze is not installed")
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    unit = re.search(r"(\[Unit\].*?WantedBy=multi-user\.target\n)", readme, re.S).group(1)
+    unit = unit.replace("/usr/local/bin/nbcli", str(shutil.which("nbcli") or sys.executable))
+    unit = re.sub(r"(?m)^User=nbcli$", "User=root", unit)  # a user that exists everywhere
+    path = tmp_path / "nbcli.service"
+    path.write_text(unit)
+    out = subprocess.run([analyze, "verify", str(path)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "nbcli.service" not in out.stderr, out.stderr
