@@ -363,11 +363,11 @@ class Worker:
         if do_set == do_remove:
             raise spamd.ProtocolError("EX_PROTOCOL", "TELL needs one of Set: local and Remove: local")
         try:
-            classifier, verdicts, _ = self.model(path)
+            _, verdicts, _ = self.model(path)
             label = verdicts.spam_class if kind == "spam" else verdicts.ham_name
             docs = [Document("-", label, body, "mail")]
             with modelfile.locked(path):
-                current = modelfile.load(path)
+                current = self.model(path)[0]  # as it is now (read again only if it was replaced)
                 analysed = learning.analyse(current.analyzer, docs)
                 if do_set:
                     updated, outcome = learning.learn(current, analysed)
