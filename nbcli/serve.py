@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import errno
 import os
-import select
 import signal
 import socket
 import sys
@@ -215,6 +214,13 @@ class Worker:
         self.t = spamd.threshold(settings.spam_cutoff)
 
     def serve(self) -> None:
+        """Accept connections and read requests without blocking, many at
+        once (so clients that connect and send nothing, or send slowly,
+        hold a slot each, not the worker); a complete request is answered
+        at once. On SIGTERM: no new connections; the requests in flight are
+        read and answered (or time out), then the worker ends."""
+        import selectors
+
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGHUP, self._on_hup)
@@ -228,21 +234,85 @@ class Worker:
             self.model(self.settings.model)  # loaded before the first request, not during it
         except (NbcliError, OSError):
             pass  # said when a request needs it
-        while not self.stop:
+        selector = selectors.DefaultSelector()
+        for sock in self.sockets:
+            selector.register(sock, selectors.EVENT_READ, None)
+        pending: dict[int, _Connection] = {}
+        listening = True
+        while listening or pending:
+            if self.stop and listening:
+                for sock in self.sockets:
+                    selector.unregister(sock)
+                listening = False
+                continue
             try:
-                ready, _, _ = select.select(self.sockets, [], [], 0.5)
+                events = selector.select(timeout=0.25)
             except InterruptedError:
                 continue
-            for sock in ready:
-                try:
-                    conn, _ = sock.accept()
-                except (BlockingIOError, InterruptedError):
-                    continue  # another worker took it
-                except OSError:
+            now = time.monotonic()
+            for key, _ in events:
+                if key.data is None:
+                    if len(pending) < MAX_PENDING:
+                        self._accept(key.fileobj, selector, pending, now)
                     continue
-                with conn:
-                    self.handle(conn)
-                break
+                connection = key.data
+                reply = self._receive(connection, now)
+                if reply is not False:
+                    self._finish(connection, reply, selector, pending)
+            for connection in [c for c in pending.values() if c.deadline < now]:
+                self._finish(connection, spamd.error("EX_TIMEOUT", "timed out reading the request"), selector, pending)
+        selector.close()
+
+    def _accept(self, sock, selector, pending, now) -> None:
+        import selectors
+
+        try:
+            conn, _ = sock.accept()
+        except OSError:  # another worker took it (BlockingIOError), or the client left
+            return
+        conn.setblocking(False)
+        connection = _Connection(conn, now + self.settings.timeout)
+        pending[conn.fileno()] = connection
+        selector.register(conn, selectors.EVENT_READ, connection)
+
+    def _receive(self, connection: _Connection, now: float):
+        """Read what the client sent; the reply once the request is complete
+        (None: close without one, as for SKIP), else False (wait for more)."""
+        try:
+            chunk = connection.sock.recv(1 << 20)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return None
+        connection.deadline = now + self.settings.timeout
+        if chunk:
+            connection.buffer += chunk
+        try:
+            request = connection.request(eof=not chunk)
+            if request is None:
+                if not chunk:
+                    raise spamd.ProtocolError("EX_PROTOCOL", "the client closed before the request was complete")
+                return False
+            head, body = request
+            return None if head is None else self.respond(head, body)
+        except spamd.ProtocolError as exc:
+            return exc.reply()
+
+    def _finish(self, connection: _Connection, reply, selector, pending) -> None:
+        sock = connection.sock
+        try:
+            selector.unregister(sock)
+        except (KeyError, ValueError):
+            pass
+        pending.pop(sock.fileno(), None)
+        if reply:
+            try:
+                sock.setblocking(True)
+                sock.settimeout(self.settings.timeout)
+                sock.sendall(reply)
+            except OSError:
+                pass
+        sock.close()
 
     def _on_stop(self, signum, frame):
         self.stop = True
@@ -250,40 +320,14 @@ class Worker:
     def _on_hup(self, signum, frame):
         self.models.clear()
 
-    # -- one connection --------------------------------------------------------------
+    # -- one request -----------------------------------------------------------------
 
-    def handle(self, conn: socket.socket) -> None:
-        conn.setblocking(True)
-        conn.settimeout(self.settings.timeout)
-        try:
-            reply = self.respond(conn)
-        except spamd.ProtocolError as exc:
-            reply = exc.reply()
-        except TimeoutError:
-            reply = spamd.error("EX_TIMEOUT", "timed out reading the request")
-        except OSError:
-            return
-        if reply:
-            try:
-                conn.sendall(reply)
-            except OSError:
-                pass
-
-    def respond(self, conn: socket.socket) -> bytes | None:
-        head, rest = _read_head(conn)
-        request = spamd.parse_head(head)
-        if request.verb == "SKIP":
-            return None
+    def respond(self, request: spamd.Request, body: bytes | None) -> bytes | None:
         if request.verb == "PING":
             return spamd.pong()
-        length = request.content_length()
-        if length is None:
-            raise spamd.ProtocolError("EX_PROTOCOL", f"{request.verb} needs a Content-length")
-        if length > HARD_LIMIT:
-            raise spamd.ProtocolError("EX_DATAERR", f"message of {length} bytes is over {HARD_LIMIT}")
-        if request.headers.get("compress"):
-            raise spamd.ProtocolError("EX_PROTOCOL", "compressed messages are not supported")
-        body = _read_body(conn, rest, length)
+        compress = request.headers.get("compress", "").strip().lower()
+        if compress:
+            body = _inflate(body, compress)
         path = self.model_path(request)
         if request.verb == "TELL":
             return self.tell(request, body, path)
@@ -309,8 +353,13 @@ class Worker:
         identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
         held = self.models.get(path)
         if held is None or held[0] != identity:
-            classifier = modelfile.load(path)
-            _check_spam_model(classifier, self.settings, path)
+            try:
+                classifier = modelfile.load(path)
+                _check_spam_model(classifier, self.settings, path)
+            except NbcliError:
+                if held is None:
+                    raise
+                return held[1:]  # a damaged replacement: keep serving the last good model
             s = self.settings
             verdicts = Verdicts(classifier.classes, s.spam_class, s.spam_cutoff, s.ham_cutoff)
             held = (identity, classifier, verdicts, modelfile.model_id(classifier))
@@ -384,33 +433,70 @@ class Worker:
         return spamd.tell_reply(do_set and changed, do_remove and changed)
 
 
-def _read_head(conn) -> tuple[bytes, bytes]:
-    buffer = b""
-    while True:
-        end = spamd.head_end(buffer)
-        if end >= 0:
-            return buffer[:end], buffer[end:]
-        if len(buffer) > spamd.MAX_HEAD:
-            raise spamd.ProtocolError("EX_PROTOCOL", f"request head over {spamd.MAX_HEAD} bytes")
-        chunk = conn.recv(65536)
-        if not chunk:
-            if buffer.strip() and spamd.head_end(buffer + b"\r\n\r\n") >= 0 and buffer.rstrip().count(b"\n") == 0:
-                return buffer.rstrip() + b"\r\n\r\n", b""  # a bare request line, then EOF (PING, SKIP)
-            raise spamd.ProtocolError("EX_PROTOCOL", "the client closed before the request was complete")
-        buffer += chunk
+def _inflate(body: bytes, method: str) -> bytes:
+    """A body sent with `Compress: zlib` (spamc -z), at most HARD_LIMIT
+    bytes once inflated."""
+    import zlib
+
+    if method != "zlib":
+        raise spamd.ProtocolError("EX_PROTOCOL", f"unknown Compress {method[:20]!r}; only zlib is known")
+    inflater = zlib.decompressobj()
+    try:
+        out = inflater.decompress(body, HARD_LIMIT)
+    except zlib.error:
+        raise spamd.ProtocolError("EX_DATAERR", "the zlib body does not inflate") from None
+    if inflater.unconsumed_tail:
+        raise spamd.ProtocolError("EX_DATAERR", f"the message inflates to more than {HARD_LIMIT} bytes")
+    return out
 
 
-def _read_body(conn, rest: bytes, length: int) -> bytes:
-    if len(rest) > length:
-        raise spamd.ProtocolError("EX_PROTOCOL", "more bytes than Content-length")
-    parts, have = [rest], len(rest)
-    while have < length:
-        chunk = conn.recv(min(1 << 20, length - have))
-        if not chunk:
-            raise spamd.ProtocolError("EX_PROTOCOL", f"the message ended after {have} of {length} bytes")
-        parts.append(chunk)
-        have += len(chunk)
-    return b"".join(parts)
+MAX_PENDING = 256  # connections a worker reads at once
+
+
+class _Connection:
+    """A client's connection while its request is read: the bytes so far,
+    the request head once complete, and when it times out."""
+
+    def __init__(self, sock: socket.socket, deadline: float):
+        self.sock = sock
+        self.deadline = deadline
+        self.buffer = b""
+        self.head: spamd.Request | None = None
+        self.body_start = 0
+
+    def request(self, eof: bool = False):
+        """(request, body) once complete; (request, None) for PING; (None,
+        None) for SKIP; None while incomplete. ProtocolError for a bad one.
+        eof: the client has finished sending (a bare request line then
+        counts as a head: PING and SKIP need nothing more)."""
+        if self.head is None:
+            if eof and self.buffer.strip() and b"\n" not in self.buffer.rstrip():
+                self.buffer = self.buffer.rstrip() + b"\r\n\r\n"
+            end = spamd.head_end(self.buffer)
+            if end < 0:
+                if len(self.buffer) > spamd.MAX_HEAD:
+                    raise spamd.ProtocolError("EX_PROTOCOL", f"request head over {spamd.MAX_HEAD} bytes")
+                return None
+            self.head = spamd.parse_head(self.buffer[:end])
+            self.body_start = end
+            if self.head.verb == "SKIP":
+                return None, None
+            if self.head.verb == "PING":
+                return self.head, None
+            length = self.head.content_length()
+            if length is None:
+                raise spamd.ProtocolError("EX_PROTOCOL", f"{self.head.verb} needs a Content-length")
+            if length > HARD_LIMIT:
+                raise spamd.ProtocolError("EX_DATAERR", f"message of {length} bytes is over {HARD_LIMIT}")
+        if self.head.verb in ("PING", "SKIP"):
+            return (None, None) if self.head.verb == "SKIP" else (self.head, None)
+        length = self.head.content_length()
+        have = len(self.buffer) - self.body_start
+        if have > length:
+            raise spamd.ProtocolError("EX_PROTOCOL", "more bytes than Content-length")
+        if have < length:
+            return None
+        return self.head, self.buffer[self.body_start :]
 
 
 def main_error(text: str) -> None:

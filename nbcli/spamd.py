@@ -121,7 +121,10 @@ def parse_head(head: bytes) -> Request:
         found = _HEADER_LINE.fullmatch(line)
         if not found:
             raise ProtocolError("EX_PROTOCOL", "bad header line")
-        headers[found.group(1).decode().lower()] = found.group(2).decode("utf-8", "replace")
+        name = found.group(1).decode().lower()
+        if name in headers:
+            raise ProtocolError("EX_PROTOCOL", f"header {name} given twice")
+        headers[name] = found.group(2).decode("utf-8", "replace")
     return Request(verb, (int(match.group(2)), int(match.group(3))), headers)
 
 
