@@ -314,6 +314,21 @@ class Worker:
                 pass
         sock.close()
 
+    def handle(self, conn: socket.socket) -> None:
+        """Serve one connection to its end, blocking: what `serve`'s loop
+        does for many at once (for benchmarks and tests)."""
+        conn.setblocking(True)
+        conn.settimeout(self.settings.timeout)
+        connection = _Connection(conn, float("inf"))
+        reply = False
+        while reply is False:
+            reply = self._receive(connection, time.monotonic())
+        if reply:
+            try:
+                conn.sendall(reply)
+            except OSError:
+                pass
+
     def _on_stop(self, signum, frame):
         self.stop = True
 
