@@ -389,7 +389,7 @@ class Worker:
             return spamd.answer(request, verdict, self.t, body)
         try:
             classifier, verdicts, model_id = self.model(path)
-            explain = self.settings.explain if request.verb in ("REPORT", "REPORT_IFSPAM") else 0
+            explain = self.settings.explain if request.verb in ("REPORT", "REPORT_IFSPAM", "SYMBOLS") else 0
             result = classifier.score([body], ["mail"], explain)
             log_proba, whys = result if explain else (result, None)
             row = log_proba[0]

@@ -172,11 +172,16 @@ def spam_value(v: Verdict, t: float) -> str:
 
 
 def symbols(v: Verdict) -> str:
+    """SYMBOLS' body: `NBCLI_SPAM` (or _HAM, _UNSURE), `NBCLI_MODEL_<id>`,
+    then one `NB_<term>` per evidence term, the term's characters outside
+    letters, digits and `_.:@-` written as `_` (symbols are comma-separated
+    names)."""
     if not v.scored:
         return "NBCLI_NOT_SCORED"
     names = [f"NBCLI_{v.verdict.upper()}"]
     if v.model_id:
         names.append(f"NBCLI_MODEL_{v.model_id}")
+    names.extend("NB_" + re.sub(r"[^A-Za-z0-9_.:@-]", "_", term)[:64] for term, _ in v.evidence)
     return ",".join(names)
 
 

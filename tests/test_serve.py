@@ -255,7 +255,12 @@ def test_symbols(address, path, model):
     is_spam = reply.spam()[0]
     symbols = reply.body.decode().rstrip("\r\n").split(",")
     assert symbols[0] == ("NBCLI_SPAM" if is_spam else "NBCLI_HAM")
-    assert symbols[1:] == [f"NBCLI_MODEL_{model_id(model)}"]
+    assert symbols[1] == f"NBCLI_MODEL_{model_id(model)}"
+    # then the evidence terms REPORT lists, as symbol names
+    report = request(address, "REPORT", path.read_bytes()).body.decode()
+    terms = re.findall(r"(?m)^ +[+-]\d+\.\d\d  (.+?)\r?$", report)
+    assert len(symbols) == 2 + len(terms) >= 3
+    assert symbols[2:] == ["NB_" + re.sub(r"[^A-Za-z0-9_.:@-]", "_", t)[:64] for t in terms]
 
 
 @pytest.mark.parametrize("path", [SPAM_FILE, HAM_FILE], ids=["spam", "ham"])
