@@ -32,6 +32,7 @@ from nbcli.options import (  # noqa: E402
     READ_PARAM_NAMES,
     TRAINING_PARAM_NAMES,
     Limit,
+    calibration_options,
     check_cutoffs,
     check_inputs,
     cutoff_options,
@@ -380,6 +381,7 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
 @seed_option
 @cutoff_options
 @target_fpr_option
+@calibration_options
 @click.option(
     "--fail-under", multiple=True, type=Limit(), help="Exit 1 if METRIC is under V (e.g. accuracy=0.98). Repeatable."
 )

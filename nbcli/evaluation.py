@@ -24,6 +24,8 @@ class EvalOptions:
     spam_cutoff: float = DEFAULT_SPAM_CUTOFF
     ham_cutoff: float = DEFAULT_HAM_CUTOFF
     target_fpr: float | None = None
+    calibration: bool = False  # add "calibration": Brier, ECE, reliability table (see `calibration`)
+    target_unsure: float | None = None  # add the unsure band that leaves at most this share unsure
 
 
 def report(
@@ -47,6 +49,10 @@ def report(
     known = np.array([t in index for t in true_labels], dtype=bool)
     log_p_true = np.where(known, log_proba[rows, cols] if len(rows) else np.zeros(0), np.nan)
     out = classification_report(list(true_labels), pred, list(classes), log_p_true)
+    if options.calibration:
+        from nbcli.calibration import summary
+
+        out["calibration"] = summary(log_proba, np.where(known, cols, -1))
     if len(classes) == 2 and options.spam_class in classes:
         out["spam_filter"] = spam_filter_report(true_labels, log_proba, classes, options, known)
     return out
@@ -70,6 +76,10 @@ def spam_filter_report(true_labels, log_proba, classes, options: EvalOptions, kn
     }
     if options.target_fpr is not None:
         out["target_fpr"] = bm.cutoff_for_fpr(log_odds, is_spam, options.target_fpr)
+    if options.target_unsure is not None:
+        from nbcli.calibration import unsure_band
+
+        out["target_unsure"] = unsure_band(log_odds, is_spam, options.target_unsure)
     return out
 
 
@@ -90,6 +100,9 @@ METRICS = {
     "unsure": "share of documents between the cut-offs",
     "target_spam_recall": "spam recall at the --target-fpr cut-off",
     "target_ham_fpr": "ham false-positive rate at the --target-fpr cut-off",
+    "brier": "Brier score (with --calibration)",
+    "ece": "expected calibration error, 15 bins (with --calibration)",
+    "target_unsure_accuracy": "accuracy on the decided documents of the --target-unsure band",
 }
 
 
@@ -110,6 +123,13 @@ def flat_metrics(rep: dict) -> dict[str, float]:
         if sf.get("target_fpr"):
             out["target_spam_recall"] = sf["target_fpr"]["spam_recall"]
             out["target_ham_fpr"] = sf["target_fpr"]["ham_fpr"]
+        if sf.get("target_unsure") and sf["target_unsure"]["decided_accuracy"] is not None:
+            out["target_unsure_accuracy"] = sf["target_unsure"]["decided_accuracy"]
+    cal = rep.get("calibration")
+    if cal and cal.get("brier") is not None:
+        out["brier"] = cal["brier"]
+        if cal.get("ece") is not None:
+            out["ece"] = cal["ece"]
     return out
 
 

@@ -206,6 +206,23 @@ target_fpr_option = click.option(
         "RATE, and the spam recall it leaves (metrics target_spam_recall, target_ham_fpr)."
     ),
 )
+calibration_options = _apply(
+    [
+        click.option(
+            "--calibration",
+            is_flag=True,
+            help="Also report how well the probabilities are calibrated: the Brier score, the expected calibration "
+            "error (15 equal-width bins of the predicted class's probability) and the reliability table.",
+        ),
+        click.option(
+            "--target-unsure",
+            type=click.FloatRange(0, 1),
+            metavar="SHARE",
+            help="Also report the narrowest unsure band (around log-odds 0) that leaves at most SHARE of the spam "
+            "model's documents unsure, its cut-offs and the accuracy on the documents it decides.",
+        ),
+    ]
+)
 seed_option = click.option(
     "--seed", type=int, default=0, show_default=True, help="Cross-validation: the seed that deals documents to folds."
 )
@@ -582,7 +599,14 @@ def eval_options(kw):
     """The `cutoff_options` and --target-fpr as EvalOptions."""
     from nbcli.evaluation import EvalOptions
 
-    return EvalOptions(kw["spam_class"], kw["spam_cutoff"], kw["ham_cutoff"], kw["target_fpr"])
+    return EvalOptions(
+        kw["spam_class"],
+        kw["spam_cutoff"],
+        kw["ham_cutoff"],
+        kw["target_fpr"],
+        calibration=kw.get("calibration", False),
+        target_unsure=kw.get("target_unsure"),
+    )
 
 
 def make_diagnostics(quiet: bool):

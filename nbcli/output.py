@@ -190,6 +190,28 @@ def render_eval(report: dict, file, source: str) -> None:
         _print(file, f"classes the model does not know: {', '.join(report['unknown_classes'])}")
     if report.get("spam_filter"):
         _print(file, *spam_filter_lines(report["spam_filter"]))
+    if report.get("calibration"):
+        _print(file, *calibration_lines(report["calibration"]))
+
+
+def calibration_lines(cal: dict) -> list[str]:
+    """The calibration figures of an eval report, for people."""
+    lines = [
+        f"calibration: Brier score {_fmt(cal['brier'])}, expected calibration error {_fmt(cal['ece'])} "
+        f"({cal['bins']} bins of the predicted class's probability)"
+    ]
+    table = _Table()
+    for name in ("confidence bin", "documents", "mean confidence", "accuracy", "gap"):
+        table.add_column(name, justify="right")
+    for row in cal["reliability"]:
+        table.add_row(
+            f"{row['low']:.3f}-{row['high']:.3f}",
+            str(row["count"]),
+            _fmt(row["confidence"]),
+            _fmt(row["accuracy"]),
+            f"{row['gap']:+.4f}",
+        )
+    return lines + ["  " + line for line in table.lines()]
 
 
 def spam_filter_lines(sf: dict) -> list[str]:
@@ -209,6 +231,13 @@ def spam_filter_lines(sf: dict) -> list[str]:
         lines.append(
             f"  for ham false-positive rate <= {t['target']:g}: {where}: ham false-positive rate "
             f"{_fmt(t['ham_fpr'])}, spam recall {_fmt(t['spam_recall'])}"
+        )
+    u = sf.get("target_unsure")
+    if u:
+        lines.append(
+            f"  for at most {u['target']:g} unsure: ham <= {u['ham_cutoff']!r}, spam >= {u['spam_cutoff']!r} "
+            f"(|log-odds| >= {u['threshold_log_odds']:.4g}): unsure {_fmt(u['unsure'])}, accuracy on the "
+            f"{u['decided']} decided {_fmt(u['decided_accuracy'])}"
         )
     return lines
 
