@@ -84,7 +84,7 @@ def test_spamass_milter_adds_the_spam_headers(daemon, tmp_path):
         pytest.skip("spamass-milter, miltertest or spamc is not installed")
     _, port = daemon
     sock = os.path.join(tempfile.mkdtemp(dir="/tmp", prefix="nbm"), "milter.sock")
-    proc = subprocess.Popen([milter, "-p", sock, "-f", "--", "-d", "127.0.0.1", "-p", str(port)])
+    proc = subprocess.Popen([milter, "-p", sock, "--", "-d", "127.0.0.1", "-p", str(port)], start_new_session=True)
     try:
         for _ in range(100):
             if os.path.exists(sock):
@@ -118,8 +118,11 @@ def test_spamass_milter_adds_the_spam_headers(daemon, tmp_path):
         out = subprocess.run([tester, "-s", str(script)], capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stderr
         assert "X-Spam-Flag added" in out.stdout and "X-Spam-Status added" in out.stdout, out.stdout
-    finally:
-        proc.terminate()
+    finally:  # without -f (which forks it into the background) it is this process: end its group
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         proc.wait(timeout=10)
 
 
