@@ -392,8 +392,9 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
     "--plot",
     metavar="FILE",
     help=(
-        "Also draw the ROC curve (a spam model) or the confusion matrix (others) into FILE: .svg, or .png with the "
-        "extra nbcli[plot] (matplotlib)."
+        "Also draw the ROC curve (a spam model), the confusion matrix (others), the reliability diagram (with "
+        "--calibration) or the learning curve (with --online) into FILE: .svg, or .png with the extra nbcli[plot] "
+        "(matplotlib)."
     ),
 )
 @json_option

@@ -169,13 +169,22 @@ def check_limits(
 def figure(
     true_labels: list[str], log_proba: np.ndarray, classes: list[str], rep: dict, options: EvalOptions | None = None
 ) -> dict:
-    """What `--plot` draws: for a spam model (see `report`) the ROC curve
-    of the log-odds of spam, {"kind": "roc", "fpr", "tpr", "auc",
-    "title"}; else the confusion matrix, {"kind": "confusion", "labels",
-    "matrix", "title"}."""
+    """What `--plot` draws: with --calibration the reliability diagram,
+    {"kind": "reliability", "bins": the reliability table, "ece", "title"};
+    else for a spam model (see `report`) the ROC curve of the log-odds of
+    spam, {"kind": "roc", "fpr", "tpr", "auc", "title"}; else the
+    confusion matrix, {"kind": "confusion", "labels", "matrix", "title"}."""
     from nbcli import binary_metrics as bm
 
     options = options or EvalOptions()
+    cal = rep.get("calibration")
+    if cal is not None:
+        return {
+            "kind": "reliability",
+            "bins": cal["reliability"],
+            "ece": cal["ece"],
+            "title": f"reliability ({cal['documents']} documents)",
+        }
     sf = rep.get("spam_filter")
     if sf is None:
         cm = rep["confusion_matrix"]

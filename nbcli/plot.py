@@ -174,7 +174,17 @@ def png(figure: dict, path: str) -> None:
             hint="install it with: pip install 'nbcli[plot]' (or write .svg, which needs nothing)",
         ) from None
     fig, ax = plt.subplots(figsize=(5, 5), dpi=100)
-    if figure["kind"] == "roc":
+    if figure["kind"] == "reliability":
+        bins = figure["bins"]
+        total = max(sum(b["count"] for b in bins), 1)
+        conf, acc = [b["confidence"] for b in bins], [b["accuracy"] for b in bins]
+        ax.plot([0, 1], [0, 1], color="#999", ls="--")
+        ax.plot(conf, acc, color="#c0392b", lw=1.5)
+        ax.scatter(conf, acc, s=[20 + 300 * b["count"] / total for b in bins], color="#c0392b", alpha=0.5)
+        ece = figure.get("ece")
+        title = figure["title"] if ece is None else f"{figure['title']}, ECE {ece:.4f}"
+        ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="mean predicted probability", ylabel="accuracy", title=title)
+    elif figure["kind"] == "roc":
         ax.plot(figure["fpr"], figure["tpr"], color="#c0392b", lw=2)
         ax.plot([0, 1], [0, 1], color="#999", ls="--")
         ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="false-positive rate", ylabel="true-positive rate")
@@ -213,7 +223,49 @@ def png(figure: dict, path: str) -> None:
     plt.close(fig)
 
 
+def reliability_svg(bins: list[dict], ece: float | None, title: str) -> str:
+    """An SVG reliability diagram: per confidence bin (see
+    `calibration.reliability`), the accuracy (up) against the mean
+    confidence (across), a dot whose area grows with the bin's documents,
+    and the diagonal a calibrated model lies on."""
+    size, pad = 360, 50
+    x = lambda v: pad + v * size  # noqa: E731
+    y = lambda v: pad + (1 - v) * size  # noqa: E731
+    parts = [_svg_head(size + 2 * pad, size + 2 * pad + 10)]
+    for k in range(11):
+        v = k / 10
+        parts.append(f'<line x1="{x(v):.1f}" y1="{y(0):.1f}" x2="{x(v):.1f}" y2="{y(1):.1f}" stroke="#eee"/>')
+        parts.append(f'<line x1="{x(0):.1f}" y1="{y(v):.1f}" x2="{x(1):.1f}" y2="{y(v):.1f}" stroke="#eee"/>')
+        if k % 2 == 0:
+            parts.append(f'<text x="{x(v):.1f}" y="{y(0) + 16:.1f}" text-anchor="middle" {_FONT}>{v:.1f}</text>')
+            parts.append(f'<text x="{x(0) - 6:.1f}" y="{y(v) + 4:.1f}" text-anchor="end" {_FONT}>{v:.1f}</text>')
+    parts.append(f'<rect x="{pad}" y="{pad}" width="{size}" height="{size}" fill="none" stroke="#333"/>')
+    parts.append(f'<line x1="{x(0)}" y1="{y(0)}" x2="{x(1)}" y2="{y(1)}" stroke="#999" stroke-dasharray="4 4"/>')
+    total = max(sum(b["count"] for b in bins), 1)
+    points = " ".join(f"{x(b['confidence']):.2f},{y(b['accuracy']):.2f}" for b in bins)
+    parts.append(f'<polyline points="{points}" fill="none" stroke="#c0392b" stroke-width="1.5"/>')
+    for b in bins:
+        r = 3 + 12 * (b["count"] / total) ** 0.5
+        parts.append(
+            f'<circle cx="{x(b["confidence"]):.2f}" cy="{y(b["accuracy"]):.2f}" r="{r:.1f}" fill="#c0392b" '
+            f'fill-opacity="0.5"><title>{b["count"]} documents</title></circle>'
+        )
+    label = title if ece is None else f"{title}, ECE {ece:.4f}"
+    parts.append(f'<text x="{pad + size / 2}" y="{pad - 18}" text-anchor="middle" {_TITLE}>{escape(label)}</text>')
+    parts.append(
+        f'<text x="{pad + size / 2}" y="{y(0) + 36:.1f}" text-anchor="middle" {_FONT}>'
+        "mean predicted probability (confidence)</text>"
+    )
+    parts.append(
+        f'<text x="16" y="{pad + size / 2}" text-anchor="middle" {_FONT} transform="rotate(-90 16 '
+        f'{pad + size / 2})">accuracy</text>'
+    )
+    return "\n".join(parts) + "\n</svg>\n"
+
+
 def svg(figure: dict) -> str:
+    if figure["kind"] == "reliability":
+        return reliability_svg(figure["bins"], figure.get("ece"), figure["title"])
     if figure["kind"] == "roc":
         return roc_svg(figure["fpr"], figure["tpr"], figure["auc"], figure["title"])
     if figure["kind"] == "learning_curve":

@@ -219,3 +219,22 @@ def test_eval_reports_calibration_and_the_unsure_band(tmp_path):
     assert "expected calibration error" in text and "for at most 0.1 unsure" in text
     limited = run(["eval", model, test, "--calibration", "--fail-over", "ece=0.0000001"])
     assert limited.exit_code == 1 and "ece" in limited.stderr
+
+
+def test_eval_calibration_plot_is_the_reliability_diagram(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    from conftest import SAMPLES, run
+
+    model, picture = tmp_path / "m.nb", tmp_path / "reliability.svg"
+    assert run(["train", SAMPLES / "mail" / "train", "-o", model, "-q"]).exit_code == 0
+    result = run(["eval", model, SAMPLES / "mail" / "test", "--calibration", "--json", "--plot", picture])
+    assert result.exit_code == 0, result.stderr
+    import json
+
+    bins = json.loads(result.stdout)["calibration"]["reliability"]
+    tree = ET.parse(picture)
+    circles = [e for e in tree.iter() if e.tag.endswith("circle")]
+    assert len(circles) == len(bins) >= 1  # one dot per non-empty bin
+    texts = " ".join(e.text or "" for e in tree.iter() if e.tag.endswith("text"))
+    assert "reliability" in texts and "ECE" in texts and "accuracy" in texts
