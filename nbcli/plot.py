@@ -25,9 +25,11 @@ def check_path(path: str) -> str:
     return suffix[1:]
 
 
-def roc_svg(fpr, tpr, auc: float | None, title: str) -> str:
-    """An SVG ROC curve: false-positive rate across, true-positive rate up."""
-    size, pad = 360, 50
+def _unit_square(size: float, pad: float):
+    """(x, y, parts): the coordinate maps and the SVG start of a [0, 1] x
+    [0, 1] plot: a grid every 0.1, labels every 0.2, the frame and the
+    dashed diagonal (the ROC curve of chance, the line of perfect
+    calibration)."""
     x = lambda v: pad + v * size  # noqa: E731
     y = lambda v: pad + (1 - v) * size  # noqa: E731
     parts = [_svg_head(size + 2 * pad, size + 2 * pad + 10)]
@@ -40,6 +42,13 @@ def roc_svg(fpr, tpr, auc: float | None, title: str) -> str:
             parts.append(f'<text x="{x(0) - 6:.1f}" y="{y(v) + 4:.1f}" text-anchor="end" {_FONT}>{v:.1f}</text>')
     parts.append(f'<rect x="{pad}" y="{pad}" width="{size}" height="{size}" fill="none" stroke="#333"/>')
     parts.append(f'<line x1="{x(0)}" y1="{y(0)}" x2="{x(1)}" y2="{y(1)}" stroke="#999" stroke-dasharray="4 4"/>')
+    return x, y, parts
+
+
+def roc_svg(fpr, tpr, auc: float | None, title: str) -> str:
+    """An SVG ROC curve: false-positive rate across, true-positive rate up."""
+    size, pad = 360, 50
+    x, y, parts = _unit_square(size, pad)
     points = " ".join(f"{x(a):.2f},{y(b):.2f}" for a, b in zip(fpr, tpr))
     parts.append(f'<polyline points="{points}" fill="none" stroke="#c0392b" stroke-width="2"/>')
     label = title if auc is None else f"{title} (AUC {auc:.4f})"
@@ -229,18 +238,7 @@ def reliability_svg(bins: list[dict], ece: float | None, title: str) -> str:
     confidence (across), a dot whose area grows with the bin's documents,
     and the diagonal a calibrated model lies on."""
     size, pad = 360, 50
-    x = lambda v: pad + v * size  # noqa: E731
-    y = lambda v: pad + (1 - v) * size  # noqa: E731
-    parts = [_svg_head(size + 2 * pad, size + 2 * pad + 10)]
-    for k in range(11):
-        v = k / 10
-        parts.append(f'<line x1="{x(v):.1f}" y1="{y(0):.1f}" x2="{x(v):.1f}" y2="{y(1):.1f}" stroke="#eee"/>')
-        parts.append(f'<line x1="{x(0):.1f}" y1="{y(v):.1f}" x2="{x(1):.1f}" y2="{y(v):.1f}" stroke="#eee"/>')
-        if k % 2 == 0:
-            parts.append(f'<text x="{x(v):.1f}" y="{y(0) + 16:.1f}" text-anchor="middle" {_FONT}>{v:.1f}</text>')
-            parts.append(f'<text x="{x(0) - 6:.1f}" y="{y(v) + 4:.1f}" text-anchor="end" {_FONT}>{v:.1f}</text>')
-    parts.append(f'<rect x="{pad}" y="{pad}" width="{size}" height="{size}" fill="none" stroke="#333"/>')
-    parts.append(f'<line x1="{x(0)}" y1="{y(0)}" x2="{x(1)}" y2="{y(1)}" stroke="#999" stroke-dasharray="4 4"/>')
+    x, y, parts = _unit_square(size, pad)
     total = max(sum(b["count"] for b in bins), 1)
     points = " ".join(f"{x(b['confidence']):.2f},{y(b['accuracy']):.2f}" for b in bins)
     parts.append(f'<polyline points="{points}" fill="none" stroke="#c0392b" stroke-width="1.5"/>')
