@@ -51,6 +51,19 @@ class Classifier:
         options = dataclasses.replace(self.analyzer_options, max_message_bytes=max_message_bytes)
         return Classifier(options, self.vocabulary, self.model, self.meta, self.record, self.last_seen)
 
+    def check_ready(self, name: str = "the model") -> None:
+        """Refuse (NbcliError) a model that cannot classify yet: one learning
+        from nothing that has no documents of some class (its fitted prior
+        for that class is zero)."""
+        from nbcli.errors import NbcliError
+
+        empty = [c for c, n in zip(self.classes, self.model.class_count) if n == 0]
+        if empty:
+            raise NbcliError(
+                f"{name} has no documents of class {', '.join(empty)} yet, so it cannot classify",
+                hint=f"learn some: nbcli learn {name} --class {empty[0]} FILE...",
+            )
+
     @property
     def classes(self) -> list[str]:
         return self.model.classes

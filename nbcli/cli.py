@@ -231,12 +231,7 @@ def _load_model(path: str, max_message_bytes: int | None = None):
     from nbcli import modelfile
 
     classifier = modelfile.load(path)
-    empty = [c for c, n in zip(classifier.classes, classifier.model.class_count) if n == 0]
-    if empty:
-        raise NbcliError(
-            f"{path} has no documents of class {', '.join(empty)} yet, so it cannot classify",
-            hint=f"learn some: nbcli learn {path} --class {empty[0]} FILE...",
-        )
+    classifier.check_ready(path)
     return classifier.with_message_cap(max_message_bytes)
 
 

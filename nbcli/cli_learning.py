@@ -438,7 +438,7 @@ def online_eval(corpus, label_pairs, order, train_rule, warmup, plot, as_json, k
         kw["spam_cutoff"],
         kw["ham_cutoff"],
     )
-    report = online.report(result, stream, train_rule, order)
+    report = online.report(result, train_rule, order)
     report["options"] = described_options(options, alpha, unknown)
     if plot:
         from nbcli.plot import write as write_plot

@@ -345,7 +345,6 @@ class Outcome:
     already: int = 0
     moved: dict = dataclasses.field(default_factory=dict)  # from class -> documents
     forgotten: int = 0
-    label: str | None = None
 
     def as_dict(self) -> dict:
         return {

@@ -357,7 +357,7 @@ def _log_odds(spam: float, ham: float) -> float:
     return spam - ham
 
 
-def report(result: Run, stream: Stream, train: str, order: str) -> dict:
+def report(result: Run, train: str, order: str) -> dict:
     """The TREC measures of a run, with what was run (JSON-ready)."""
     from nbcli import trec
 

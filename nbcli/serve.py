@@ -26,7 +26,6 @@ import errno
 import os
 import signal
 import socket
-import sys
 import time
 from dataclasses import dataclass
 
@@ -72,7 +71,12 @@ def bind(settings: Settings) -> list[socket.socket]:
     if settings.socket_path:
         path = settings.socket_path
         folder = os.path.dirname(os.path.abspath(path))
-        os.makedirs(folder, mode=0o700, exist_ok=True)
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise NbcliError(
+                f"cannot listen on {path}: {exc.strerror}", hint="give --socket a writable place"
+            ) from None
         if os.path.exists(path):
             probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
@@ -84,8 +88,14 @@ def bind(settings: Settings) -> list[socket.socket]:
             finally:
                 probe.close()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.bind(path)
-        os.chmod(path, 0o660)
+        try:
+            sock.bind(path)
+            os.chmod(path, 0o660)
+        except OSError as exc:
+            sock.close()
+            raise NbcliError(
+                f"cannot listen on {path}: {exc.strerror}", hint="give --socket a writable place"
+            ) from None
         sockets.append(sock)
     if settings.port is not None:
         for address in settings.listen:
@@ -194,6 +204,7 @@ def _how(status: int) -> str:
 
 
 def _check_spam_model(classifier, settings: Settings, path: str) -> None:
+    classifier.check_ready(path)
     if len(classifier.classes) != 2 or settings.spam_class not in classifier.classes:
         raise NbcliError(
             f"{path} has classes {', '.join(classifier.classes)}; a spamd server needs a two-class model with a "
@@ -512,7 +523,3 @@ class _Connection:
         if have < length:
             return None
         return self.head, self.buffer[self.body_start :]
-
-
-def main_error(text: str) -> None:
-    print(f"nbcli: error: {text}", file=sys.stderr)

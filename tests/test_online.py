@@ -154,7 +154,7 @@ def test_cli_refusals(tmp_path):
 def test_trec_measures_of_a_run_match_the_stream(stream):
     _, settings = _settings("multinomial", dict(alpha=0.01), stream.classes)
     result = online.run(stream, "multinomial", settings, online.order_of(stream, "date"), "errors")
-    report = online.report(result, stream, "errors", "date")
+    report = online.report(result, "errors", "date")
     assert report == {
         "protocol": "online",
         "order": "date",

@@ -98,3 +98,26 @@ def test_spamc_passes_mail_through_when_the_daemon_is_down(spamc):
     path = os.path.join(tempfile.mkdtemp(dir="/tmp", prefix="nbs"), "none.sock")
     out = subprocess.run([spamc, "-U", path], input=MESSAGE, capture_output=True, timeout=30)
     assert out.stdout == MESSAGE  # spamc's safe fallback: nothing lost
+
+
+def test_a_bad_socket_place_or_a_model_that_cannot_classify_is_one_line(tmp_path):
+    model = tmp_path / "m.nb"
+    assert run(["train", SAMPLES / "mail" / "train", "-o", model, "-q"]).exit_code == 0
+    bad = subprocess.run(
+        [sys.executable, "-m", "nbcli", "serve", model, "--socket", "/proc/no/such/s.sock"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert bad.returncode == 1 and bad.stderr.startswith("nbcli: error: cannot listen on /proc/no/such/s.sock")
+    assert len(bad.stderr.splitlines()) == 1
+    young = tmp_path / "young.nb"  # has learned spam only
+    assert run(["learn", "--create", young, "--spam", SAMPLES / "mail" / "test" / "spam" / "0001.eml"]).exit_code == 0
+    refused = subprocess.run(
+        [sys.executable, "-m", "nbcli", "serve", young, "--socket", str(tmp_path / "y.sock")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert refused.returncode == 1 and "no documents of class ham yet" in refused.stderr
+    assert len(refused.stderr.splitlines()) == 1
