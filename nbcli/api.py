@@ -106,15 +106,19 @@ def train(documents: Iterable[str | bytes], labels: Iterable[str], **options) ->
     differences: `kind` for --model, `unknown` for --unknown-terms, and
     mail=False for --no-mail. Values are as on the command line (e.g.
     prior='spam=0.4,ham=0.6', m_estimate='8,0.625', stop_words='english' or
-    a file name, max_message_bytes in bytes). Left out, an option has the
-    command's default, including the defaults for a corpus of mostly mail.
+    a file name, max_message_bytes in bytes), and calibrate='platt',
+    'temperature', 'isotonic' or 'none'. Left out, an option has the
+    command's default, including the defaults for a corpus of mostly mail
+    and the calibration.
     Bad options and corpora raise NbcliError with the message the command
     prints after 'nbcli: error: ' (which names the command-line flags)."""
     from nbcli.pipeline import train as train_classifier
     from nbcli.sources import Document
-    from nbcli.training import training_options
+    from nbcli.training import calibration_choice, training_options
 
+    calibrate = options.pop("calibrate", None)
     analyzer_options, train_options = training_options(**options)
+    method, strict, _ = calibration_choice(calibrate, train_options)
     documents = _documents(documents, "documents")
     labels = list(labels) if not isinstance(labels, (str, bytes)) else None
     if labels is None:
@@ -122,7 +126,7 @@ def train(documents: Iterable[str | bytes], labels: Iterable[str], **options) ->
     if len(labels) != len(documents):
         raise NbcliError(f"{len(documents)} documents but {len(labels)} labels", hint="give one label per document")
     docs = [Document(str(i), label, data) for i, (data, label) in enumerate(zip(documents, labels))]
-    return Model(train_classifier(docs, analyzer_options, train_options))
+    return Model(train_classifier(docs, analyzer_options, train_options, calibrate=method, strict=strict))
 
 
 def _documents(docs, name: str) -> list:

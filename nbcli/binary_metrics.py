@@ -85,15 +85,19 @@ def cutoff_verdicts(p_spam, spam_cutoff: float, ham_cutoff: float):
 
 def at_cutoffs(p_spam: np.ndarray, is_spam: np.ndarray, spam_cutoff: float, ham_cutoff: float) -> dict:
     """Ham false-positive rate, spam recall and unsure fraction of the
-    verdicts `cutoff_verdicts` gives."""
+    verdicts `cutoff_verdicts` gives, and the accuracy on the decided
+    documents (those outside the unsure band; None when none is)."""
     is_spam = np.asarray(is_spam, dtype=bool)
     verdicts = cutoff_verdicts(np.asarray(p_spam, dtype=np.float64), spam_cutoff, ham_cutoff)
     spam = verdicts == SPAM
     unsure = verdicts == UNSURE
+    decided = ~unsure
+    right = decided & (spam == is_spam)
     return {
         "ham_fpr": _share(spam, ~is_spam),
         "spam_recall": _share(spam, is_spam),
         "unsure": float(unsure.mean()) if len(unsure) else 0.0,
+        "decided_accuracy": float(right.sum() / decided.sum()) if decided.any() else None,
     }
 
 

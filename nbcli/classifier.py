@@ -23,7 +23,9 @@ class Classifier:
     model: the event model over those columns; meta: how it was trained;
     record: the documents its counts hold (`record.Record`, None: not kept);
     last_seen: (V,) int32, the day (since 1970-01-01) each term was last
-    seen in a learned document (None: not kept)."""
+    seen in a learned document (None: not kept); calibration: the
+    `calibrators.Calibration` applied to the event model's posteriors
+    (None: raw posteriors)."""
 
     def __init__(
         self,
@@ -33,6 +35,7 @@ class Classifier:
         meta: dict,
         record=None,
         last_seen=None,
+        calibration=None,
     ):
         self.analyzer_options = analyzer_options
         self.vocabulary = vocabulary
@@ -40,6 +43,7 @@ class Classifier:
         self.meta = meta
         self.record = record
         self.last_seen = last_seen
+        self.calibration = calibration
         self._analyzer: Analyzer | None = None
 
     def with_message_cap(self, max_message_bytes: int | None) -> Classifier:
@@ -49,7 +53,15 @@ class Classifier:
         if max_message_bytes is None:
             return self
         options = dataclasses.replace(self.analyzer_options, max_message_bytes=max_message_bytes)
-        return Classifier(options, self.vocabulary, self.model, self.meta, self.record, self.last_seen)
+        return Classifier(
+            options, self.vocabulary, self.model, self.meta, self.record, self.last_seen, self.calibration
+        )
+
+    def uncalibrated(self) -> Classifier:
+        """The same classifier giving the event model's raw posteriors."""
+        if self.calibration is None:
+            return self
+        return Classifier(self.analyzer_options, self.vocabulary, self.model, self.meta, self.record, self.last_seen)
 
     def check_ready(self, name: str = "the model") -> None:
         """Refuse (NbcliError) a model that cannot classify yet: one learning
@@ -86,9 +98,12 @@ class Classifier:
 
     def score(self, docs: list, kinds: list[str] | None = None, explain: int = 0):
         """`log_proba`, or with explain > 0 (log_proba, `explain`), from one
-        analysis of the documents."""
+        analysis of the documents. Calibrated if the model is; the
+        explanations are of the event model's own (raw) log-odds."""
         X = self.counts(docs, kinds)
         log_proba = self.model.predict_log_proba(X)
+        if self.calibration is not None:
+            log_proba = self.calibration.apply(log_proba)
         return (log_proba, self._explanations(X, explain)) if explain else log_proba
 
     def _explanations(self, X, top: int) -> list[dict]:

@@ -53,6 +53,7 @@ from nbcli.options import (  # noqa: E402
     target_fpr_option,
     training_options,
     training_setup,
+    true_label_option,
     unfixed,
 )
 from nbcli.stdio import err, guard_standard_streams, stdout_is_utf8, write, write_json  # noqa: E402
@@ -157,11 +158,20 @@ def cli():
     help="Re-derive the tables of MODEL from its stored counts with other smoothing, prior, event model "
     "(where the counts allow) or pruning options, without the corpus. Options not given keep MODEL's values.",
 )
+@click.option(
+    "--calibrate",
+    type=click.Choice(["platt", "temperature", "isotonic", "none"]),
+    default=None,
+    show_default="platt for two classes, temperature for more",
+    help="Fit a map from the model's scores to probabilities that mean what they say, on held-out scores from "
+    "5-fold cross-validation of the corpus (up to 2,500 documents per class are held out). platt and "
+    "temperature keep the ranking of two classes; none gives the event model's raw posteriors.",
+)
 @read_options
 @training_options
 @jobs_option
 @quiet_option
-def train(corpus, output, label_pairs, from_model, **kw):
+def train(corpus, output, label_pairs, from_model, calibrate, **kw):
     """Train a model on labelled documents.
 
     CORPUS is a folder with one sub-folder per class (the sub-folder's name
@@ -186,8 +196,13 @@ def train(corpus, output, label_pairs, from_model, **kw):
 
     diagnostics = make_diagnostics(kw["quiet"])
     check_output(output, [*corpus, *(parse_label_pair(p)[1] for p in label_pairs)])
+    modelfile.check_writable(output)
     if from_model:
-        classifier = _retrain(from_model, corpus, label_pairs, kw)
+        if calibrate is not None:
+            raise click.UsageError(
+                "--calibrate needs the corpus; calibrate the new model on held-out mail: nbcli calibrate MODEL HELDOUT"
+            )
+        classifier = _retrain(from_model, corpus, label_pairs, kw, diagnostics)
     else:
         if not corpus and not label_pairs:
             raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
@@ -198,11 +213,25 @@ def train(corpus, output, label_pairs, from_model, **kw):
                 "--tf-log and --length-norm read the corpus twice, so it cannot come from stdin",
                 hint="save it to a file first",
             )
+        from nbcli.training import calibration_choice
+
+        method, strict, note = calibration_choice(calibrate, options)
+        if note:
+            diagnostics.info(note)
         docs = labeled_corpus(corpus, pairs, read_opts(kw, diagnostics))
         with diagnostics.progress("training", docs.total) as advance:
             classifier = train_model(
-                docs, analyzer_options, options, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"]
+                docs,
+                analyzer_options,
+                options,
+                progress=lambda batch: advance(docs.progress(batch)),
+                jobs=kw["jobs"],
+                calibrate=method,
+                strict=strict,
             )
+        skipped = classifier.meta.get("calibration", {}).get("skipped")
+        if skipped:
+            diagnostics.info(f"not calibrated: {skipped} (cross-validation needs two of each class)")
     modelfile.save(classifier, output)
     counts = ", ".join(f"{c} {int(n)}" for c, n in zip(classifier.classes, classifier.model.class_count))
     diagnostics.info(
@@ -212,8 +241,9 @@ def train(corpus, output, label_pairs, from_model, **kw):
     check_inputs()
 
 
-def _retrain(path, corpus, label_pairs, kw):
-    """`train --from-model`: the stored counts, new options."""
+def _retrain(path, corpus, label_pairs, kw, diagnostics):
+    """`train --from-model`: the stored counts, new options. A calibration
+    belongs to the old tables: it is not carried over."""
     from nbcli import modelfile
     from nbcli.training import refit
 
@@ -222,7 +252,13 @@ def _retrain(path, corpus, label_pairs, kw):
     refuse_corpus_options(click.get_current_context())
     old = modelfile.load(path)
     _, options = training_setup(kw, base_kind=old.model.kind)
-    return refit(old, options, path)
+    new = refit(old, options, path)
+    if old.calibration is not None:
+        diagnostics.info(
+            f"the new model is not calibrated ({path}'s calibration was fitted to its own tables); "
+            "fit one on held-out documents: nbcli calibrate MODEL HELDOUT"
+        )
+    return new
 
 
 def _load_model(path: str, max_message_bytes: int | None = None):
@@ -319,13 +355,7 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
 
 @cli.command("eval")
 @click.argument("args", nargs=-1, metavar="[MODEL] [CORPUS]...")
-@click.option(
-    "--label",
-    "label_pairs",
-    multiple=True,
-    metavar="CLASS=PATH",
-    help="Documents in PATH have true class CLASS. Repeatable.",
-)
+@true_label_option
 @click.option(
     "--predictions",
     metavar="FILE",
@@ -492,18 +522,26 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
     given_cap = is_given(ctx, "max_message_bytes")
     classifier = _load_model(model, kw["max_message_bytes"] if given_cap else None)
     docs = labeled_corpus(corpus, pairs, read_opts(kw, diagnostics))
+    # with --calibration, a calibrated model is judged before and after its map: score raw, map here
+    both = kw.get("calibration", False) and classifier.calibration is not None
     with diagnostics.progress("evaluating", docs.total) as advance:
         labels, log_proba = score_labelled(
-            classifier, docs, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"]
+            classifier.uncalibrated() if both else classifier,
+            docs,
+            progress=lambda batch: advance(docs.progress(batch)),
+            jobs=kw["jobs"],
         )
     if not labels:
         raise NbcliError("the evaluation corpus has no documents", hint="check the paths")
-    _evaluated(labels, log_proba, classifier.classes, model, plot, as_json, kw)
+    raw = log_proba if both else None
+    if both:
+        log_proba = classifier.calibration.apply(raw)
+    _evaluated(labels, log_proba, classifier.classes, model, plot, as_json, kw, raw)
     diagnostics.finish()
     check_inputs()
 
 
-def _evaluated(labels, log_proba, classes, source, plot, as_json, kw):
+def _evaluated(labels, log_proba, classes, source, plot, as_json, kw, uncalibrated=None):
     """Report on scored documents, draw the --plot, then check the limits."""
     from nbcli.evaluation import figure, report
 
@@ -516,7 +554,7 @@ def _evaluated(labels, log_proba, classes, source, plot, as_json, kw):
             ),
             hint="name one of those classes",
         )
-    result = report(labels, log_proba, classes, options)
+    result = report(labels, log_proba, classes, options, uncalibrated)
     if plot:
         from nbcli import plot as plotting
 

@@ -27,6 +27,7 @@ from nbcli.options import (
     read_opts,
     training_options,
     training_setup,
+    true_label_option,
 )
 from nbcli.stdio import write, write_json
 
@@ -210,7 +211,12 @@ def _new_classes(classes, label, spam_pair) -> list[str]:
 
 def _said(outcome, label, model, updated, as_json, diagnostics) -> None:
     """What learn and forget did: a line on stderr, and with --json on stdout."""
+    from nbcli.learning import calibration_note
+
     diagnostics.info(f"{_summary(outcome, label, model)} ({_after(updated)})")
+    note = calibration_note(updated, model)
+    if note:
+        diagnostics.info(note)
     if as_json:
         write_json({"model": model, **outcome.as_dict(), "classes": _class_counts(updated)})
     diagnostics.finish()
@@ -279,6 +285,8 @@ def merge(models, output, quiet):
     merged = learning.merge(loaded, list(models))
     modelfile.save(merged, output)
     diagnostics.info(f"wrote {output}: {len(models)} models merged ({_after(merged)})")
+    if merged.meta.get("calibration", {}).get("dropped"):
+        diagnostics.info(f"{output} is not calibrated; fit one on held-out documents: nbcli calibrate {output} HELDOUT")
 
 
 @click.command()
@@ -403,6 +411,19 @@ def prune(model, min_count, max_terms, unseen_since, output, dry_run, as_json, q
         write_json({"model": target, "dry_run": dry_run, **report})
 
 
+def _online_cutoffs(kw) -> tuple[float, float]:
+    """The online protocol's unsure band: as given, else the raw band (its
+    models are uncalibrated; see defaults.ONLINE_SPAM_CUTOFF)."""
+    from nbcli.defaults import ONLINE_HAM_CUTOFF, ONLINE_SPAM_CUTOFF
+    from nbcli.options import is_given
+
+    ctx = click.get_current_context()
+    return (
+        kw["spam_cutoff"] if is_given(ctx, "spam_cutoff") else ONLINE_SPAM_CUTOFF,
+        kw["ham_cutoff"] if is_given(ctx, "ham_cutoff") else ONLINE_HAM_CUTOFF,
+    )
+
+
 def online_eval(corpus, label_pairs, order, train_rule, warmup, plot, as_json, kw, diagnostics):
     """`nbcli eval --online`: see `online`."""
     from nbcli import online
@@ -435,8 +456,7 @@ def online_eval(corpus, label_pairs, order, train_rule, warmup, plot, as_json, k
         train_rule,
         warmup,
         kw["spam_class"],
-        kw["spam_cutoff"],
-        kw["ham_cutoff"],
+        *_online_cutoffs(kw),
     )
     report = online.report(result, train_rule, order)
     report["options"] = described_options(options, alpha, unknown)
@@ -470,4 +490,120 @@ def online_text(r: dict) -> str:
     return "\n".join(lines)
 
 
-COMMANDS = (learn, forget, merge, dump, load_, prune)
+@click.command()
+@click.argument("model")
+@click.argument("heldout", nargs=-1, metavar="[HELDOUT]...")
+@true_label_option
+@click.option(
+    "--method",
+    type=click.Choice(["platt", "temperature", "isotonic", "none"]),
+    default=None,
+    show_default="platt for two classes, temperature for more",
+    help="The calibration map to fit; none removes the model's calibration.",
+)
+@click.option("-o", "--output", metavar="MODEL", help="Write the calibrated model here instead of replacing MODEL.")
+@json_option
+@read_options
+@jobs_option
+@quiet_option
+def calibrate(model, heldout, label_pairs, method, output, as_json, **kw):
+    """Fit a model's calibration map on labelled documents it was not trained on.
+
+    HELDOUT is read as 'nbcli eval' reads a corpus (class folders, labelled
+    tables, --label CLASS=PATH). The map replaces the one 'nbcli train'
+    fitted by cross-validation: refit it when 'nbcli learn' says the
+    calibration is stale, or after 'train --from-model' or 'merge'. MODEL is
+    replaced atomically (or -o writes a new file). The figures said are on
+    the documents the map was fitted to, so they flatter it: judge it with
+    'nbcli eval --calibration' on other documents.
+
+    \b
+    Example:
+      nbcli calibrate mail.nb --label ham=~/Mail/ham-2026-10 --label spam=~/Mail/spam-2026-10
+      nbcli calibrate topics.nb sample_corpora/topics/test.jsonl --method isotonic
+    """
+    import numpy as np
+
+    from nbcli import modelfile
+    from nbcli.calibration import summary
+    from nbcli.paths import check_output
+    from nbcli.pipeline import score_labelled
+    from nbcli.sources import labeled_corpus, parse_label_pair
+
+    diagnostics = make_diagnostics(kw["quiet"])
+    target = output or model
+    pairs = [parse_label_pair(p) for p in label_pairs]
+    if not heldout and not pairs:
+        raise click.UsageError("give the HELDOUT documents: a labelled corpus, or --label CLASS=PATH")
+    check_output(target, [*heldout, *(path for _, path in pairs)], option="-o" if output else "MODEL")
+    stamp = _stamp(model)
+    current = modelfile.load(model)
+    current.check_ready(model)
+    if method is None:
+        from nbcli.defaults import default_calibration
+
+        method = default_calibration(len(current.classes))
+    scores = None
+    if method != "none":
+        docs = labeled_corpus(heldout, pairs, read_opts(kw, diagnostics))
+        with diagnostics.progress("scoring", docs.total) as advance:
+            labels, scores = score_labelled(
+                current.uncalibrated(), docs, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"]
+            )
+        index = {c: i for i, c in enumerate(current.classes)}
+        foreign = sorted({lab for lab in labels if lab not in index})
+        if foreign:
+            diagnostics.warn(f"skipped the documents of classes {model} does not have: {', '.join(foreign)}")
+        known = np.array([lab in index for lab in labels], dtype=bool)
+        truth = np.array([index[lab] for lab in labels if lab in index], dtype=np.int64)
+        scores = scores[known]
+        missing = [c for c in current.classes if c not in set(labels)]
+        if missing:
+            raise NbcliError(
+                f"the held-out documents have none of class {', '.join(missing)}",
+                hint="a calibration map is fitted on documents of every class",
+            )
+    with modelfile.locked(target):
+        if _stamp(model) != stamp:
+            raise NbcliError(
+                f"{model} changed while the held-out documents were scored; nothing was written",
+                hint="run the command again",
+            )
+        updated = current.uncalibrated()
+        meta = {k: v for k, v in current.meta.items() if k != "calibration"}
+        result = {"model": target, "method": None}
+        if scores is not None:
+            from nbcli.calibrators import fit
+            from nbcli.training import calibration_meta
+
+            updated.calibration = fit(method, scores, truth)
+            updated.meta = {**meta, "calibration": {}}
+            updated.meta["calibration"] = calibration_meta(updated, f"held-out: {' '.join([*heldout, *label_pairs])}")
+            before, after = summary(scores, truth), summary(updated.calibration.apply(scores), truth)
+            rows = np.arange(len(truth))
+            loss = [float(-scores[rows, truth].mean()), float(-updated.calibration.apply(scores)[rows, truth].mean())]
+            result.update(
+                method=method,
+                map=updated.calibration.describe(),
+                documents=int(len(truth)),
+                before={"log_loss": loss[0], "brier": before["brier"], "ece": before["ece"]},
+                after={"log_loss": loss[1], "brier": after["brier"], "ece": after["ece"]},
+            )
+        else:
+            updated.meta = meta
+        modelfile.save(updated, target)
+    if result["method"] is None:
+        diagnostics.info(f"wrote {target}: not calibrated (raw event-model posteriors)")
+    else:
+        b, a = result["before"], result["after"]
+        diagnostics.info(
+            f"wrote {target}: {result['map']}, fitted on {result['documents']} held-out documents; on them, "
+            f"log loss {b['log_loss']:.4g} -> {a['log_loss']:.4g}, ECE {b['ece']:.4g} -> {a['ece']:.4g}"
+        )
+    if as_json:
+        write_json(result)
+    diagnostics.finish()
+    check_inputs()
+
+
+COMMANDS = (learn, forget, merge, dump, load_, prune, calibrate)

@@ -51,7 +51,7 @@ def serve(model, socket_path, port, tcp, listen, workers, max_size, timeout, all
     that keep the model loaded and pick up a replaced model file by
     themselves (SIGHUP reloads; SIGTERM finishes the requests in flight and
     stops). The score is the log-odds of spam, the threshold the spam
-    cut-off's log-odds (4.6 for 0.99); see the README's "nbcli serve".
+    cut-off's log-odds (3.9 for 0.98); see the README's "nbcli serve".
 
     \b
     Example:

@@ -110,25 +110,23 @@ class FoldCounts:
         return self.total_docs - self.docs[f], self.total_tf - _dense(self.tf[f]), df
 
 
+def _csr(X) -> tuple:
+    return X.indptr, X.indices, X.data
+
+
 def _dense(m) -> np.ndarray:
     return np.rint(m.toarray()).astype(np.int64)
 
 
 def fold_classifier(counts: FoldCounts, f: int, analyzer_options, options):
     """The Classifier trained on every fold but f."""
-    from nbcli.training import fit_counts
+    from nbcli.heldout import counts_on_vocabulary
+    from nbcli.training import fit_part
 
     corpus = counts.corpus
     class_count, tf, df = counts.training(f)
-    present = np.flatnonzero(class_count > 0)
-    seen = np.flatnonzero(tf[present].sum(axis=0) > 0)
-    tf = tf[present][:, seen]
-    df = df[present][:, seen] if df is not None else None
     mail_docs = corpus.mail_docs * class_count.sum() / max(len(corpus.y), 1)
-    classes = [corpus.classes[c] for c in present.tolist()]
-    clf = fit_counts(
-        classes, class_count[present], corpus.vocab.subset(seen), tf, df, mail_docs, analyzer_options, options
-    )
+    clf = fit_part(corpus.classes, class_count, corpus.vocab, tf, df, None, mail_docs, analyzer_options, options)
     model = clf.model
     if model.kind == "complement" and (model.tf_log or model.length_norm):
         # complement's --tf-log / --length-norm: the per-class sums of the
@@ -137,34 +135,20 @@ def fold_classifier(counts: FoldCounts, f: int, analyzer_options, options):
         rows = np.flatnonzero(counts.fold != f)
         index = {name: i for i, name in enumerate(clf.classes)}
         cls = np.array([index[corpus.classes[c]] for c in corpus.y[rows].tolist()], dtype=np.int64)
-        sums = clf.model.class_sums(_on_vocabulary(corpus, rows, clf), cls)
+        sums = clf.model.class_sums(counts_on_vocabulary(*_csr(corpus.X[rows]), corpus.vocab.hashes, clf), cls)
         clf.model = clf.model.rebuilt(fit_count=sums)
     return clf
-
-
-def _on_vocabulary(corpus: AnalysedCorpus, rows: np.ndarray, clf):
-    """The counts of documents `rows` on the classifier's vocabulary, their
-    other terms counted as unknown tokens (SparseCounts)."""
-    from nbcli.vectorize import SparseCounts
-
-    X = corpus.X[rows]
-    column = clf.vocabulary.lookup(corpus.vocab.hashes)  # global column -> model column, -1 unknown
-    mapped = column[X.indices]
-    known = mapped >= 0
-    row_of = np.repeat(np.arange(len(rows)), np.diff(X.indptr))
-    unknown = np.bincount(row_of[~known], weights=X.data[~known], minlength=len(rows)).astype(np.int64)
-    indptr = np.r_[0, np.cumsum(np.bincount(row_of[known], minlength=len(rows)))]
-    return SparseCounts(indptr, mapped[known], X.data[known], (len(rows), len(clf.vocabulary)), unknown)
 
 
 def score_fold(counts: FoldCounts, f: int, analyzer_options, options, eval_options) -> dict:
     """The eval report of fold f's documents under the model of the others."""
     from nbcli.evaluation import report
+    from nbcli.heldout import counts_on_vocabulary
 
     corpus = counts.corpus
     clf = fold_classifier(counts, f, analyzer_options, options)
     rows = np.flatnonzero(counts.fold == f)
-    Xf = _on_vocabulary(corpus, rows, clf)
+    Xf = counts_on_vocabulary(*_csr(corpus.X[rows]), corpus.vocab.hashes, clf)
     log_proba = clf.model.predict_log_proba(Xf)
     return report([corpus.classes[c] for c in corpus.y[rows].tolist()], log_proba, clf.classes, eval_options)
 

@@ -68,6 +68,10 @@ def dump_lines(classifier) -> Iterator[str]:
         "terms": len(texts),
         "record": len(counts.record),
     }
+    if classifier.calibration is not None:
+        from nbcli.modelfile import calibration_state
+
+        header["calibration"] = calibration_state(classifier.calibration)
     yield json.dumps(header, ensure_ascii=False, sort_keys=True)
     for j in sorted(range(len(texts)), key=texts.__getitem__):
         row = [
@@ -198,6 +202,8 @@ def load_lines(lines, name: str = "dump"):
         int(header.get("mail_documents", 0)),
     )
     classifier = _classifier(counts, header, name)
+    if header.get("calibration") is not None:
+        classifier.calibration = modelfile.calibration_of({"calibration": header["calibration"]}, n_classes, name)
     # the model file's own invariant checks, on exactly what would be written
     return modelfile.from_payload(modelfile.to_payload(classifier), name)
 

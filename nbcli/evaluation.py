@@ -29,14 +29,21 @@ class EvalOptions:
 
 
 def report(
-    true_labels: list[str], log_proba: np.ndarray, classes: list[str], options: EvalOptions | None = None
+    true_labels: list[str],
+    log_proba: np.ndarray,
+    classes: list[str],
+    options: EvalOptions | None = None,
+    uncalibrated: np.ndarray | None = None,
 ) -> dict:
     """The eval report for documents with these true labels and
     log-posteriors (shape (n_docs, n_classes), columns in `classes` order).
 
     A model with two classes, one of them `options.spam_class`, also gets
     "spam_filter" (see `binary_metrics`), computed over the documents whose
-    true class is one of the two."""
+    true class is one of the two. With options.calibration and the event
+    model's raw log-posteriors `uncalibrated` (a calibrated model's), the
+    calibration block also has "uncalibrated": the same figures and the
+    log loss before the calibration map."""
     from nbcli.metrics import classification_report
 
     options = options or EvalOptions()
@@ -52,7 +59,13 @@ def report(
     if options.calibration:
         from nbcli.calibration import summary
 
-        out["calibration"] = summary(log_proba, np.where(known, cols, -1))
+        truth = np.where(known, cols, -1)
+        out["calibration"] = summary(log_proba, truth)
+        if uncalibrated is not None:
+            raw = np.asarray(uncalibrated, dtype=np.float64).reshape(log_proba.shape)
+            before = summary(raw, truth)
+            before["log_loss"] = float(-raw[rows[known], cols[known]].mean()) if known.any() else None
+            out["calibration"]["uncalibrated"] = before
     if len(classes) == 2 and options.spam_class in classes:
         out["spam_filter"] = spam_filter_report(true_labels, log_proba, classes, options, known)
     return out
@@ -98,6 +111,7 @@ METRICS = {
     "ham_fpr": "share of ham called spam at the cut-offs",
     "spam_recall": "share of spam called spam at the cut-offs",
     "unsure": "share of documents between the cut-offs",
+    "decided_accuracy": "accuracy on the documents outside the cut-offs' unsure band",
     "target_spam_recall": "spam recall at the --target-fpr cut-off",
     "target_ham_fpr": "ham false-positive rate at the --target-fpr cut-off",
     "brier": "Brier score (with --calibration)",
@@ -120,6 +134,8 @@ def flat_metrics(rep: dict) -> dict[str, float]:
             out["auc"] = sf["auc"]
         for key in ("ham_fpr", "spam_recall", "unsure"):
             out[key] = sf[key]
+        if sf.get("decided_accuracy") is not None:
+            out["decided_accuracy"] = sf["decided_accuracy"]
         if sf.get("target_fpr"):
             out["target_spam_recall"] = sf["target_fpr"]["spam_recall"]
             out["target_ham_fpr"] = sf["target_fpr"]["ham_fpr"]
@@ -179,11 +195,13 @@ def figure(
     options = options or EvalOptions()
     cal = rep.get("calibration")
     if cal is not None:
+        before = cal.get("uncalibrated")
         return {
             "kind": "reliability",
             "bins": cal["reliability"],
             "ece": cal["ece"],
             "title": f"reliability ({cal['documents']} documents)",
+            "before": None if before is None else {"bins": before["reliability"], "ece": before["ece"]},
         }
     sf = rep.get("spam_filter")
     if sf is None:

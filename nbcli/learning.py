@@ -565,7 +565,7 @@ def rebuild(counts: Counts, template, meta: dict):
         "updated": _now_text(),
         "nbcli_version": __version__,
     }
-    return classifier_of(
+    rebuilt = classifier_of(
         counts,
         model.kind,
         settings,
@@ -573,6 +573,50 @@ def rebuild(counts: Counts, template, meta: dict):
         template.analyzer_options,
         meta,
     )
+    return _with_calibration(rebuilt, template)
+
+
+# A calibration is stale once the model's documents differ by this share
+# from those it had when the calibration was fitted (see `calibration_note`).
+STALE_SHARE = 0.1
+
+
+def _with_calibration(classifier, template):
+    """`classifier` keeping `template`'s calibration while its classes are
+    the same (a map per class cannot follow a new class: it is dropped)."""
+    calibration = template.calibration
+    if calibration is None:
+        if (classifier.meta.get("calibration") or {}).get("dropped"):  # said once, when it was dropped
+            classifier.meta = {k: v for k, v in classifier.meta.items() if k != "calibration"}
+        return classifier
+    if list(classifier.classes) == list(template.classes):
+        classifier.calibration = calibration
+    else:
+        classifier.meta = {**classifier.meta, "calibration": {"dropped": "the model's classes changed"}}
+    return classifier
+
+
+def calibration_note(classifier, path: str) -> str | None:
+    """What to say after an update of a model whose calibration is stale
+    (fitted when the model had documents differing by STALE_SHARE or more
+    from those it has now) or was dropped; None when there is nothing to say."""
+    fitted = classifier.meta.get("calibration") or {}
+    if fitted.get("dropped"):
+        return f"{path} is no longer calibrated ({fitted['dropped']}); fit one: nbcli calibrate {path} HELDOUT"
+    if classifier.calibration is None or "model_documents" not in fitted:
+        return None
+    then, now = fitted["model_documents"], int(classifier.model.class_count.sum())
+    if abs(now - then) < max(STALE_SHARE * then, 1):
+        return None
+    return (
+        f"{path}'s calibration is stale: it was fitted when the model had {then} documents, and it has {now}; "
+        f"refit it on held-out mail: nbcli calibrate {path} HELDOUT (or train again)"
+    )
+
+
+def calibration_stale(classifier) -> bool:
+    """Whether `calibration_note` would call the calibration stale."""
+    return calibration_note(classifier, "") is not None and classifier.calibration is not None
 
 
 def classifier_of(counts: Counts, kind: str, settings: dict, idf: bool, analyzer_options, meta: dict):
@@ -749,7 +793,11 @@ def merge(classifiers: list, names: list[str]):
         record,
         sum(p.mail_docs for p in parts),
     )
-    return rebuild(counts, first, {**first.meta, "merged_from": list(names)})
+    merged = rebuild(counts, first, {**first.meta, "merged_from": list(names)})
+    if merged.calibration is not None:  # fitted to one of the parts' tables, not to the sum
+        merged.calibration = None
+        merged.meta["calibration"] = {"dropped": "a merged model's tables are new"}
+    return merged
 
 
 def parse_day(text: str) -> int:

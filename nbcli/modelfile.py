@@ -52,7 +52,7 @@ from nbcli import __version__
 from nbcli.errors import ModelFileError, NbcliError
 
 FORMAT = "nbcli-model"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 # Version 2 added the bernoulli and complement event models and the
 # smoothing settings (estimate, m_estimate, prior_alpha, complement's
 # transforms, the arrays `idf` and `fit_count`). A plain multinomial model
@@ -77,6 +77,7 @@ _CHECKSUM = re.compile(r"sum64:[0-9a-f]{24}")
 _SUM_MIX = 0x9E3779B97F4A7C15  # odd: folds each block's (and array's) sum into the total by place
 _SUM_BLOCK = 8192  # words (64 KB): a block and its weighted copy stay in the cache
 _MAX_DEPTH = 32  # nesting of the plain values (nbcli's own files use 4)
+_MAX_CALIBRATION_TABLE = 1 << 20  # numbers in one calibration parameter (an isotonic table is a few hundred)
 
 _DTYPE_NAME = re.compile(r"[<>|=]?[biuf][1248]")
 
@@ -162,7 +163,11 @@ class _SafeUnpickler(pickle._Unpickler):
             raise pickle.UnpicklingError("bad array record")
         shape, order, dtype = state.get("shape"), state.get("order"), state.get("dtype")
         if not (
-            isinstance(shape, tuple)
+            set(state) <= _ARRAY_STATE_KEYS
+            and state.get("subclass", _NdarrayClass) is _NdarrayClass
+            and state.get("allow_mmap", True) in (True, False)
+            and state.get("numpy_array_alignment_bytes") in (None, _ALIGNMENT)
+            and isinstance(shape, tuple)
             and all(isinstance(n, int) and n >= 0 for n in shape)
             and order in ("C", "F")
             and isinstance(dtype, np.dtype)
@@ -173,6 +178,10 @@ class _SafeUnpickler(pickle._Unpickler):
             pad = self._fh.read(1)
             if not pad:
                 raise EOFError
+            # joblib aligns the data to 16 bytes with 0xff; check them, so a flipped bit there is caught too
+            padding = self._buffer[pos + 1 : pos + 1 + pad[0]]
+            if pad[0] > _ALIGNMENT or len(padding) != pad[0] or any(b != 0xFF for b in bytes(padding)):
+                raise pickle.UnpicklingError("bad array padding")
             pos += 1 + pad[0]
         count = 1
         for n in shape:
@@ -205,6 +214,8 @@ class _ArrayHeader:
 
 
 _ALIGNMENT = 16  # joblib's NUMPY_ARRAY_ALIGNMENT_BYTES
+# what joblib records of an array (its NumpyArrayWrapper's attributes); anything else is damage
+_ARRAY_STATE_KEYS = {"subclass", "shape", "order", "dtype", "allow_mmap", "numpy_array_alignment_bytes"}
 
 
 class _JoblibPickler(pickle._Pickler):
@@ -449,17 +460,25 @@ def _new_file_mode(path: str) -> int:
         return 0o666 & ~umask
 
 
+def check_writable(path: str) -> None:
+    """Refuse a model path that cannot be written: a folder, or a file in a
+    folder that does not exist (checked again when writing; commands check
+    first, before reading their input)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise NbcliError(f"{path} is a folder", hint="give a file name for the model, such as model.nb")
+    if not os.path.isdir(folder):
+        raise NbcliError(f"cannot write {path}: folder {folder} does not exist", hint="create it first")
+
+
 def write_payload(payload: dict, path: str, checksum: bool = True) -> None:
     """Write `payload` to `path` atomically (temp file, fsync, rename),
     with its checksum computed afresh (checksum=False: with none, as nbcli
     wrote files before checksums; for tests)."""
     payload = with_checksum(payload) if checksum else {k: v for k, v in payload.items() if k != CHECKSUM_KEY}
 
+    check_writable(path)
     folder, name = os.path.split(os.path.abspath(path))
-    if os.path.isdir(path):
-        raise NbcliError(f"{path} is a folder", hint="give a file name for the model, such as model.nb")
-    if not os.path.isdir(folder):
-        raise NbcliError(f"cannot write {path}: folder {folder} does not exist", hint="create it first")
     try:
         with locked(path):
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
@@ -501,8 +520,12 @@ def _plain(value):
     raise TypeError(f"not a plain value: {type(value).__name__}")
 
 
-def format_version(model) -> int:
-    """1 for a plain multinomial model (readable by older nbcli), else 2."""
+def format_version(model, calibrated: bool = False) -> int:
+    """1 for a plain multinomial model (readable by older nbcli); 3 for a
+    calibrated model (an older nbcli would ignore the calibration and give
+    other probabilities, so it must refuse the file); else 2."""
+    if calibrated:
+        return FORMAT_VERSION
     plain = (
         model.kind == "multinomial"
         and model.estimate == "mean"
@@ -510,7 +533,7 @@ def format_version(model) -> int:
         and model.prior_alpha is None
         and model.alpha_per_document is None
     )
-    return 1 if plain else FORMAT_VERSION
+    return 1 if plain else 2
 
 
 def compute_model_id(classifier) -> str:
@@ -522,6 +545,8 @@ def compute_model_id(classifier) -> str:
     trained shows."""
     model = classifier.model
     settings = [model.classes, classifier.analyzer_options.to_dict(), _plain(model.spec())]
+    if classifier.calibration is not None:  # a calibrated model gives other probabilities: another identity
+        settings.append(calibration_state(classifier.calibration))
     total = zlib.crc32(json.dumps(settings, sort_keys=True).encode())
     arrays = [model.class_count, classifier.vocabulary.hashes, model.feature_count]
     if model.doc_freq is not None:
@@ -539,10 +564,12 @@ def to_payload(classifier) -> dict:
         extra.update(classifier.record.arrays())
     if classifier.last_seen is not None:
         extra["term_last_seen"] = np.ascontiguousarray(classifier.last_seen, dtype=np.int32)
+    if classifier.calibration is not None:
+        extra["calibration"] = calibration_state(classifier.calibration)
     extra["model_id"] = compute_model_id(classifier)
     return {
         "format": FORMAT,  # first: nbcli recognises its files by it (sources._is_model)
-        "format_version": format_version(model),
+        "format_version": format_version(model, classifier.calibration is not None),
         "nbcli_version": __version__,
         "classes": list(model.classes),
         "model": _plain(model.spec()),
@@ -564,6 +591,46 @@ def to_payload(classifier) -> dict:
         else np.ascontiguousarray(model.fit_count, dtype=np.float64),
         **extra,
     }
+
+
+def calibration_state(calibration) -> dict:
+    """A Calibration's state with plain lists for its (small) arrays."""
+    state = calibration.state()
+    return {
+        **_plain({k: v for k, v in state.items() if k != "params"}),
+        "params": {name: np.asarray(value).tolist() for name, value in state["params"].items()},
+    }
+
+
+def calibration_of(p: dict, n_classes: int, path: str = "model"):
+    """`_calibration` for other readers of a calibration state (`dump`)."""
+    try:
+        return _calibration(p, n_classes)
+    except _Corrupt as exc:
+        raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
+
+
+def _calibration(p: dict, n_classes: int):
+    """The payload's calibration (None: none), checked by `Calibration.from_state`."""
+    state = p.get("calibration")
+    if state is None:
+        return None
+    from nbcli.calibrators import Calibration
+
+    if not isinstance(state, dict) or not isinstance(state.get("params"), dict):
+        raise _Corrupt("calibration")
+    params = {}
+    for name, value in state["params"].items():
+        if not isinstance(value, list) or len(value) > _MAX_CALIBRATION_TABLE:
+            raise _Corrupt("calibration", f"has a bad {name}")
+        if not all(type(v) in (int, float) for v in value):
+            raise _Corrupt("calibration", f"has a bad {name}")
+        params[name] = np.asarray(value, dtype=np.int64 if all(type(v) is int for v in value) and value else np.float64)
+    try:
+        return Calibration.from_state({**state, "params": params}, n_classes)
+    except NbcliError as exc:
+        detail = exc.message.removeprefix("the model's calibration is damaged: ")
+        raise _Corrupt("calibration", f"is damaged: {detail}") from None
 
 
 def save(classifier, path: str) -> None:
@@ -724,9 +791,14 @@ def _meta(meta) -> dict:
         ("nbcli_version", (str,)),
         ("options", (dict,)),
         ("from_model", (str,)),
+        ("calibration", (dict,)),
     ):
         if key in meta and type(meta[key]) not in kinds:
             raise _Corrupt("meta", f"has a bad {key}")
+    for key, kinds in (("model_documents", (int,)), ("source", (str,)), ("skipped", (str,)), ("dropped", (str,))):
+        value = meta.get("calibration", {}).get(key)
+        if value is not None and type(value) not in kinds:
+            raise _Corrupt("meta", f"has a bad calibration {key}")
     if "n_documents" not in meta or meta["n_documents"] < 0:
         raise _Corrupt("meta", "has no n_documents")
     return meta
@@ -800,13 +872,14 @@ def from_payload(p: dict, path: str = "model"):
         except ValueError as exc:
             raise _Corrupt(str(exc)) from None
         last_seen = _array(p, "term_last_seen", "i", (n_terms,), optional=True)
+        calibration = _calibration(p, n_classes)
     except _Corrupt as exc:
         raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
     except (TypeError, ValueError, ArithmeticError, NbcliError) as exc:
         if isinstance(exc, ModelFileError):
             raise
         raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
-    classifier = Classifier(options, Vocabulary(hashes, blob, offsets), model, meta, record, last_seen)
+    classifier = Classifier(options, Vocabulary(hashes, blob, offsets), model, meta, record, last_seen, calibration)
     stored_id = p.get("model_id")
     if isinstance(stored_id, str) and re.fullmatch(r"[0-9a-f]{6}", stored_id):
         classifier.stored_model_id = stored_id  # the file's own, computed when it was written
@@ -832,6 +905,41 @@ def load(path: str):
     return from_payload(read_payload(path), path)
 
 
+def _describe_calibration(classifier) -> dict:
+    """info's "calibration": {"method", "map" (its parameters in words),
+    "documents" (held-out, fitted on), "source", "model_documents" (the
+    model's then), "stale", "keeps_ranking", "effect" (on the decisions, in
+    words)}; without one, {"method": None, "reason"}."""
+    from nbcli.learning import calibration_stale
+
+    fitted = classifier.meta.get("calibration") or {}
+    cal = classifier.calibration
+    if cal is None:
+        reason = fitted.get("skipped") or fitted.get("dropped")
+        return {"method": None, "reason": reason}
+    return {
+        "method": cal.method,
+        "map": cal.describe(),
+        "documents": cal.documents,
+        "source": fitted.get("source"),
+        "model_documents": fitted.get("model_documents"),
+        "stale": calibration_stale(classifier),
+        "keeps_ranking": cal.keeps_ranking,
+        "effect": _calibration_effect(cal),
+    }
+
+
+def _calibration_effect(cal) -> str:
+    """What a map does to the model's decisions, in words, for info."""
+    if cal.keeps_ranking:
+        return "keeps the ranking"
+    if cal.method == "isotonic":
+        return "may tie documents the model ranked apart"
+    if cal.method == "temperature":
+        return "keeps each document's predicted class"
+    return "may change the predicted class of some documents"
+
+
 def describe(classifier, top: int = 10) -> dict:
     """What `nbcli info` shows of a Classifier, as a JSON-ready dict (here,
     not on Classifier: it names the file format's version)."""
@@ -851,7 +959,7 @@ def describe(classifier, top: int = 10) -> dict:
             terms = classifier.vocabulary.terms(best)
             top_terms[name] = [{"term": t, "log_odds": float(odds[c][j])} for t, j in zip(terms, best.tolist())]
     return {
-        "format_version": format_version(model),
+        "format_version": format_version(model, classifier.calibration is not None),
         "kind": model.kind,
         "transforms": [
             k.replace("_", "-") for k in ("tf_log", "idf", "length_norm", "weight_norm") if model.spec().get(k)
@@ -870,6 +978,7 @@ def describe(classifier, top: int = 10) -> dict:
             ),
             "bytes": len(classifier.record) * ENTRY_BYTES,
         },
+        "calibration": _describe_calibration(classifier),
         "updated": classifier.meta.get("updated"),
         "pruned": classifier.meta.get("pruned"),
         "classes": [

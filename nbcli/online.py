@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nbcli.defaults import ONLINE_HAM_CUTOFF, ONLINE_SPAM_CUTOFF
 from nbcli.errors import NbcliError
 
 TRAIN_RULES = ("all", "errors", "unsure")
@@ -297,8 +298,8 @@ def run(
     train: str = "errors",
     warmup: int = 0,
     spam_class: str = "spam",
-    spam_cutoff: float = 0.99,
-    ham_cutoff: float = 0.01,
+    spam_cutoff: float = ONLINE_SPAM_CUTOFF,
+    ham_cutoff: float = ONLINE_HAM_CUTOFF,
     fast: bool = True,
 ) -> Run:
     """The online protocol over `stream` (see the module docstring)."""

@@ -514,6 +514,16 @@ def refuse_options(ctx: click.Context, names, needs: str) -> None:
         raise click.UsageError(f"{max(params[given[0]].opts, key=len)} needs {needs}")
 
 
+# `--label CLASS=PATH` for the commands that read labelled documents to judge or fit on (eval, calibrate)
+true_label_option = click.option(
+    "--label",
+    "label_pairs",
+    multiple=True,
+    metavar="CLASS=PATH",
+    help="Documents in PATH have true class CLASS. Repeatable.",
+)
+
+
 def refuse_training_options(ctx: click.Context, needs: str, keep=()) -> None:
     """The training options (but the fields in `keep`) and --seed given
     without `needs` (--cv): a usage error."""

@@ -194,12 +194,33 @@ def render_eval(report: dict, file, source: str) -> None:
         _print(file, *calibration_lines(report["calibration"]))
 
 
+def calibration_text(cal: dict) -> str:
+    """`info`'s calibration line (see `modelfile.describe`)."""
+    if cal.get("method") is None:
+        return f"none ({cal['reason']})" if cal.get("reason") else "none (raw event-model posteriors)"
+    text = f"{cal['map']}, fitted on {cal['documents']} held-out documents"
+    if cal.get("source") == "cross-validation":
+        text += " (cross-validation of the training corpus)"
+    elif cal.get("source"):
+        text += f" ({cal['source']})"
+    text += f"; {cal['effect']}"
+    if cal.get("stale"):
+        text += f"; STALE: fitted at {cal['model_documents']} documents"
+    return text
+
+
 def calibration_lines(cal: dict) -> list[str]:
     """The calibration figures of an eval report, for people."""
     lines = [
         f"calibration: Brier score {_fmt(cal['brier'])}, expected calibration error {_fmt(cal['ece'])} "
         f"({cal['bins']} bins of the predicted class's probability)"
     ]
+    before = cal.get("uncalibrated")
+    if before:
+        lines.append(
+            f"  before the model's calibration map: Brier score {_fmt(before['brier'])}, expected calibration "
+            f"error {_fmt(before['ece'])}, log loss {_fmt(before['log_loss'])}"
+        )
     table = _Table()
     for name in ("confidence bin", "documents", "mean confidence", "accuracy", "gap"):
         table.add_column(name, justify="right")
@@ -219,7 +240,8 @@ def spam_filter_lines(sf: dict) -> list[str]:
     lines = [
         f"spam filter ({sf['spam_class']} against {sf['ham_class']}): ROC AUC {_fmt(sf['auc'])}",
         f"  at cut-offs spam >= {sf['spam_cutoff']:g}, ham <= {sf['ham_cutoff']:g}: ham false-positive rate "
-        f"{_fmt(sf['ham_fpr'])}, spam recall {_fmt(sf['spam_recall'])}, unsure {_fmt(sf['unsure'])}",
+        f"{_fmt(sf['ham_fpr'])}, spam recall {_fmt(sf['spam_recall'])}, unsure {_fmt(sf['unsure'])}, "
+        f"accuracy on the decided {_fmt(sf['decided_accuracy'])}",
     ]
     t = sf.get("target_fpr")
     if t:
@@ -254,6 +276,9 @@ def render_info(info: dict, file) -> None:
     if record is not None:
         per_class = ", ".join(f"{c} {n}" for c, n in record["per_class"].items())
         _print(file, f"record:      {record['entries']} learned documents ({per_class}), {record['bytes']} bytes")
+    cal = info.get("calibration")
+    if cal is not None:
+        _print(file, f"calibration: {calibration_text(cal)}")
     if info.get("updated"):
         _print(file, f"updated:     {info['updated']}")
     if info.get("pruned"):

@@ -75,22 +75,32 @@ def _chain(first, rest):
 # -- counting ----------------------------------------------------------------------
 
 
-def train(docs, analyzer_options, options, progress=None, jobs: int = 1):
+def train(
+    docs, analyzer_options, options, progress=None, jobs: int = 1, calibrate: str | None = None, strict: bool = True
+):
     """`training.train` with the counting pass on `jobs` workers."""
     from nbcli import training
 
-    training.check_trainable(docs, options)
+    training.check_trainable(docs, options, calibrate)
     table = count_corpus(
-        docs, training.Analyzer(analyzer_options), options.needs_doc_freq, progress, jobs, options.first_pass_transform
+        docs,
+        training.Analyzer(analyzer_options),
+        options.needs_doc_freq,
+        progress,
+        jobs,
+        options.first_pass_transform,
+        training.sample_size(calibrate),
     )
-    return training.from_table(table, docs, analyzer_options, options)
+    return training.from_table(table, docs, analyzer_options, options, calibrate, strict)
 
 
-def count_corpus(docs, analyzer, doc_freq: bool, progress: Callable | None = None, jobs: int = 1, transform=None):
+def count_corpus(
+    docs, analyzer, doc_freq: bool, progress: Callable | None = None, jobs: int = 1, transform=None, sample: int = 0
+):
     """One streaming pass over labelled documents: their CountTable."""
     from nbcli.training import CountTable
 
-    table = CountTable(doc_freq=doc_freq, transform=transform)
+    table = CountTable(doc_freq=doc_freq, transform=transform, sample=sample)
     count(docs, analyzer, table, jobs, progress)
     return table
 
@@ -121,7 +131,7 @@ def count(docs: Iterable, analyzer, table, jobs: int, progress: Callable[[list |
                 ((_columns(b), b) for b in _chain(batch, it)),
                 progress,
             )
-            options = (analyzer.options, table.doc_freq_wanted, table.transform)
+            options = (analyzer.options, table.doc_freq_wanted, table.transform, table.sample_size)
             ProcessPool(switch.workers).map_reduce(
                 _start_table, _count_batch, _table_state, options, tasks, table.merge
             )
@@ -149,12 +159,12 @@ class _Counting:
     """A worker's accumulator: its analyzer, its table, and (reading files)
     the warnings met, with where they were met."""
 
-    def __init__(self, analyzer_options, doc_freq: bool, transform=None):
+    def __init__(self, analyzer_options, doc_freq: bool, transform=None, sample: int = 0):
         from nbcli.tokenize import Analyzer
         from nbcli.training import CountTable
 
         self.analyzer = Analyzer(analyzer_options)
-        self.table = CountTable(doc_freq=doc_freq, transform=transform)
+        self.table = CountTable(doc_freq=doc_freq, transform=transform, sample=sample)
         self.warnings: list[tuple[int, int, str]] = []  # (part, file, message)
 
     def add(self, batch) -> None:
@@ -187,7 +197,7 @@ def _count_files(lists, analyzer, table, workers, progress) -> None:
         warnings.extend(met)
         table.merge(tables)
 
-    options = (analyzer.options, table.doc_freq_wanted, table.transform, lists)
+    options = (analyzer.options, table.doc_freq_wanted, table.transform, table.sample_size, lists)
     tasks = _with_progress(_file_ranges(lists, per_task), progress)
     ProcessPool(workers).map_reduce(_start_files, _count_files_task, _files_state, options, tasks, merge)
     for part, _, message in sorted(warnings, key=lambda w: w[:2]):
@@ -195,8 +205,8 @@ def _count_files(lists, analyzer, table, workers, progress) -> None:
 
 
 def _start_files(options) -> _Counting:
-    analyzer_options, doc_freq, transform, lists = options
-    acc = _Counting(analyzer_options, doc_freq, transform)
+    analyzer_options, doc_freq, transform, sample, lists = options
+    acc = _Counting(analyzer_options, doc_freq, transform, sample)
     acc.lists = lists
     return acc
 

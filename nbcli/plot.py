@@ -184,14 +184,21 @@ def png(figure: dict, path: str) -> None:
         ) from None
     fig, ax = plt.subplots(figsize=(5, 5), dpi=100)
     if figure["kind"] == "reliability":
-        bins = figure["bins"]
-        total = max(sum(b["count"] for b in bins), 1)
-        conf, acc = [b["confidence"] for b in bins], [b["accuracy"] for b in bins]
         ax.plot([0, 1], [0, 1], color="#999", ls="--")
-        ax.plot(conf, acc, color="#c0392b", lw=1.5)
-        ax.scatter(conf, acc, s=[20 + 300 * b["count"] / total for b in bins], color="#c0392b", alpha=0.5)
+        before = figure.get("before")
+        series = [(before, "#7f8c8d", "before calibration")] if before else []
+        series.append(({"bins": figure["bins"], "ece": figure.get("ece")}, "#c0392b", "calibrated" if before else None))
+        for part, colour, name in series:
+            bins = part["bins"]
+            total = max(sum(b["count"] for b in bins), 1)
+            conf, acc = [b["confidence"] for b in bins], [b["accuracy"] for b in bins]
+            label = None if name is None else name if part["ece"] is None else f"{name}, ECE {part['ece']:.4f}"
+            ax.plot(conf, acc, color=colour, lw=1.5, label=label)
+            ax.scatter(conf, acc, s=[20 + 300 * b["count"] / total for b in bins], color=colour, alpha=0.5)
+        if before:
+            ax.legend(loc="upper left")
         ece = figure.get("ece")
-        title = figure["title"] if ece is None else f"{figure['title']}, ECE {ece:.4f}"
+        title = figure["title"] if ece is None or before else f"{figure['title']}, ECE {ece:.4f}"
         ax.set(xlim=(0, 1), ylim=(0, 1), xlabel="mean predicted probability", ylabel="accuracy", title=title)
     elif figure["kind"] == "roc":
         ax.plot(figure["fpr"], figure["tpr"], color="#c0392b", lw=2)
@@ -232,23 +239,34 @@ def png(figure: dict, path: str) -> None:
     plt.close(fig)
 
 
-def reliability_svg(bins: list[dict], ece: float | None, title: str) -> str:
+def reliability_svg(bins: list[dict], ece: float | None, title: str, before: dict | None = None) -> str:
     """An SVG reliability diagram: per confidence bin (see
     `calibration.reliability`), the accuracy (up) against the mean
     confidence (across), a dot whose area grows with the bin's documents,
-    and the diagonal a calibrated model lies on."""
+    and the diagonal a calibrated model lies on; `before` ({"bins", "ece"}),
+    the same before the model's calibration map, in grey, with a legend."""
     size, pad = 360, 50
     x, y, parts = _unit_square(size, pad)
-    total = max(sum(b["count"] for b in bins), 1)
-    points = " ".join(f"{x(b['confidence']):.2f},{y(b['accuracy']):.2f}" for b in bins)
-    parts.append(f'<polyline points="{points}" fill="none" stroke="#c0392b" stroke-width="1.5"/>')
-    for b in bins:
-        r = 3 + 12 * (b["count"] / total) ** 0.5
-        parts.append(
-            f'<circle cx="{x(b["confidence"]):.2f}" cy="{y(b["accuracy"]):.2f}" r="{r:.1f}" fill="#c0392b" '
-            f'fill-opacity="0.5"><title>{b["count"]} documents</title></circle>'
-        )
-    label = title if ece is None else f"{title}, ECE {ece:.4f}"
+    series = [(before["bins"], "#7f8c8d"), (bins, "#c0392b")] if before else [(bins, "#c0392b")]
+    for part, colour in series:
+        total = max(sum(b["count"] for b in part), 1)
+        points = " ".join(f"{x(b['confidence']):.2f},{y(b['accuracy']):.2f}" for b in part)
+        parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
+        for b in part:
+            r = 3 + 12 * (b["count"] / total) ** 0.5
+            parts.append(
+                f'<circle cx="{x(b["confidence"]):.2f}" cy="{y(b["accuracy"]):.2f}" r="{r:.1f}" fill="{colour}" '
+                f'fill-opacity="0.5"><title>{b["count"]} documents</title></circle>'
+            )
+    if before:
+        for i, (colour, name, value) in enumerate(
+            (("#7f8c8d", "before calibration", before["ece"]), ("#c0392b", "calibrated", ece))
+        ):
+            text = name if value is None else f"{name}, ECE {value:.4f}"
+            parts.append(
+                f'<text x="{x(0.03):.2f}" y="{y(0.95) + 16 * i:.2f}" fill="{colour}" {_FONT}>{escape(text)}</text>'
+            )
+    label = title if ece is None or before else f"{title}, ECE {ece:.4f}"
     parts.append(f'<text x="{pad + size / 2}" y="{pad - 18}" text-anchor="middle" {_TITLE}>{escape(label)}</text>')
     parts.append(
         f'<text x="{pad + size / 2}" y="{y(0) + 36:.1f}" text-anchor="middle" {_FONT}>'
@@ -263,7 +281,7 @@ def reliability_svg(bins: list[dict], ece: float | None, title: str) -> str:
 
 def svg(figure: dict) -> str:
     if figure["kind"] == "reliability":
-        return reliability_svg(figure["bins"], figure.get("ece"), figure["title"])
+        return reliability_svg(figure["bins"], figure.get("ece"), figure["title"], figure.get("before"))
     if figure["kind"] == "roc":
         return roc_svg(figure["fpr"], figure["tpr"], figure["auc"], figure["title"])
     if figure["kind"] == "learning_curve":

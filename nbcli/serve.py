@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass
 
 from nbcli import spamd
+from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF
 from nbcli.errors import NbcliError
 
 HARD_LIMIT = 64 << 20
@@ -57,8 +58,8 @@ class Settings:
     allow_tell: bool = False
     models_dir: str | None = None
     spam_class: str = "spam"
-    spam_cutoff: float = 0.99
-    ham_cutoff: float = 0.01
+    spam_cutoff: float = DEFAULT_SPAM_CUTOFF
+    ham_cutoff: float = DEFAULT_HAM_CUTOFF
     explain: int = 5
 
 

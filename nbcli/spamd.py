@@ -10,7 +10,7 @@ notes, and Exim's spam.c, whose parser is rigid.
 
 How nbcli's verdict becomes spamd's score: S is the log-odds of spam,
 ln(P(spam) / P(ham)), clipped to [-999.9, 999.9]; the threshold T is the
-spam cut-off's log-odds, ln(c / (1 - c)) (4.6 for the default 0.99); a
+spam cut-off's log-odds, ln(c / (1 - c)) (3.9 for the default 0.98); a
 message is spam when P(spam) >= c, which is S >= T up to rounding (the
 verdict is decided on P, not on the rounded text). Both are written with
 one decimal and a "." whatever the locale.

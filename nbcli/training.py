@@ -15,6 +15,7 @@ steps `pipeline` and `crossval` compose; `_fit` and `_build` are private.
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -24,6 +25,7 @@ from nbcli import __version__
 from nbcli.classifier import Classifier
 from nbcli.defaults import DEFAULT_MAX_MESSAGE_BYTES
 from nbcli.errors import NbcliError
+from nbcli.heldout import Sample
 from nbcli.model import (
     DOC_FREQ_HINT,
     ESTIMATES,
@@ -276,8 +278,18 @@ class CountTable:
     the record of the documents counted (see `record`) and each term's
     last-seen day, when the documents' data are given to `add`."""
 
-    def __init__(self, doc_freq: bool = False, record: bool = True, transform: tuple[bool, bool] | None = None):
+    def __init__(
+        self,
+        doc_freq: bool = False,
+        record: bool = True,
+        transform: tuple[bool, bool] | None = None,
+        sample: int = 0,
+    ):
         self.transform = transform
+        self.sample_size = sample
+        # a sample of the documents with their counts, for calibration (see `heldout`)
+        self._sample = Sample(sample) if sample else None
+        self.heldout = None  # set by finish(): heldout.HeldOut
         # complement's transformed documents, summed per class in fixed point
         # (FIT_SCALE units): integer sums are the same in any order, so the
         # model does not depend on how the corpus was split among workers
@@ -344,12 +356,19 @@ class CountTable:
             np.add.at(self._df.reshape(-1), terms * n_cols + cls_doc[docs], 1)
         if self._fit is not None and len(ids):
             self._add_transformed(ids, doc_len, cls_doc, n_cols)
+        digest = None
         if self._record is not None and datas is not None:
             from nbcli.identity import document_entries
 
             digest, message_id, when = document_entries(batch, datas)
             self._record.append((digest, cls_doc, message_id, when))
             np.maximum.at(self._seen, ids, np.repeat((when // 86400).astype(np.int32), doc_len))
+        if self._sample is not None:
+            if digest is None:
+                from nbcli.identity import digests
+
+                digest = digests(batch.hashes, batch.doc_ptr)
+            self._sample.add(digest[:, 0], cls_doc, ids, doc_len)
 
     def _add_transformed(self, ids: np.ndarray, doc_len: np.ndarray, cls_doc: np.ndarray, n_cols: int) -> None:
         """Add each document's transformed counts (log(1 + x) and/or x / ||x||)
@@ -387,6 +406,9 @@ class CountTable:
             "record": None if self._record is None else self._record_parts(),
             "fit": None if self._fit is None else self._fit[:n, :c].copy(),
             "seen": None if self._seen is None else self._seen[:n].copy(),
+            "sample": None
+            if self._sample is None
+            else self._sample.state(sorted(self.class_ids, key=self.class_ids.get), keys),
         }
 
     def _record_parts(self) -> tuple:
@@ -413,6 +435,8 @@ class CountTable:
             digest, cls, message_id, when = state["record"]
             self._record.append((digest, np.asarray(cols, dtype=np.int64)[cls], message_id, when))
             np.maximum.at(self._seen, ids, state["seen"])
+        if self._sample is not None and state.get("sample") is not None:
+            self._sample.merge(state["sample"], self._class_id, lambda hashes: self.vocab.add_terms(hashes, []))
 
     def finish(self):
         """(classes sorted by name, class_count (C,), vocabulary,
@@ -439,6 +463,8 @@ class CountTable:
             digest, cls, message_id, when = self._record_parts()
             self.record = Record.build(digest, column_of[cls], np.ones(len(cls), np.int64), message_id, when)
             self.last_seen = self._seen[:n][order] if n else np.zeros(0, np.int32)
+        if self._sample is not None:
+            self.heldout = self._sample.finish({c: i for i, c in enumerate(cols)}, new_of_old, n)
         return classes, class_count, vocab, tf, df
 
 
@@ -448,10 +474,11 @@ def count_corpus(
     doc_freq: bool,
     progress: Callable[[list], None] | None = None,
     transform: tuple[bool, bool] | None = None,
+    sample: int = 0,
 ) -> CountTable:
     """One streaming pass over labelled documents, in this process (see
     `pipeline.count_corpus` for the same on several workers)."""
-    table = CountTable(doc_freq=doc_freq, transform=transform)
+    table = CountTable(doc_freq=doc_freq, transform=transform, sample=sample)
     for batch in batches(docs):
         datas = [d.data for d in batch]
         table.add(analyzer.analyze(datas, [d.kind for d in batch]), [d.label for d in batch], datas)
@@ -460,10 +487,18 @@ def count_corpus(
     return table
 
 
-def _fit(table: CountTable, analyzer_options: AnalyzerOptions, options: TrainOptions) -> Classifier:
-    """Prune the vocabulary, smooth the counts, and build the Classifier."""
+def _fit(
+    table: CountTable,
+    analyzer_options: AnalyzerOptions,
+    options: TrainOptions,
+    calibrate: str | None = None,
+    strict: bool = True,
+) -> Classifier:
+    """Prune the vocabulary, smooth the counts, and build the Classifier;
+    calibrate it on held-out scores of the table's sample (strict: refuse
+    a corpus too small for that; otherwise the meta says why it was not)."""
     classes, class_count, vocab, tf, df = table.finish()
-    return fit_counts(
+    classifier = fit_counts(
         classes,
         class_count,
         vocab,
@@ -476,6 +511,49 @@ def _fit(table: CountTable, analyzer_options: AnalyzerOptions, options: TrainOpt
         last_seen=table.last_seen,
         fit=table.fit,
     )
+    if calibrate is not None:
+        from nbcli.calibrators import fit as fit_calibration
+        from nbcli.heldout import heldout_problem, heldout_scores
+
+        heldout = table.heldout
+        problem = heldout_problem(heldout, classes)
+        if problem is not None:
+            if strict:
+                raise NbcliError(
+                    f"cannot calibrate by cross-validation: {problem}",
+                    hint="give more documents, or --calibrate none",
+                )
+            classifier.meta["calibration"] = {"skipped": problem}
+            return classifier
+        fit_one = functools.partial(fit_part, analyzer_options=analyzer_options, options=options)
+        scores, truth = heldout_scores(
+            heldout,
+            classes,
+            class_count,
+            vocab,
+            tf,
+            df,
+            table.fit,
+            table.mail_docs,
+            fit_one,
+            table.transform,
+            FIT_SCALE,
+        )
+        if calibrate == "default":
+            from nbcli.defaults import default_calibration
+
+            calibrate = default_calibration(len(classes))
+        classifier.calibration = fit_calibration(calibrate, scores, truth)
+        classifier.meta["calibration"] = calibration_meta(classifier, "cross-validation")
+    return classifier
+
+
+def calibration_meta(classifier: Classifier, source: str) -> dict:
+    """What the model's meta says of its calibration: how it was fitted
+    (source: 'cross-validation' of the training corpus, or the held-out
+    documents' path) and the model's documents then (for the staleness
+    rule, `learning`)."""
+    return {"source": source, "model_documents": int(classifier.model.class_count.sum())}
 
 
 def resolved(options: TrainOptions, mostly_mail: bool) -> tuple[TrainOptions, float, str]:
@@ -585,6 +663,24 @@ def fit_counts(
         fit_count=fit if transformed and not options.needs_second_pass else None,
         record=record,
         last_seen=last_seen,
+    )
+
+
+def fit_part(classes, class_count, vocab, tf, df, fit, mail_docs, analyzer_options, options):
+    """The Classifier of part of a corpus, given its counts on the corpus's
+    vocabulary (tf, df, and fit, complement's transformed sums, (C, V) or
+    None): on the classes it has documents of and the terms they contain,
+    pruned by the training options, as `nbcli train` on that part would
+    build it (but for the mail defaults, which the caller's mail_docs
+    decide)."""
+    present = np.flatnonzero(class_count > 0)
+    seen = np.flatnonzero(tf[present].sum(axis=0) > 0)
+    tf = tf[present][:, seen]
+    df = df[present][:, seen] if df is not None else None
+    fit = fit[present][:, seen] if fit is not None else None
+    names = [classes[c] for c in present.tolist()]
+    return fit_counts(
+        names, class_count[present], vocab.subset(seen), tf, df, mail_docs, analyzer_options, options, fit=fit
     )
 
 
@@ -737,31 +833,89 @@ def transformed_sums(classifier: Classifier, docs: Iterable[Document]) -> np.nda
 
 
 def train(
-    docs: Iterable[Document], analyzer_options: AnalyzerOptions, options: TrainOptions, progress=None
+    docs: Iterable[Document],
+    analyzer_options: AnalyzerOptions,
+    options: TrainOptions,
+    progress=None,
+    calibrate: str | None = None,
+    strict: bool = True,
 ) -> Classifier:
     """Train a Classifier on labelled documents, in this process (see
-    `pipeline.train` for the counting on several workers)."""
-    check_trainable(docs, options)
+    `pipeline.train` for the counting on several workers); calibrate: the
+    calibration method (`calibrators.METHODS`), None for none; strict: see
+    `_fit`."""
+    check_trainable(docs, options, calibrate)
     table = count_corpus(
-        docs, Analyzer(analyzer_options), options.needs_doc_freq, progress, options.first_pass_transform
+        docs,
+        Analyzer(analyzer_options),
+        options.needs_doc_freq,
+        progress,
+        options.first_pass_transform,
+        sample_size(calibrate),
     )
-    return from_table(table, docs, analyzer_options, options)
+    return from_table(table, docs, analyzer_options, options, calibrate, strict)
 
 
-def check_trainable(docs: Iterable[Document], options: TrainOptions) -> None:
+def check_trainable(docs: Iterable[Document], options: TrainOptions, calibrate: str | None = None) -> None:
     """Refuse, before reading anything, what training could not finish."""
     if options.alpha is not None:
         check_alpha(options.alpha)
     if options.needs_second_pass and iter(docs) is docs:
         raise NbcliError("--tf-log and --length-norm read the corpus twice, and this corpus can be read only once")
+    if calibrate is not None:
+        check_calibratable(options, calibrate)
+
+
+def check_calibratable(options: TrainOptions, calibrate: str) -> None:
+    """Refuse a calibration method training cannot fit with these options."""
+    from nbcli.calibrators import METHODS
+
+    if calibrate not in (*METHODS, "default"):
+        raise NbcliError(f"--calibrate {calibrate!r} is not one of {', '.join(METHODS)}, none")
+    if options.needs_second_pass:
+        raise NbcliError(
+            "--calibrate cannot cross-validate complement's --tf-log/--length-norm with pruning or --idf",
+            hint="train with --calibrate none, then fit one on held-out mail: nbcli calibrate MODEL HELDOUT",
+        )
+
+
+def calibration_choice(calibrate: str | None, options: TrainOptions) -> tuple[str | None, bool, str | None]:
+    """(method or None, strict, note) for `train --calibrate` (None: not
+    given, 'none': no calibration): the default ('default': the method
+    `defaults.default_calibration` picks for the number of classes) where
+    training can cross-validate, and no calibration, with a note saying
+    why, where it cannot; a method the user named must be fitted (strict)
+    or refused."""
+    if calibrate == "none":
+        return None, True, None
+    if calibrate is None:
+        if options.needs_second_pass:
+            return None, False, "not calibrated: these complement options read the corpus twice (see --calibrate)"
+        return "default", False, None
+    check_calibratable(options, calibrate)
+    return calibrate, True, None
+
+
+def sample_size(calibrate: str | None) -> int:
+    """The documents per class the counting pass keeps for calibration."""
+    from nbcli.heldout import SAMPLE_PER_CLASS
+
+    return SAMPLE_PER_CLASS if calibrate is not None else 0
 
 
 def from_table(
-    table: CountTable, docs: Iterable[Document], analyzer_options: AnalyzerOptions, options: TrainOptions
+    table: CountTable,
+    docs: Iterable[Document],
+    analyzer_options: AnalyzerOptions,
+    options: TrainOptions,
+    calibrate: str | None = None,
+    strict: bool = True,
 ) -> Classifier:
     """The Classifier of the counts of `docs`; complement's document
-    transforms read `docs` a second time (`transformed_sums`)."""
-    classifier = _fit(table, analyzer_options, options)
+    transforms read `docs` a second time (`transformed_sums`); with a
+    calibration method, calibrated on the held-out scores of the documents
+    the table sampled (see `heldout`; strict: see `_fit`)."""
+    classifier = _fit(table, analyzer_options, options, calibrate, strict)
     if options.needs_second_pass:
         classifier.model = classifier.model.rebuilt(fit_count=transformed_sums(classifier, docs))
     return classifier

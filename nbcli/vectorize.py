@@ -98,7 +98,14 @@ class Vocabulary:
     def subset(self, keep: np.ndarray) -> Vocabulary:
         """The vocabulary restricted to the columns `keep` (sorted int array)."""
         keep = np.asarray(keep, dtype=np.int64)
-        return Vocabulary(self.hashes[keep], *_pack(self.terms(keep)))
+        starts = self.offsets[keep]
+        lengths = self.offsets[keep + 1] - starts
+        offsets = np.zeros(len(keep) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        # each kept term's bytes, gathered without decoding them: byte i of the new blob is
+        # byte (start of its term + its place in the term) of the old one
+        take = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1], dtype=np.int64)
+        return Vocabulary(self.hashes[keep], np.asarray(self.blob)[take], offsets)
 
 
 def _pack(terms: list[str]) -> tuple[np.ndarray, np.ndarray]:

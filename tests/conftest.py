@@ -110,3 +110,14 @@ def small_model(tmp_path, make_class_folders):
     result = run(["train", corpus, "-o", model, "-q"])
     assert result.exit_code == 0, result.stderr
     return model
+
+
+@pytest.fixture
+def plain_model(tmp_path, make_class_folders):
+    """`small_model` without a calibration map: a plain multinomial model."""
+    texts, labels = make_docs(200, seed=1, classes=["code", "food"])
+    corpus = make_class_folders(texts, labels)
+    model = tmp_path / "plain.nb"
+    result = run(["train", corpus, "-o", model, "-q", "--calibrate", "none"])
+    assert result.exit_code == 0, result.stderr
+    return model

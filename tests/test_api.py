@@ -45,6 +45,7 @@ def _same_model(api_file, cli_file):
     assert a.vocabulary.terms(range(len(a.vocabulary))) == b.vocabulary.terms(range(len(b.vocabulary)))
     for name in ("log_prior", "weights", "bias", "unknown_weight"):
         assert np.array_equal(getattr(a.model, name), getattr(b.model, name)), name
+    assert a.calibration == b.calibration  # the same map, fitted by the same cross-validation
 
 
 @pytest.mark.parametrize(

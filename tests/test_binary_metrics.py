@@ -47,7 +47,8 @@ def test_rates_at_cutoffs():
     p = np.array([0.0, 0.5, 0.995, 1.0, 0.002, 0.99])
     is_spam = np.array([False, False, False, True, True, True])
     got = bm.at_cutoffs(p, is_spam, 0.99, 0.01)
-    assert got == pytest.approx({"ham_fpr": 1 / 3, "spam_recall": 2 / 3, "unsure": 1 / 6})
+    # decided: all but 0.5; right: 0.0 (ham), 1.0 and 0.99 (spam); wrong: 0.995 (a ham), 0.002 (a spam)
+    assert got == pytest.approx({"ham_fpr": 1 / 3, "spam_recall": 2 / 3, "unsure": 1 / 6, "decided_accuracy": 3 / 5})
 
 
 def test_report_flat_metrics_and_limits():
@@ -135,4 +136,5 @@ def test_filter_and_eval_give_every_p_spam_the_same_verdict(spam_cutoff, ham_cut
         "ham_fpr": float(np.mean(filed[~is_spam] == "spam")),
         "spam_recall": float(np.mean(filed[is_spam] == "spam")),
         "unsure": float(np.mean(filed == "unsure")),
+        "decided_accuracy": float(np.mean((filed == "spam")[filed != "unsure"] == is_spam[filed != "unsure"])),
     }

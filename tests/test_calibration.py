@@ -232,9 +232,22 @@ def test_eval_calibration_plot_is_the_reliability_diagram(tmp_path):
     assert result.exit_code == 0, result.stderr
     import json
 
-    bins = json.loads(result.stdout)["calibration"]["reliability"]
+    cal = json.loads(result.stdout)["calibration"]
+    bins, before = cal["reliability"], cal["uncalibrated"]["reliability"]
     tree = ET.parse(picture)
     circles = [e for e in tree.iter() if e.tag.endswith("circle")]
-    assert len(circles) == len(bins) >= 1  # one dot per non-empty bin
+    # one dot per non-empty bin, after the model's calibration map and (grey) before it
+    assert len(circles) == len(bins) + len(before) and len(bins) >= 1
+    grey = [c for c in circles if c.get("fill") == "#7f8c8d"]
+    assert len(grey) == len(before)
     texts = " ".join(e.text or "" for e in tree.iter() if e.tag.endswith("text"))
-    assert "reliability" in texts and "ECE" in texts and "accuracy" in texts
+    assert "reliability" in texts and "accuracy" in texts
+    assert f"before calibration, ECE {cal['uncalibrated']['ece']:.4f}" in texts
+    assert f"calibrated, ECE {cal['ece']:.4f}" in texts
+
+    raw = tmp_path / "raw.nb"
+    assert run(["train", SAMPLES / "mail" / "train", "-o", raw, "-q", "--calibrate", "none"]).exit_code == 0
+    result = run(["eval", raw, SAMPLES / "mail" / "test", "--calibration", "--json", "--plot", picture])
+    assert "uncalibrated" not in json.loads(result.stdout)["calibration"]  # nothing to compare with
+    circles = [e for e in ET.parse(picture).iter() if e.tag.endswith("circle")]
+    assert len(circles) == len(json.loads(result.stdout)["calibration"]["reliability"])

@@ -7,6 +7,7 @@ import pytest
 from sklearn import metrics as skm
 
 from nbcli import modelfile
+from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF
 from nbcli.metrics import classification_report
 
 from conftest import make_docs, run
@@ -127,8 +128,11 @@ def test_spam_filter_metrics_agree_with_scikit_learn(mail_model):
     log_odds = log_proba[:, s] - log_proba[:, 1 - s]
     assert sf["auc"] == pytest.approx(skm.roc_auc_score(is_spam, log_odds))
     p = np.exp(log_proba[:, s])
-    assert sf["ham_fpr"] == pytest.approx(((p >= 0.99) & ~is_spam).sum() / (~is_spam).sum())
-    assert sf["spam_recall"] == pytest.approx(((p >= 0.99) & is_spam).sum() / is_spam.sum())
+    high, low = DEFAULT_SPAM_CUTOFF, DEFAULT_HAM_CUTOFF
+    assert sf["ham_fpr"] == pytest.approx(((p >= high) & ~is_spam).sum() / (~is_spam).sum())
+    assert sf["spam_recall"] == pytest.approx(((p >= high) & is_spam).sum() / is_spam.sum())
+    decided = (p >= high) | (p <= low)
+    assert sf["decided_accuracy"] == pytest.approx(((p >= high) == is_spam)[decided].mean())
     target = sf["target_fpr"]
     assert target["ham_fpr"] <= 0.01
     assert target["spam_recall"] == pytest.approx((log_odds[is_spam] > target["log_odds_cutoff"]).mean())
@@ -148,8 +152,9 @@ def test_fail_under_and_over_exit_codes(mail_model):
     assert bad.stderr.startswith("nbcli: error: accuracy 0.98") and bad.stderr.endswith(
         " is under 0.999 (--fail-under accuracy=0.999)\n"
     )
-    bad = run(["eval", model, test_dir, "-q", "--fail-over", "ham_fpr=0"])
-    assert bad.exit_code == 1 and bad.stderr.count("\n") == 1 and "is over 0 (--fail-over ham_fpr=0)" in bad.stderr
+    bad = run(["eval", model, test_dir, "-q", "--fail-over", "unsure=0.01"])
+    assert bad.exit_code == 1 and bad.stderr.count("\n") == 1
+    assert "is over 0.01 (--fail-over unsure=0.01)" in bad.stderr
     usage = run(["eval", model, test_dir, "--fail-under", "accuracy"])
     assert usage.exit_code == 2 and "'accuracy' is not METRIC=VALUE" in usage.stderr and usage.stderr.count("\n") == 1
     usage = run(["eval", model, test_dir, "--fail-under", "nope=1"])

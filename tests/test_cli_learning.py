@@ -250,11 +250,14 @@ def test_merge_of_two_halves_and_of_different_models(tmp_path, make_class_folder
     left = make_class_folders(texts[:40], labels[:40], "left")
     right = make_class_folders(texts[40:], labels[40:], "right")
     whole = make_class_folders(texts, labels, "whole")
-    for corpus in (left, right, whole):
+    for corpus in (left, right):  # calibrated, as by default
         assert run(["train", corpus, "-o", tmp_path / f"{corpus.name}.nb", "-q"]).exit_code == 0
+    assert run(["train", whole, "-o", tmp_path / "whole.nb", "-q", "--calibrate", "none"]).exit_code == 0
     out = tmp_path / "merged.nb"
     result = run(["merge", tmp_path / "left.nb", tmp_path / "right.nb", "-o", out])
     assert result.exit_code == 0 and "2 models merged" in result.stderr
+    # the halves' maps were fitted to their own tables: the sum has none, and merge says so
+    assert f"{out} is not calibrated" in result.stderr and info(out)["calibration"]["method"] is None
     assert info(out)["model_id"] == info(tmp_path / "whole.nb")["model_id"]
     assert info(out)["record"]["entries"] == 80
 
@@ -301,11 +304,13 @@ def test_learning_mail_is_training_on_it(tmp_path):
     moved.mkdir()
     for path in held_out:
         path.rename(moved / path.name)
-    assert run(["train", corpus, "-o", tmp_path / "part.nb", "-q"]).exit_code == 0
+    # uncalibrated: learning keeps the part's calibration map, which training on all would fit afresh
+    raw = ["-q", "--calibrate", "none"]
+    assert run(["train", corpus, "-o", tmp_path / "part.nb", *raw]).exit_code == 0
     assert run(["learn", tmp_path / "part.nb", "--spam", moved, "-q"]).exit_code == 0
     for path in held_out:
         (moved / path.name).rename(path)
-    assert run(["train", corpus, "-o", tmp_path / "all.nb", "-q"]).exit_code == 0
+    assert run(["train", corpus, "-o", tmp_path / "all.nb", *raw]).exit_code == 0
     assert state(tmp_path / "part.nb") == state(tmp_path / "all.nb")
     predict = [run(["predict", "--json", tmp_path / name, MAIL / "test"]).stdout for name in ("part.nb", "all.nb")]
     assert predict[0] == predict[1] and predict[0]

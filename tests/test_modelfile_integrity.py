@@ -147,12 +147,12 @@ def test_files_without_a_checksum_still_load_and_are_still_checked(tmp_path, sma
     assert result.stdout == ""
 
 
-def test_checksummed_files_are_still_readable_as_before(tmp_path, small_model):
+def test_checksummed_files_are_still_readable_as_before(tmp_path, plain_model):
     # The checksum is one more key, which older nbcli ignores (they read keys
     # with .get), so plain multinomial models stay at format version 1.
-    payload = joblib.load(small_model)
+    payload = joblib.load(plain_model)
     assert payload["format_version"] == 1
-    assert payload[modelfile.CHECKSUM_KEY] == modelfile.payload_checksum(modelfile.read_payload(str(small_model)))
+    assert payload[modelfile.CHECKSUM_KEY] == modelfile.payload_checksum(modelfile.read_payload(str(plain_model)))
 
 
 def test_a_damaged_length_field_is_not_allocated(tmp_path):

@@ -15,7 +15,8 @@ from nbcli.training import OPTION_DEFAULTS
 from conftest import make_docs, run
 
 # The options of `nbcli train` that are not training options.
-_NOT_TRAINING = {"--output", "--label", "--from-model", "--jobs", "--quiet", "--help"}
+# --calibrate fits a map after training; eval --cv and tune judge the raw models.
+_NOT_TRAINING = {"--output", "--label", "--from-model", "--calibrate", "--jobs", "--quiet", "--help"}
 
 
 def _flags(command) -> set[str]:

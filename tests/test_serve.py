@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import queue
 import re
@@ -33,6 +34,8 @@ from spamd_client import (
     wait_closed,
 )
 
+from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF
+
 from conftest import SAMPLES, run_process
 from mailfixtures import MESSAGES, mbox_of
 
@@ -40,7 +43,9 @@ TRAIN = SAMPLES / "mail" / "train"
 TEST = SAMPLES / "mail" / "test"
 SPAM_FILE = TEST / "spam" / "0001.eml"
 HAM_FILE = TEST / "ham" / "0001.eml"
-T_DEFAULT = "4.6"  # round(ln(0.99 / 0.01), 1)
+T_VALUE = round(math.log(DEFAULT_SPAM_CUTOFF / (1 - DEFAULT_SPAM_CUTOFF)), 1)  # 3.9 for 0.98
+T_DEFAULT = f"{T_VALUE:.1f}"
+H_VALUE = round(math.log(DEFAULT_HAM_CUTOFF / (1 - DEFAULT_HAM_CUTOFF)), 1)  # -2.9 for 0.05
 READY_TIMEOUT = 30.0
 ADDED = (b"X-Spam-Flag: ", b"X-Spam-Status: ", b"X-NB-Class: ")
 ERROR_LINE = re.compile(rb"SPAMD/1\.0 (\d+) [^\r\n]+\r\n")
@@ -305,7 +310,7 @@ def test_exim_request_exactly(address):
     message = SPAM_FILE.read_bytes()
     data = b"REPORT SPAMC/1.2\r\nUser: mail\r\nContent-length: %d\r\n\r\n" % len(message) + message
     parsed = exim_parse(exchange(address, data, half_close=True))
-    assert parsed is not None and parsed[1] >= parsed[2] == 4.6 and parsed[3]
+    assert parsed is not None and parsed[1] >= parsed[2] == T_VALUE and parsed[3]
 
 
 def test_new_layout_is_not_the_old_one(address):
@@ -330,8 +335,8 @@ def test_process_adds_headers_and_keeps_every_byte(server, name):
     m = re.fullmatch(r"X-NB-Class: (\w+); p=([0-9.e-]+); model=([0-9a-f]{6})", added[-1].decode().rstrip("\r\n"))
     assert m, added[-1]
     assert 0.0 <= float(m[2]) <= 1.0
-    verdict = "spam" if is_spam else "ham" if score <= -4.6 else "unsure"  # ham cut-off 0.01: log-odds -4.6
-    if abs(abs(score) - 4.6) > 0.1:  # off the rounding edge
+    verdict = "spam" if is_spam else "ham" if score <= H_VALUE else "unsure"  # the ham cut-off's log-odds
+    if min(abs(score - H_VALUE), abs(score - T_VALUE)) > 0.1:  # off the rounding edge
         assert m[1] == verdict, added[-1]
         assert f"tests=NBCLI_{verdict.upper()}" in status
 
@@ -369,7 +374,7 @@ def test_process_and_headers_over_tcp(server):
 
 
 def test_check_agrees_with_predict(server, model):
-    """Spam iff P(spam) >= 0.99, S = round(log-odds, 1), on every test message."""
+    """Spam iff P(spam) >= the spam cut-off, S = round(log-odds, 1), on every test message."""
     files = sorted(TEST.rglob("*.eml"))
     result = nbcli("predict", "--json", model, *files)
     predictions = {p["id"]: p for p in map(json.loads, result.stdout.decode().splitlines())}
@@ -380,7 +385,7 @@ def test_check_agrees_with_predict(server, model):
         address = server.unix if i % 2 else server.tcp
         is_spam, score, threshold, _, t = request(address, "CHECK", path.read_bytes()).spam()
         assert t == T_DEFAULT
-        assert is_spam == (p["probabilities"]["spam"] >= 0.99), path
+        assert is_spam == (p["probabilities"]["spam"] >= DEFAULT_SPAM_CUTOFF), path
         assert abs(score - log_odds(p)) <= 0.05 + 1e-6, (path, score, log_odds(p))
         spams += is_spam
     assert 0 < spams < len(files)
@@ -736,7 +741,7 @@ def test_aiospamc(server):
         for where in (tcp, unix):
             checked = await aiospamc.check(spam, **where)
             assert checked.headers.spam.value is True
-            assert checked.headers.spam.threshold == pytest.approx(4.6)
+            assert checked.headers.spam.threshold == pytest.approx(T_VALUE)
             assert (await aiospamc.check(ham, **where)).headers.spam.value is False
             processed = await aiospamc.process(ham, **where)
             assert split_off_added(processed.body, ham)[1] == ham
