@@ -30,6 +30,7 @@ from nbcli import __version__  # noqa: E402
 from nbcli.errors import NbcliError  # noqa: E402
 from nbcli.options import (  # noqa: E402
     READ_PARAM_NAMES,
+    TABLE_PARAMS,
     TRAINING_PARAM_NAMES,
     Limit,
     calibration_options,
@@ -44,12 +45,16 @@ from nbcli.options import (  # noqa: E402
     json_option,
     make_diagnostics,
     message_cap_option,
+    model_read_opts,
     quiet_option,
     read_options,
     read_opts,
     refuse_corpus_options,
+    refuse_options,
     refuse_training_options,
     seed_option,
+    table_options,
+    table_setup,
     target_fpr_option,
     training_options,
     training_setup,
@@ -169,6 +174,7 @@ def cli():
 )
 @read_options
 @training_options
+@table_options
 @jobs_option
 @quiet_option
 def train(corpus, output, label_pairs, from_model, calibrate, **kw):
@@ -197,6 +203,20 @@ def train(corpus, output, label_pairs, from_model, calibrate, **kw):
     diagnostics = make_diagnostics(kw["quiet"])
     check_output(output, [*corpus, *(parse_label_pair(p)[1] for p in label_pairs)])
     modelfile.check_writable(output)
+    ctx = click.get_current_context()
+    if any(is_given(ctx, name) for name in TABLE_PARAMS):
+        if from_model:
+            raise click.UsageError("--from-model re-derives text models; train a table model from its table")
+        classifier = _train_table(corpus, label_pairs, calibrate, kw, diagnostics)
+        modelfile.save(classifier, output)
+        counts = ", ".join(f"{c} {int(n)}" for c, n in zip(classifier.classes, classifier.model.class_count))
+        diagnostics.info(
+            f"wrote {output}: {classifier.meta['n_documents']} rows ({counts}), {len(classifier.names)} columns "
+            f"({_kinds_text(classifier)})"
+        )
+        diagnostics.finish()
+        check_inputs()
+        return
     if from_model:
         if calibrate is not None:
             raise click.UsageError(
@@ -231,7 +251,7 @@ def train(corpus, output, label_pairs, from_model, calibrate, **kw):
             )
         skipped = classifier.meta.get("calibration", {}).get("skipped")
         if skipped:
-            diagnostics.info(f"not calibrated: {skipped} (cross-validation needs two of each class)")
+            diagnostics.info(f"not calibrated: {skipped}")
     modelfile.save(classifier, output)
     counts = ", ".join(f"{c} {int(n)}" for c, n in zip(classifier.classes, classifier.model.class_count))
     diagnostics.info(
@@ -239,6 +259,58 @@ def train(corpus, output, label_pairs, from_model, calibrate, **kw):
     )
     diagnostics.finish()
     check_inputs()
+
+
+# the training options a table model shares with text models
+_TABLE_SMOOTHING = {"alpha", "m_estimate", "estimate", "prior", "prior_alpha"}
+
+
+def _train_table(corpus, label_pairs, calibrate, kw, diagnostics):
+    """`train --features ...`: a table model (see table_classifier.py)."""
+    import dataclasses
+
+    from nbcli.sources import labeled_corpus, parse_label_pair
+    from nbcli.table_classifier import fit_rows
+
+    ctx = click.get_current_context()
+    refuse_training_options(ctx, "a text model (not --features)", keep=_TABLE_SMOOTHING)
+    if not corpus and not label_pairs:
+        raise click.UsageError("give a table (CORPUS) to train on")
+    columns, settings = table_setup(kw)
+    method, strict = (
+        (None, True) if calibrate == "none" else ("default", False) if calibrate is None else (calibrate, True)
+    )
+    opts = dataclasses.replace(read_opts(kw, diagnostics), rows=True)
+    docs = labeled_corpus(corpus, [parse_label_pair(p) for p in label_pairs], opts)
+    with diagnostics.progress("reading", docs.total) as advance:
+        classifier = fit_rows(
+            _progressing(docs, advance),
+            columns,
+            settings,
+            method,
+            strict,
+            label_field=kw["label_field"] or "label",
+            id_field=kw["id_field"],
+        )
+    for note in classifier.meta.get("notes", []):
+        diagnostics.warn(note)
+    skipped = (classifier.meta.get("calibration") or {}).get("skipped")
+    if skipped:
+        diagnostics.info(f"not calibrated: {skipped} (--calibrate METHOD fits one anyway)")
+    classifier.meta.pop("notes", None)
+    return classifier
+
+
+def _progressing(docs, advance):
+    for doc in docs:
+        yield doc
+        if doc.first:
+            advance(1)
+
+
+def _kinds_text(classifier) -> str:
+    kinds = classifier.model.kinds
+    return ", ".join(f"{kinds.count(k)} {k}" for k in dict.fromkeys(kinds))
 
 
 def _retrain(path, corpus, label_pairs, kw, diagnostics):
@@ -323,7 +395,7 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
     from nbcli.walk import Skipped
 
     classifier = _load_model(model, max_message_bytes)
-    opts = read_opts(kw, diagnostics)
+    opts = model_read_opts(classifier, kw, diagnostics, labels=False)
     docs = Corpus([documents_in(path, opts) for path in inputs])
     classes = classifier.classes
     written = 0
@@ -425,6 +497,7 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
 @json_option
 @read_options
 @training_options
+@table_options
 @jobs_option
 @quiet_option
 @click.pass_context
@@ -488,6 +561,9 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
             raise click.UsageError("--cv and --predictions do not go together")
         if not args and not label_pairs:
             raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH to cross-validate")
+        if any(is_given(ctx, name) for name in TABLE_PARAMS):
+            _cross_validate_table(args, label_pairs, cv, seed, as_json, kw, diagnostics)
+            return
         from nbcli.pipeline import cross_validate
 
         analyzer_options, options, analysed = _analysed(args, label_pairs, kw, diagnostics)
@@ -497,6 +573,7 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
         check_inputs()
         return
     refuse_training_options(ctx, "--cv or --online", keep={"max_message_bytes"})
+    refuse_options(ctx, TABLE_PARAMS, "--cv (a table model's settings come with it)")
     if truth and not predictions:
         raise click.UsageError("--truth goes with --predictions")
     if predictions:
@@ -521,7 +598,7 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
 
     given_cap = is_given(ctx, "max_message_bytes")
     classifier = _load_model(model, kw["max_message_bytes"] if given_cap else None)
-    docs = labeled_corpus(corpus, pairs, read_opts(kw, diagnostics))
+    docs = labeled_corpus(corpus, pairs, model_read_opts(classifier, kw, diagnostics))
     # with --calibration, a calibrated model is judged before and after its map: score raw, map here
     both = kw.get("calibration", False) and classifier.calibration is not None
     with diagnostics.progress("evaluating", docs.total) as advance:
@@ -575,6 +652,38 @@ def _analysed(corpus, label_pairs, kw, diagnostics):
     with diagnostics.progress("reading", docs.total) as advance:
         analysed = analyse(docs, Analyzer(analyzer_options), progress=lambda batch: advance(docs.progress(batch)))
     return analyzer_options, options, analysed
+
+
+def _cross_validate_table(corpus, label_pairs, k, seed, as_json, kw, diagnostics) -> None:
+    """`eval --cv K TABLE --features ...`: cross-validation of a table model."""
+    import dataclasses
+
+    from nbcli.sources import labeled_corpus, parse_label_pair
+    from nbcli.table_classifier import cross_validate
+
+    refuse_training_options(click.get_current_context(), "a text model (not --features)", keep=_TABLE_SMOOTHING)
+    columns, settings = table_setup(kw)
+    opts = dataclasses.replace(read_opts(kw, diagnostics), rows=True)
+    docs = labeled_corpus(corpus, [parse_label_pair(p) for p in label_pairs], opts)
+    _report_cv(cross_validate(docs, columns, settings, k, seed, eval_options(kw)), as_json, kw)
+    diagnostics.finish()
+    check_inputs()
+
+
+def _tune_table(ctx, corpus, label_pairs, k, seed, metric, kw, diagnostics) -> dict:
+    """`tune --features ...`: the table grid (tuning.TABLE_GRID) but the
+    settings the user fixed, on the same folds of the rows."""
+    import dataclasses
+
+    from nbcli import tuning
+    from nbcli.sources import labeled_corpus, parse_label_pair
+
+    refuse_training_options(ctx, "a text model (not --features)", keep=_TABLE_SMOOTHING)
+    columns, settings = table_setup(kw)
+    opts = dataclasses.replace(read_opts(kw, diagnostics), rows=True)
+    docs = list(labeled_corpus(corpus, [parse_label_pair(p) for p in label_pairs], opts))
+    grid = {f: v for f, v in tuning.TABLE_GRID.items() if not is_given(ctx, f)}
+    return tuning.tune_table(docs, columns, settings, k, seed, eval_options(kw), metric, grid)
 
 
 def _report_cv(report, as_json, kw):
@@ -635,6 +744,7 @@ def _write_report(record, render, metrics, kw, prefix=""):
 @json_option
 @read_options
 @training_options
+@table_options
 @jobs_option
 @quiet_option
 @click.pass_context
@@ -665,11 +775,22 @@ def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
         )
     if not corpus and not label_pairs:
         raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
-    analyzer_options, options, analysed = _analysed(corpus, label_pairs, kw, diagnostics)
-    result = tuning.tune(
-        analysed, cv, seed, analyzer_options, options, eval_options(kw), metric, kw["jobs"], unfixed(tuning.GRID, ctx)
-    )
-    given = given_options(ctx, {"label_pairs", *TRAINING_PARAM_NAMES, *READ_PARAM_NAMES})
+    if any(is_given(ctx, name) for name in TABLE_PARAMS):
+        result = _tune_table(ctx, corpus, label_pairs, cv, seed, metric, kw, diagnostics)
+    else:
+        analyzer_options, options, analysed = _analysed(corpus, label_pairs, kw, diagnostics)
+        result = tuning.tune(
+            analysed,
+            cv,
+            seed,
+            analyzer_options,
+            options,
+            eval_options(kw),
+            metric,
+            kw["jobs"],
+            unfixed(tuning.GRID, ctx),
+        )
+    given = given_options(ctx, {"label_pairs", *TRAINING_PARAM_NAMES, *READ_PARAM_NAMES, *TABLE_PARAMS})
     result["command"] = tuning.train_command(list(corpus), given, result["best"])
     if as_json:
         write_json(result)

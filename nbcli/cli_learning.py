@@ -22,6 +22,7 @@ from nbcli.options import (
     jobs_option,
     json_option,
     make_diagnostics,
+    model_read_opts,
     quiet_option,
     read_options,
     read_opts,
@@ -545,7 +546,7 @@ def calibrate(model, heldout, label_pairs, method, output, as_json, **kw):
         method = default_calibration(len(current.classes))
     scores = None
     if method != "none":
-        docs = labeled_corpus(heldout, pairs, read_opts(kw, diagnostics))
+        docs = labeled_corpus(heldout, pairs, model_read_opts(current, kw, diagnostics))
         with diagnostics.progress("scoring", docs.total) as advance:
             labels, scores = score_labelled(
                 current.uncalibrated(), docs, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"]

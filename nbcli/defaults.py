@@ -34,6 +34,12 @@ DEFAULT_CALIBRATION = "platt"
 DEFAULT_MULTICLASS_CALIBRATION = "temperature"
 
 
+# The default calibration (not one asked for) needs this many held-out
+# documents of each class: a map fitted on a dozen scores moves the
+# decisions more than it corrects them (PlayTennis: 14 rows).
+MIN_CALIBRATION_PER_CLASS = 20
+
+
 def default_calibration(n_classes: int) -> str:
     """The calibration map a model of n_classes classes gets by default."""
     return DEFAULT_CALIBRATION if n_classes == 2 else DEFAULT_MULTICLASS_CALIBRATION

@@ -53,6 +53,8 @@ def dump_lines(classifier) -> Iterator[str]:
     """The dump of a Classifier, line by line (without newlines)."""
     from nbcli.learning import Counts
 
+    if getattr(classifier.model, "kind", None) == "table":
+        raise NbcliError("a table model has no term counts to dump", hint="nbcli info MODEL --json shows it")
     counts = Counts.of(classifier)
     model = classifier.model
     texts = classifier.vocabulary.terms(np.arange(len(classifier.vocabulary)))

@@ -55,6 +55,11 @@ def _now_text() -> str:
 
 def check_learnable(classifier, source: str = "the model") -> None:
     """Refuse, with what to do, a model that cannot be updated exactly."""
+    if getattr(classifier.model, "kind", None) == "table":
+        raise NbcliError(
+            f"{source} is a table model, which learns from a whole table",
+            hint="train it again on the table with the new rows",
+        )
     options = classifier.meta.get("options", {})
     for name, default, flag in PRUNING_OPTIONS:
         if options.get(name, default) != default:

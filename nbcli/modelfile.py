@@ -544,6 +544,15 @@ def compute_model_id(classifier) -> str:
     it in its header, so a filter running another model than the one
     trained shows."""
     model = classifier.model
+    if is_table(classifier):
+        spec, arrays = model.state()
+        total = zlib.crc32(json.dumps([model.classes, _plain(spec)], sort_keys=True).encode())
+        if classifier.calibration is not None:
+            total = zlib.crc32(json.dumps(calibration_state(classifier.calibration), sort_keys=True).encode(), total)
+        for name in sorted(arrays):
+            raw = np.ascontiguousarray(arrays[name]).reshape(-1).view(np.uint8)
+            total = (total * _SUM_MIX + _word_sum(raw)) % (1 << 64)
+        return f"{(total ^ (total >> 32)) & 0xFFFFFF:06x}"
     settings = [model.classes, classifier.analyzer_options.to_dict(), _plain(model.spec())]
     if classifier.calibration is not None:  # a calibrated model gives other probabilities: another identity
         settings.append(calibration_state(classifier.calibration))
@@ -557,7 +566,63 @@ def compute_model_id(classifier) -> str:
     return f"{(total ^ (total >> 32)) & 0xFFFFFF:06x}"
 
 
+def _table_payload(classifier) -> dict:
+    """A table model's payload: its spec under "model" (kind "table"), its
+    arrays as "table_<name>" (see `tables.TableModel.state`)."""
+    spec, arrays = classifier.model.state()
+    extra = {f"table_{name}": np.ascontiguousarray(a) for name, a in arrays.items()}
+    if classifier.calibration is not None:
+        extra["calibration"] = calibration_state(classifier.calibration)
+    extra["model_id"] = compute_model_id(classifier)
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "nbcli_version": __version__,
+        "classes": list(classifier.classes),
+        "model": _plain(spec),
+        "meta": _plain(classifier.meta),
+        "class_count": np.ascontiguousarray(classifier.model.class_count, dtype=np.float64),
+        **extra,
+    }
+
+
+def _table_from_payload(p: dict, path: str):
+    """A TableClassifier from `_table_payload`'s payload, every invariant
+    checked by `TableModel.from_state`."""
+    from nbcli.table_classifier import TableClassifier
+    from nbcli.tables import TableModel
+
+    try:
+        classes = _classes(p)
+        meta = _meta(p.get("meta"))
+        spec = p["model"]
+        arrays = {k[len("table_") :]: v for k, v in p.items() if k.startswith("table_")}
+        if any(not isinstance(a, np.ndarray) for a in arrays.values()):
+            raise _Corrupt("table", "has a value that is not an array")
+        model = TableModel.from_state(spec, arrays)
+        if list(model.classes) != classes:
+            raise _Corrupt("classes", "differ from the table model's")
+        calibration = _calibration(p, len(classes))
+    except _Corrupt as exc:
+        raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
+    except (TypeError, ValueError, KeyError, ArithmeticError, NbcliError) as exc:
+        if isinstance(exc, ModelFileError):
+            raise
+        raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
+    classifier = TableClassifier(model, meta, calibration)
+    stored_id = p.get("model_id")
+    if isinstance(stored_id, str) and re.fullmatch(r"[0-9a-f]{6}", stored_id):
+        classifier.stored_model_id = stored_id
+    return classifier
+
+
+def is_table(classifier) -> bool:
+    return getattr(classifier.model, "kind", None) == "table"
+
+
 def to_payload(classifier) -> dict:
+    if is_table(classifier):
+        return _table_payload(classifier)
     model, vocab = classifier.model, classifier.vocabulary
     extra = {}
     if classifier.record is not None:
@@ -815,6 +880,8 @@ def from_payload(p: dict, path: str = "model"):
     from nbcli.tokenize import AnalyzerOptions
     from nbcli.vectorize import Vocabulary
 
+    if isinstance(p.get("model"), dict) and p["model"].get("kind") == "table":
+        return _table_from_payload(p, path)
     try:
         classes = _classes(p)
         n_classes = len(classes)
@@ -940,11 +1007,37 @@ def _calibration_effect(cal) -> str:
     return "may change the predicted class of some documents"
 
 
+def _describe_table(classifier) -> dict:
+    """info of a table model: its columns (name, kind) and, per class, each
+    column's summary (`TableModel.summary`)."""
+    model = classifier.model
+    prior = np.exp(model.log_prior)
+    return {
+        "format_version": FORMAT_VERSION,
+        "kind": "table",
+        "nbcli_version": classifier.meta.get("nbcli_version"),
+        "created": classifier.meta.get("created"),
+        "documents": classifier.meta.get("n_documents"),
+        "model_id": model_id(classifier),
+        "calibration": _describe_calibration(classifier),
+        "columns": [{"name": n, "kind": k} for n, k in zip(model.names, model.kinds)],
+        "classes": [
+            {"class": name, "documents": int(model.class_count[c]), "prior": float(prior[c])}
+            for c, name in enumerate(classifier.classes)
+        ],
+        "settings": model.settings_dict(),
+        "table": classifier.meta.get("table", {}),
+        "summary": model.summary(),
+    }
+
+
 def describe(classifier, top: int = 10) -> dict:
     """What `nbcli info` shows of a Classifier, as a JSON-ready dict (here,
     not on Classifier: it names the file format's version)."""
     from nbcli.record import ENTRY_BYTES
 
+    if is_table(classifier):
+        return _describe_table(classifier)
     model = classifier.model
     counts = np.asarray(model.feature_count, dtype=np.float64)
     prior = np.exp(model.log_prior)

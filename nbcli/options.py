@@ -514,6 +514,112 @@ def refuse_options(ctx: click.Context, names, needs: str) -> None:
         raise click.UsageError(f"{max(params[given[0]].opts, key=len)} needs {needs}")
 
 
+def _names(value: str | None) -> list[str]:
+    return [] if not value else [n.strip() for n in value.split(",") if n.strip()]
+
+
+def _bandwidth(value: str | None):
+    """--bandwidth: 'scott', 'silverman' or a positive number."""
+    if value is None or value in ("scott", "silverman"):
+        return value
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not number > 0 or number == float("inf"):
+        raise click.BadParameter(f"{value!r} is not scott, silverman or a positive number")
+    return number
+
+
+# Table models (tables.py): how a CSV/TSV/JSON-lines table's columns become features.
+table_options = _apply(
+    [
+        click.option(
+            "--features",
+            metavar="all|COL,...",
+            help="Train a table model on the table's columns: all of them (but the label and id fields), or those "
+            "named; every column's type is inferred (see --categorical, --numeric).",
+        ),
+        click.option("--ignore-fields", metavar="COL,...", help="Columns that are not features (with --features)."),
+        click.option(
+            "--categorical", metavar="COL,...", help="Columns whose values are categories, whatever they look like."
+        ),
+        click.option("--numeric", metavar="COL,...", help="Columns whose values are numbers (other cells: missing)."),
+        click.option(
+            "--numeric-model",
+            type=click.Choice(["gaussian", "kde", "discretize"]),
+            default=None,
+            help="Numeric columns: a Gaussian per class, a Gaussian kernel density estimate per class, or "
+            "equal-frequency bins read as categories.  [default: gaussian]",
+        ),
+        click.option(
+            "--var-smoothing",
+            type=click.FloatRange(min=0),
+            default=None,
+            help="Gaussian variance floor: this fraction of the largest variance of any numeric column is added "
+            "to every class variance (scikit-learn's rule).  [default: 1e-9]",
+        ),
+        click.option(
+            "--bandwidth",
+            default=None,
+            metavar="scott|silverman|H",
+            help="Kernel density bandwidth: Scott's or Silverman's rule on each class's values, or H in the "
+            "column's units.  [default: scott]",
+        ),
+        click.option(
+            "--bins",
+            type=click.IntRange(2, 1000),
+            default=None,
+            help="Equal-frequency bins of --numeric-model discretize.  [default: 10]",
+        ),
+    ]
+)
+TABLE_PARAMS = (
+    "features",
+    "ignore_fields",
+    "categorical",
+    "numeric",
+    "numeric_model",
+    "var_smoothing",
+    "bandwidth",
+    "bins",
+)
+
+
+def table_setup(kw):
+    """(TableColumns, TableSettings) of the table options and the smoothing
+    options they share with text models (--alpha, which may be 0 here, --m-estimate,
+    --estimate, --prior, --prior-alpha)."""
+    from nbcli.model import check_prior_alpha, parse_m_estimate, parse_prior
+    from nbcli.table_classifier import TableColumns
+    from nbcli.tables import TableSettings
+
+    alpha = kw.get("alpha")
+    if alpha is not None and not (alpha >= 0 and alpha != float("inf")):
+        raise NbcliError(f"--alpha must be a number >= 0, not {alpha}", hint="0 is the unsmoothed estimate")
+    if alpha is not None and kw.get("m_estimate") is not None:
+        raise NbcliError("give --alpha or --m-estimate, not both")
+    features = kw.get("features")
+    columns = TableColumns(
+        features=None if features in (None, "all") else _names(features),
+        ignore=_names(kw.get("ignore_fields")),
+        categorical=_names(kw.get("categorical")),
+        numeric=_names(kw.get("numeric")),
+    )
+    settings = TableSettings(
+        alpha=1.0 if alpha is None else alpha,
+        m_estimate=parse_m_estimate(kw["m_estimate"]) if kw.get("m_estimate") else None,
+        estimate=kw.get("estimate") or "mean",
+        prior=parse_prior(kw["prior"]) if kw.get("prior") else "fit",
+        prior_alpha=check_prior_alpha(kw.get("prior_alpha")),
+        numeric_model=kw.get("numeric_model") or "gaussian",
+        var_smoothing=1e-9 if kw.get("var_smoothing") is None else kw["var_smoothing"],
+        bandwidth=_bandwidth(kw.get("bandwidth")) or "scott",
+        bins=kw.get("bins") or 10,
+    )
+    return columns, settings
+
+
 # `--label CLASS=PATH` for the commands that read labelled documents to judge or fit on (eval, calibrate)
 true_label_option = click.option(
     "--label",
@@ -591,6 +697,24 @@ def read_opts(kw, diagnostics):
         header=not kw["no_header"],
         max_doc_bytes=kw["max_doc_bytes"],
         warn=report,
+    )
+
+
+def model_read_opts(classifier, kw, diagnostics, labels: bool = True):
+    """`read_opts` for inputs to `classifier`: a table model reads rows of
+    tables, with the id field it was trained with, and (labels: eval's
+    truth) its label field, unless given."""
+    import dataclasses
+
+    opts = read_opts(kw, diagnostics)
+    table = classifier.meta.get("table") if getattr(classifier.model, "kind", None) == "table" else None
+    if table is None:
+        return opts
+    return dataclasses.replace(
+        opts,
+        rows=True,
+        label_field=opts.label_field or (table.get("label_field") if labels else None),
+        soft_id_field=table.get("id_field"),
     )
 
 

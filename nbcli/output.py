@@ -264,8 +264,45 @@ def spam_filter_lines(sf: dict) -> list[str]:
     return lines
 
 
+def _summary_text(value) -> str:
+    """A column summary (`TableModel.summary`) in one line."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_summary_text(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return "[" + ", ".join(_summary_text(v) for v in value[:8]) + (", ..." if len(value) > 8 else "") + "]"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def render_table_info(info: dict, file) -> None:
+    """`nbcli info` of a table model, for people."""
+    columns = info["columns"]
+    kinds = ", ".join(f"{sum(c['kind'] == k for c in columns)} {k}" for k in dict.fromkeys(c["kind"] for c in columns))
+    _print(file, f"model:       {info['model']}")
+    _print(file, f"event model: table ({len(columns)} columns: {kinds})")
+    _print(file, f"trained:     {info['documents']} rows, {info['created']}, nbcli {info['nbcli_version']}")
+    _print(file, f"model id:    {info['model_id']}")
+    _print(file, f"calibration: {calibration_text(info['calibration'])}")
+    _print(file, f"settings:    {' '.join(f'{k}={v}' for k, v in info['settings'].items())}")
+    table = _Table()
+    for name in ("class", "rows", "prior"):
+        table.add_column(name, justify="left" if name == "class" else "right")
+    for c in info["classes"]:
+        table.add_row(c["class"], str(c["documents"]), f"{c['prior']:.4f}")
+    _print(file, *["  " + line for line in table.lines()])
+    _print(file, "columns, per class")
+    for column in columns:
+        _print(file, f"  {column['name']} ({column['kind']})")
+        for cls, columns_of_class in info["summary"]["classes"].items():
+            _print(file, f"    {cls}: {_summary_text(columns_of_class.get(column['name'], {}))}")
+
+
 def render_info(info: dict, file) -> None:
     """`nbcli info` for people."""
+    if info.get("kind") == "table":
+        render_table_info(info, file)
+        return
     _print(file, f"model:       {info['model']}")
     transforms = f" ({', '.join(info['transforms'])})" if info.get("transforms") else ""
     _print(file, f"event model: {info['kind']}{transforms}")

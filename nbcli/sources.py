@@ -81,6 +81,11 @@ class ReadOptions:
     header: bool = True
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES
     warn: Warn = _no_warn
+    # tables read as rows of fields (table models, `tables.py`): a document's
+    # data is {field: cell text} for every field but the label and id fields
+    rows: bool = False
+    # an id field to use when a table has it (a table model's own, given no --id-field)
+    soft_id_field: str | None = None
 
 
 class Corpus:
@@ -522,6 +527,8 @@ def _table_docs(
     if fmt == "jsonl":
         yield from _jsonl_docs(lines, name, text_field, label_field, label, need_label and use_label, opts)
         return
+    if opts.rows and not opts.header:
+        raise NbcliError(f"{name}: a table of features needs a header row naming its columns", hint="drop --no-header")
     rows = _numbered_rows(lines, fmt, opts, name)
     columns = None
     if opts.header:
@@ -529,13 +536,15 @@ def _table_docs(
         if first is None:
             return
         columns = [c.strip() for c in first[1]]
-    ti = _field_index(text_field, columns, "text", "--text-field", name)
+    ti = None if opts.rows else _field_index(text_field, columns, "text", "--text-field", name)
     if use_label and not need_label and opts.label_field is None and columns is not None and label_field not in columns:
         use_label = False  # predict: a table of texts without labels (JSON lines may lack them too)
     li = _field_index(label_field, columns, "label", "--label-field", name) if use_label else None
     ii = None
     if opts.id_field:
         ii = _field_index(opts.id_field, columns, "id", "--id-field", name)
+    elif columns is not None and opts.soft_id_field in columns:
+        ii = columns.index(opts.soft_id_field)
     elif columns is not None and "id" in columns:
         ii = columns.index("id")
     for row_no, row in rows:
@@ -550,7 +559,7 @@ def _table_docs(
                 )
             )
             continue
-        if ti >= len(row):
+        if ti is not None and ti >= len(row):
             opts.warn(Skipped(f"{name}:{row_no}: row has no text column; skipping it"))
             continue
         doc_label = label
@@ -562,6 +571,10 @@ def _table_docs(
                     continue
                 doc_label = None
         doc_id = row[ii] if ii is not None and ii < len(row) and row[ii] else f"{name}:{row_no}"
+        if ti is None:  # a row of features: every field but the label and the id (short rows: missing cells)
+            fields = {c: (row[i] if i < len(row) else "") for i, c in enumerate(columns) if i != li and i != ii}
+            yield Document(doc_id, doc_label, fields, "row")
+            continue
         yield Document(doc_id, doc_label, row[ti])
 
 
@@ -578,7 +591,7 @@ def _json_label(value) -> str | None:
 def _jsonl_docs(lines, name, text_field, label_field, label, need_label, opts) -> Iterator[Document]:
     import json
 
-    id_field = opts.id_field or "id"
+    id_field = opts.id_field or opts.soft_id_field or "id"
     first = True
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -590,6 +603,11 @@ def _jsonl_docs(lines, name, text_field, label_field, label, need_label, opts) -
             continue
         if not isinstance(record, dict):
             opts.warn(Skipped(f"{name}:{number}: not a JSON object; skipping it"))
+            continue
+        if opts.rows:
+            doc = _jsonl_row(record, name, number, label_field, label, need_label, id_field, opts)
+            if doc is not None:
+                yield doc
             continue
         if text_field not in record:
             if first:
@@ -623,6 +641,40 @@ def _jsonl_docs(lines, name, text_field, label_field, label, need_label, opts) -
         doc_id = record.get(id_field)
         doc_id = str(doc_id) if doc_id not in (None, "") else f"{name}:{number}"
         yield Document(doc_id, doc_label, text)
+
+
+def _jsonl_row(record: dict, name, number, label_field, label, need_label, id_field, opts) -> Document | None:
+    """A JSON-lines record as a row of features: every field but the label
+    and id, numbers and strings as their text, null as a missing cell; a
+    field holding a list, an object or a boolean is a missing cell too
+    (with one warning per record)."""
+    import json
+
+    doc_label = label
+    if label is None:
+        value = record.get(label_field)
+        doc_label = None if value is None or value == "" else _json_label(value)
+        if doc_label is None and need_label:
+            opts.warn(Skipped(f"{name}:{number}: record has no {label_field!r}; skipping it"))
+            return None
+    fields, odd = {}, []
+    for key, value in record.items():
+        if key in (label_field, id_field):
+            continue
+        if value is None:
+            fields[key] = ""
+        elif isinstance(value, str):
+            fields[key] = value
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            fields[key] = json.dumps(value)
+        else:
+            fields[key] = ""
+            odd.append(key)
+    if odd:
+        opts.warn(Skipped(f"{name}:{number}: {', '.join(odd)} not a string or a number; read as missing"))
+    doc_id = record.get(id_field)
+    doc_id = str(doc_id) if doc_id not in (None, "") else f"{name}:{number}"
+    return Document(doc_id, doc_label, fields, "row")
 
 
 def _json_kind(value) -> str:

@@ -465,6 +465,10 @@ class CountTable:
             self.last_seen = self._seen[:n][order] if n else np.zeros(0, np.int32)
         if self._sample is not None:
             self.heldout = self._sample.finish({c: i for i, c in enumerate(cols)}, new_of_old, n)
+        # the growing tables and the builder's term texts are in the results now: free them before the
+        # calibration's fold models are built
+        self._tf = self._df = self._fit = self._seen = self._sample = None
+        self.vocab = None
         return classes, class_count, vocab, tf, df
 
 
@@ -513,10 +517,11 @@ def _fit(
     )
     if calibrate is not None:
         from nbcli.calibrators import fit as fit_calibration
+        from nbcli.defaults import MIN_CALIBRATION_PER_CLASS
         from nbcli.heldout import heldout_problem, heldout_scores
 
         heldout = table.heldout
-        problem = heldout_problem(heldout, classes)
+        problem = heldout_problem(heldout, classes, 2 if strict else MIN_CALIBRATION_PER_CLASS)
         if problem is not None:
             if strict:
                 raise NbcliError(
@@ -525,7 +530,7 @@ def _fit(
                 )
             classifier.meta["calibration"] = {"skipped": problem}
             return classifier
-        fit_one = functools.partial(fit_part, analyzer_options=analyzer_options, options=options)
+        fit_one = functools.partial(fit_part, analyzer_options=analyzer_options, options=options, texts=False)
         scores, truth = heldout_scores(
             heldout,
             classes,
@@ -666,22 +671,27 @@ def fit_counts(
     )
 
 
-def fit_part(classes, class_count, vocab, tf, df, fit, mail_docs, analyzer_options, options):
+def fit_part(classes, class_count, vocab, tf, df, fit, mail_docs, analyzer_options, options, texts: bool = True):
     """The Classifier of part of a corpus, given its counts on the corpus's
     vocabulary (tf, df, and fit, complement's transformed sums, (C, V) or
     None): on the classes it has documents of and the terms they contain,
     pruned by the training options, as `nbcli train` on that part would
     build it (but for the mail defaults, which the caller's mail_docs
-    decide)."""
+    decide). texts=False leaves the terms' texts out of its vocabulary (a
+    model that only scores needs the hashes)."""
+    from nbcli.vectorize import Vocabulary
+
     present = np.flatnonzero(class_count > 0)
     seen = np.flatnonzero(tf[present].sum(axis=0) > 0)
     tf = tf[present][:, seen]
     df = df[present][:, seen] if df is not None else None
     fit = fit[present][:, seen] if fit is not None else None
     names = [classes[c] for c in present.tolist()]
-    return fit_counts(
-        names, class_count[present], vocab.subset(seen), tf, df, mail_docs, analyzer_options, options, fit=fit
-    )
+    if texts:
+        part_vocab = vocab.subset(seen)
+    else:
+        part_vocab = Vocabulary(vocab.hashes[seen], np.zeros(0, dtype=np.uint8), np.zeros(len(seen) + 1, np.int64))
+    return fit_counts(names, class_count[present], part_vocab, tf, df, mail_docs, analyzer_options, options, fit=fit)
 
 
 def described_options(options: TrainOptions, alpha: float, unknown: str) -> dict:

@@ -20,6 +20,12 @@ GRID: dict[str, list] = {
     "alpha": [1.0, 0.1, 0.01, 0.001, 0.0001],
 }
 
+# Table models (`tables.py`, train --features): TableSettings fields.
+TABLE_GRID: dict[str, list] = {
+    "numeric_model": ["gaussian", "kde", "discretize"],
+    "alpha": [1.0, 0.1, 0.01],
+}
+
 # Metrics where smaller is better; for all others larger is better.
 SMALLER_IS_BETTER = {"log_loss", "ham_fpr", "unsure", "target_ham_fpr"}
 
@@ -63,23 +69,47 @@ def tune(
             )
             raise NbcliError(f"--metric {metric}: cross-validation does not report {metric} for this corpus", hint=hint)
         results.append({"settings": settings, **report["metrics"][metric]})
+    return outcome(results, metric, k, seed, int(len(corpus.y)))
+
+
+def outcome(results: list[dict], metric: str, k: int, seed: int, documents: int) -> dict:
+    """The tune result of the trials' results: the best by `metric` (ties
+    go to the earlier combination)."""
     sign = 1 if metric in SMALLER_IS_BETTER else -1
     best = min(range(len(results)), key=lambda i: (sign * results[i]["mean"], i))
     return {
         "metric": metric,
         "folds": k,
         "seed": seed,
-        "documents": int(len(corpus.y)),
+        "documents": documents,
         "results": results,
         "best": results[best]["settings"],
     }
 
 
-def option_name(field: str) -> str:
-    """The `nbcli train` flag of a TrainOptions field (--model for kind)."""
-    from nbcli.options import flag
+def tune_table(docs: list, columns, settings, k: int, seed: int, eval_options, metric: str, grid: dict) -> dict:
+    """`tune` for a table model: every combination of TableSettings values
+    in `grid`, cross-validated on the same folds of the rows `docs` (see
+    `table_classifier.cross_validate`); the same result as `tune`'s."""
+    from nbcli.errors import NbcliError
+    from nbcli.table_classifier import cross_validate
 
-    return flag(field)
+    results, documents = [], 0
+    for trial in combinations(grid):
+        report = cross_validate(docs, columns, dataclasses.replace(settings, **trial), k, seed, eval_options)
+        documents = report["documents"]
+        if metric not in report["metrics"]:
+            raise NbcliError(f"--metric {metric}: cross-validation does not report {metric} for this table")
+        results.append({"settings": trial, **report["metrics"][metric]})
+    return outcome(results, metric, k, seed, documents)
+
+
+def option_name(field: str) -> str:
+    """The `nbcli train` flag of a TrainOptions field (--model for kind),
+    or of a table setting (--numeric-model)."""
+    from nbcli.options import TRAINING_FLAGS, flag
+
+    return flag(field) if field in TRAINING_FLAGS else "--" + field.replace("_", "-")
 
 
 def train_command(corpus: list[str], given: list[tuple[str, object]], best: dict) -> str:

@@ -1,0 +1,318 @@
+"""A classifier of table rows: the table family's `Classifier`.
+
+A table model (`tables.TableModel`: categorical, Gaussian, kernel-density
+or discretized columns, mixed) classifies rows of a CSV/TSV/JSON-lines
+table, read as {field: cell text} (`sources.ReadOptions.rows`). This class
+gives it the contract the commands use for every model — `classes`,
+`score`, `classify`, `score_labelled`, `evaluate`, a calibration map,
+`check_ready` — so predict, eval, info, cross-validation and the model file
+treat it as they treat a text model. Only the analysis differs: a row's
+features are its cells, picked by name, instead of a document's terms.
+
+Which cells are features (`TableColumns`): every field but the label and id
+fields (`--features all`, the default), or the named ones (`--features
+A,B`), minus `--ignore-fields`; each column's type is inferred from the
+training cells (`tables.infer_kind`) unless `--categorical` or `--numeric`
+names it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nbcli.classifier import Classifier
+from nbcli.errors import NbcliError
+from nbcli.sources import Document
+
+
+@dataclass
+class TableColumns:
+    """How rows become columns: features (None: every field), fields to
+    ignore, and type overrides (column names)."""
+
+    features: list[str] | None = None
+    ignore: list[str] = field(default_factory=list)
+    categorical: list[str] = field(default_factory=list)
+    numeric: list[str] = field(default_factory=list)
+
+    def check(self) -> None:
+        both = sorted(set(self.categorical) & set(self.numeric))
+        if both:
+            raise NbcliError(f"{', '.join(both)} is given as both --categorical and --numeric", hint="pick one")
+
+    def names(self, rows: list[dict]) -> list[str]:
+        """The feature columns of training rows: the fields in the order
+        first seen, or the ones asked for (every one must exist)."""
+        seen: dict[str, None] = {}
+        for row in rows[:1000]:  # CSV rows share the header; JSON lines may differ, the first 1,000 decide
+            seen.update(dict.fromkeys(row))
+        for row in rows[1000:]:
+            if len(row) != len(seen) or any(k not in seen for k in row):
+                seen.update(dict.fromkeys(row))
+        fields = list(seen)
+        wanted = fields if self.features is None else list(self.features)
+        missing = [n for n in [*wanted, *self.categorical, *self.numeric] if n not in seen]
+        if missing:
+            raise NbcliError(
+                f"the table has no field {missing[0]!r} (its fields: {', '.join(fields[:20])})",
+                hint="name the columns as the header does",
+            )
+        names = [n for n in wanted if n not in set(self.ignore)]
+        if not names:
+            raise NbcliError("no feature columns are left", hint="check --features and --ignore-fields")
+        return names
+
+
+def row_columns(rows: list[dict], names: list[str]) -> list[np.ndarray]:
+    """The cells of each named column (object arrays of str; '' where a row
+    lacks the field)."""
+    return [np.array([row.get(name, "") for row in rows], dtype=object) for name in names]
+
+
+class TableClassifier(Classifier):
+    """A TableModel, the names of its feature columns, the model's meta (the
+    label and id fields it was trained with: `meta["table"]`), and a
+    calibration map (None: raw posteriors)."""
+
+    def __init__(self, model, meta: dict, calibration=None):
+        super().__init__(None, None, model, meta, calibration=calibration)  # no analyzer, no vocabulary
+
+    @property
+    def names(self) -> list[str]:
+        return self.model.names
+
+    def with_message_cap(self, max_message_bytes: int | None) -> TableClassifier:
+        return self  # rows are read whole (--max-doc-bytes bounds a row)
+
+    def uncalibrated(self) -> TableClassifier:
+        if self.calibration is None:
+            return self
+        return TableClassifier(self.model, self.meta)
+
+    def check_ready(self, name: str = "the model") -> None:
+        return None  # every class of a table model has rows: fit refuses one without
+
+    def counts(self, docs: list, kinds: list[str] | None = None) -> np.ndarray:
+        """The rows' encoded cells (n, J) (see `TableModel.encode`)."""
+        for doc in docs:
+            if not isinstance(doc, dict):
+                raise NbcliError(
+                    "a table model classifies rows of a table (.csv, .tsv, .jsonl), not documents",
+                    hint="give a table with the model's columns: " + ", ".join(self.names[:10]),
+                )
+        return self.model.encode(row_columns(docs, self.names))
+
+    def _explanations(self, X, top: int) -> list[dict]:
+        """Per row, the columns that pushed it most toward its class (the
+        event model's) against the runner-up: contribution log P(x_j | c) -
+        log P(x_j | c'); they, the prior's difference and nothing else add
+        up to the log-odds (missing cells contribute 0, counted as
+        'unknown')."""
+        per_column = self.model.column_log_likelihood(X)  # (n, J, C)
+        jll = self.model.joint_log_likelihood(X)
+        prior = self.model.log_prior
+        out = []
+        for i in range(len(X)):
+            order = np.argsort(-jll[i], kind="stable")
+            c, v = int(order[0]), int(order[1])
+            contrib = per_column[i, :, c] - per_column[i, :, v]
+            present = ~np.isnan(X[i])
+            cols = [j for j in np.argsort(-np.abs(contrib), kind="stable").tolist() if present[j]][:top]
+            out.append(
+                {
+                    "versus": self.classes[v],
+                    "log_odds": float(jll[i, c] - jll[i, v]),
+                    "prior": float(prior[c] - prior[v]),
+                    "unknown": {"count": int((~present).sum()), "contribution": 0.0},
+                    "terms": [
+                        {
+                            "term": f"{self.names[j]}={self._cell_text(j, X[i, j])}",
+                            "count": 1,
+                            "contribution": float(contrib[j]),
+                        }
+                        for j in cols
+                    ],
+                }
+            )
+        return out
+
+    def _cell_text(self, j: int, value: float) -> str:
+        """An encoded cell as text: its category (or '(unseen)'), or its number."""
+        if self.model.kinds[j] == "categorical":
+            categories = self.model.categories[j]
+            code = int(value)
+            return categories[code] if code < len(categories) else "(unseen)"
+        return f"{value:g}"
+
+
+# -- training ------------------------------------------------------------------------
+
+
+def fit_rows(
+    docs: Iterable[Document],
+    columns: TableColumns,
+    settings,
+    calibrate: str | None,
+    strict: bool,
+    label_field: str = "label",
+    id_field: str | None = None,
+):
+    """A TableClassifier of labelled rows (documents whose data are
+    {field: cell}); calibrate: the calibration method ('default': by the
+    number of classes; None: none), fitted on 5-fold cross-validated
+    scores of the rows (strict: refuse a table too small for that). The
+    label and id fields are kept in the meta: predict and eval read rows
+    with them unless told otherwise."""
+    import datetime
+
+    from nbcli import __version__
+
+    rows, labels = read_rows(docs)
+    columns.check()
+    names = columns.names(rows)
+    classes = sorted(set(labels))
+    if len(classes) < 2:
+        raise NbcliError(
+            f"the table has only one class ({classes[0]})", hint="a classifier needs rows of at least two classes"
+        )
+    index = {c: i for i, c in enumerate(classes)}
+    y = np.array([index[lab] for lab in labels], dtype=np.int64)
+    raw = row_columns(rows, names)
+    kinds, data, notes = _typed(names, raw, columns)
+    model = _fit(classes, y, names, kinds, data, settings)
+    meta = {
+        "n_documents": len(rows),
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "nbcli_version": __version__,
+        "table": {
+            "label_field": label_field,
+            "id_field": id_field,
+            "inferred": [n for n in names if n not in set(columns.categorical) | set(columns.numeric)],
+        },
+        "notes": notes,
+    }
+    classifier = TableClassifier(model, meta)
+    if calibrate is not None:
+        _calibrate(classifier, classes, y, names, kinds, data, settings, calibrate, strict)
+    return classifier
+
+
+def _typed(names, raw, columns: TableColumns):
+    """Each column's kind ('categorical' or 'numeric': given, or inferred)
+    and its data (numeric: floats, NaN where missing); notes on numeric
+    columns with cells that are not numbers (read as missing)."""
+    from nbcli.tables import infer_kind, parse_numbers
+
+    kinds, data, notes = [], [], []
+    for name, cells in zip(names, raw):
+        kind = "categorical" if name in columns.categorical else "numeric" if name in columns.numeric else None
+        kind = kind or infer_kind(cells)
+        if kind == "numeric":
+            values, bad = parse_numbers(cells)
+            if bad.any():
+                notes.append(f"{int(bad.sum())} cell(s) of {name} are not numbers; read as missing")
+            data.append(values)
+        else:
+            data.append(cells)
+        kinds.append(kind)
+    return kinds, data, notes
+
+
+def _fit(classes, y, names, kinds, data, settings):
+    from nbcli.tables import TableModel
+
+    return TableModel.fit(classes, y, names, kinds, data, settings)
+
+
+def _calibrate(classifier, classes, y, names, kinds, data, settings, calibrate, strict) -> None:
+    """Fit the calibration map on 5-fold stratified cross-validation scores:
+    each fold's rows scored by the model of the other folds' rows."""
+    from nbcli.calibrators import fit as fit_calibration
+    from nbcli.crossval import stratified_folds
+    from nbcli.defaults import MIN_CALIBRATION_PER_CLASS, default_calibration
+
+    sizes = np.bincount(y, minlength=len(classes))
+    least = 2 if strict else MIN_CALIBRATION_PER_CLASS
+    if sizes.min() < least:
+        smallest = classes[int(sizes.argmin())]
+        problem = (
+            f"class {smallest} has only one row"
+            if sizes.min() < 2
+            else f"class {smallest} has {int(sizes.min())} rows, fewer than the {least} a calibration map needs"
+        )
+        if strict:
+            raise NbcliError(
+                f"cannot calibrate by cross-validation: {problem}", hint="give more rows, or --calibrate none"
+            )
+        classifier.meta["calibration"] = {"skipped": problem}
+        return
+    k = int(min(5, sizes.min()))
+    fold = stratified_folds(y, k, 0)
+    scores = np.zeros((len(y), len(classes)))
+    for f in range(k):
+        train, test = fold != f, fold == f
+        part = _fit(classes, y[train], names, kinds, [d[train] for d in data], settings)
+        scores[test] = part.predict_log_proba(part.encode([d[test] for d in data]))
+    method = default_calibration(len(classes)) if calibrate == "default" else calibrate
+    classifier.calibration = fit_calibration(method, scores, y)
+    classifier.meta["calibration"] = {"source": "cross-validation", "model_documents": int(len(y))}
+
+
+# -- cross-validation ----------------------------------------------------------------
+
+
+def read_rows(docs: Iterable[Document]) -> tuple[list[dict], list[str]]:
+    """The rows and labels of labelled row documents."""
+    rows, labels = [], []
+    for doc in docs:
+        if not isinstance(doc.data, dict):
+            raise NbcliError(
+                f"{doc.id} is not a row of a table; table models train on .csv, .tsv or .jsonl tables",
+                hint="drop --features to train a text model",
+            )
+        rows.append(doc.data)
+        labels.append(doc.label)
+    if not rows:
+        raise NbcliError("the table has no rows", hint="check the path")
+    return rows, labels
+
+
+def cross_validate(docs: Iterable[Document], columns: TableColumns, settings, k: int, seed: int, eval_options) -> dict:
+    """K-fold stratified cross-validation of a table model (`eval --cv`):
+    the same report as for text models (`crossval.summarise`). The column
+    types are decided once, on the whole table; each fold's model is
+    fitted on the other folds' rows (their categories, their statistics)
+    and scores the fold's rows uncalibrated, as text models' folds are."""
+    from nbcli.crossval import AnalysedCorpus, check_folds, stratified_folds, summarise
+    from nbcli.evaluation import report
+
+    rows, labels = read_rows(docs)
+    columns.check()
+    names = columns.names(rows)
+    classes = sorted(set(labels))
+    index = {c: i for i, c in enumerate(classes)}
+    y = np.array([index[lab] for lab in labels], dtype=np.int64)
+    corpus = AnalysedCorpus(None, y, classes, None, 0)
+    check_folds(corpus, k)
+    kinds, data, _ = _typed(names, row_columns(rows, names), columns)
+    fold = stratified_folds(y, k, seed)
+    reports = []
+    for f in range(k):
+        train, test = fold != f, fold == f
+        present = sorted(set(y[train].tolist()))
+        part = _fit(
+            [classes[c] for c in present], _reindex(y[train], present), names, kinds, [d[train] for d in data], settings
+        )
+        log_proba = part.predict_log_proba(part.encode([d[test] for d in data]))
+        reports.append(report([classes[c] for c in y[test].tolist()], log_proba, part.classes, eval_options))
+    return summarise(corpus, k, seed, reports)
+
+
+def _reindex(y: np.ndarray, present: list[int]) -> np.ndarray:
+    """Class indices among the classes present."""
+    where = np.full(max(present) + 1, -1, dtype=np.int64)
+    where[present] = np.arange(len(present))
+    return where[y]
