@@ -63,6 +63,9 @@ from nbcli.options import (  # noqa: E402
 )
 from nbcli.stdio import err, guard_standard_streams, stdout_is_utf8, write, write_json  # noqa: E402
 
+# train --em-weight's default (see the README's "Unlabelled documents")
+EM_WEIGHT = 0.1
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -172,12 +175,35 @@ def cli():
     "5-fold cross-validation of the corpus (up to 2,500 documents per class are held out). platt and "
     "temperature keep the ranking of two classes; none gives the event model's raw posteriors.",
 )
+@click.option(
+    "--unlabeled",
+    multiple=True,
+    metavar="PATH",
+    help="Also learn from these unlabelled documents by EM (Nigam et al. 2000): their expected counts, weighted by "
+    "--em-weight, join the labelled counts. Repeatable; --model multinomial or bernoulli.",
+)
+@click.option(
+    "--em-weight",
+    type=click.FloatRange(0, 1),
+    default=EM_WEIGHT,
+    show_default=True,
+    metavar="LAMBDA",
+    help="Weight of an unlabelled document against a labelled one (0: the labelled-only model).",
+)
+@click.option("--em-iter", type=click.IntRange(1, 1000), default=20, show_default=True, help="EM iterations at most.")
+@click.option(
+    "--em-tol",
+    type=click.FloatRange(min=0),
+    default=1e-4,
+    show_default=True,
+    help="Stop when the objective's relative change is under this.",
+)
 @read_options
 @training_options
 @table_options
 @jobs_option
 @quiet_option
-def train(corpus, output, label_pairs, from_model, calibrate, **kw):
+def train(corpus, output, label_pairs, from_model, calibrate, unlabeled, em_weight, em_iter, em_tol, **kw):
     """Train a model on labelled documents.
 
     CORPUS is a folder with one sub-folder per class (the sub-folder's name
@@ -204,6 +230,22 @@ def train(corpus, output, label_pairs, from_model, calibrate, **kw):
     check_output(output, [*corpus, *(parse_label_pair(p)[1] for p in label_pairs)])
     modelfile.check_writable(output)
     ctx = click.get_current_context()
+    if not unlabeled:
+        refuse_options(ctx, ["em_weight", "em_iter", "em_tol"], "--unlabeled")
+    else:
+        if from_model or any(is_given(ctx, name) for name in TABLE_PARAMS):
+            raise click.UsageError("--unlabeled trains a text model from a corpus (no --from-model, no --features)")
+        classifier = _train_em(corpus, label_pairs, unlabeled, calibrate, em_weight, em_iter, em_tol, kw, diagnostics)
+        modelfile.save(classifier, output)
+        counts = ", ".join(f"{c} {int(n)}" for c, n in zip(classifier.classes, classifier.model.class_count))
+        em = classifier.meta["em"]
+        diagnostics.info(
+            f"wrote {output}: {classifier.meta['n_documents']} labelled documents and {em['unlabelled_documents']} "
+            f"unlabelled (weight {em_weight:g}, {em['iterations']} EM iterations), {len(classifier.vocabulary)} terms"
+        )
+        diagnostics.finish()
+        check_inputs()
+        return
     if any(is_given(ctx, name) for name in TABLE_PARAMS):
         if from_model:
             raise click.UsageError("--from-model re-derives text models; train a table model from its table")
@@ -261,6 +303,33 @@ def train(corpus, output, label_pairs, from_model, calibrate, **kw):
     check_inputs()
 
 
+def _train_em(corpus, label_pairs, unlabeled, calibrate, weight, max_iter, tol, kw, diagnostics):
+    """`train --unlabeled`: semi-supervised EM (semi.py)."""
+    from nbcli.cli_em import em_log
+    from nbcli.semi import train_em
+    from nbcli.sources import Corpus, documents_in, labeled_corpus, parse_label_pair
+
+    if calibrate not in (None, "none"):
+        raise click.UsageError("--calibrate does not go with --unlabeled yet: EM models give their raw posteriors")
+    if not corpus and not label_pairs:
+        raise click.UsageError("give the labelled CORPUS too")
+    analyzer_options, options = training_setup(kw)
+    kind = "multinomial" if options.kind == "auto" else options.kind
+    alpha = options.alpha if options.alpha is not None else 1.0
+    opts = read_opts(kw, diagnostics)
+    labelled = labeled_corpus(corpus, [parse_label_pair(p) for p in label_pairs], opts)
+    unlabelled = Corpus([documents_in(path, opts) for path in unlabeled])
+    classifier, _ = train_em(
+        labelled, unlabelled, analyzer_options, kind, alpha, weight, max_iter, tol, log=em_log(diagnostics, "EM")
+    )
+    diagnostics.info("not calibrated: EM models give their raw posteriors")
+    return classifier
+
+
+# A kernel density estimate is exact: scoring a cell costs its class's
+# training values; past this many rows, train says so.
+KDE_WARN_ROWS = 20_000
+
 # the training options a table model shares with text models
 _TABLE_SMOOTHING = {"alpha", "m_estimate", "estimate", "prior", "prior_alpha"}
 
@@ -294,6 +363,12 @@ def _train_table(corpus, label_pairs, calibrate, kw, diagnostics):
         )
     for note in classifier.meta.get("notes", []):
         diagnostics.warn(note)
+    rows = classifier.meta["n_documents"]
+    if "kde" in classifier.model.kinds and rows > KDE_WARN_ROWS:
+        diagnostics.warn(
+            f"--numeric-model kde scores every cell against each class's training values ({rows} rows here), "
+            "so classifying is slow at this size; --numeric-model discretize or gaussian is not"
+        )
     skipped = (classifier.meta.get("calibration") or {}).get("skipped")
     if skipped:
         diagnostics.info(f"not calibrated: {skipped} (--calibrate METHOD fits one anyway)")
@@ -323,6 +398,11 @@ def _retrain(path, corpus, label_pairs, kw, diagnostics):
         raise click.UsageError("--from-model re-derives a model from its stored counts; give no CORPUS or --label")
     refuse_corpus_options(click.get_current_context())
     old = modelfile.load(path)
+    if old.meta.get("em") or old.meta.get("clusters"):
+        raise NbcliError(
+            f"{path} was fitted by EM: its counts are expected counts of that fit",
+            hint="train it again with the options",
+        )
     _, options = training_setup(kw, base_kind=old.model.kind)
     new = refit(old, options, path)
     if old.calibration is not None:
@@ -661,7 +741,8 @@ def _cross_validate_table(corpus, label_pairs, k, seed, as_json, kw, diagnostics
     from nbcli.sources import labeled_corpus, parse_label_pair
     from nbcli.table_classifier import cross_validate
 
-    refuse_training_options(click.get_current_context(), "a text model (not --features)", keep=_TABLE_SMOOTHING)
+    keep = _TABLE_SMOOTHING | {"seed"}
+    refuse_training_options(click.get_current_context(), "a text model (not --features)", keep=keep)
     columns, settings = table_setup(kw)
     opts = dataclasses.replace(read_opts(kw, diagnostics), rows=True)
     docs = labeled_corpus(corpus, [parse_label_pair(p) for p in label_pairs], opts)
@@ -678,7 +759,7 @@ def _tune_table(ctx, corpus, label_pairs, k, seed, metric, kw, diagnostics) -> d
     from nbcli import tuning
     from nbcli.sources import labeled_corpus, parse_label_pair
 
-    refuse_training_options(ctx, "a text model (not --features)", keep=_TABLE_SMOOTHING)
+    refuse_training_options(ctx, "a text model (not --features)", keep=_TABLE_SMOOTHING | {"seed"})
     columns, settings = table_setup(kw)
     opts = dataclasses.replace(read_opts(kw, diagnostics), rows=True)
     docs = list(labeled_corpus(corpus, [parse_label_pair(p) for p in label_pairs], opts))
@@ -1001,10 +1082,11 @@ def tokens(inputs, model, no_mail, token_pattern, **kw):
     check_inputs()
 
 
+from nbcli.cli_em import COMMANDS as _EM_COMMANDS  # noqa: E402
 from nbcli.cli_learning import COMMANDS as _LEARNING_COMMANDS  # noqa: E402
 from nbcli.cli_serve import serve as _serve  # noqa: E402
 
-for _command in (*_LEARNING_COMMANDS, _serve):
+for _command in (*_LEARNING_COMMANDS, *_EM_COMMANDS, _serve):
     cli.add_command(_command)
 
 

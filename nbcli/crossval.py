@@ -40,31 +40,46 @@ class AnalysedCorpus:
 
 def analyse(docs, analyzer, progress=None) -> AnalysedCorpus:
     """One pass over labelled documents, keeping each one's counts."""
+    [(X, labels)], vocab, mail_docs = analyse_streams([docs], analyzer, progress)
+    classes = sorted(set(labels))
+    index = {c: i for i, c in enumerate(classes)}
+    y = np.array([index[lab] for lab in labels], dtype=np.int64)
+    return AnalysedCorpus(X, y, classes, vocab, mail_docs)
+
+
+def analyse_streams(parts: list, analyzer, progress=None) -> tuple[list, object, int]:
+    """Analyse several streams of documents on one vocabulary: ([(X, a
+    scipy CSR (documents x terms) of counts, [labels])] per stream, the
+    Vocabulary, how many documents were read as mail)."""
     import scipy.sparse
 
     from nbcli.sources import batches
     from nbcli.vectorize import VocabularyBuilder
 
     builder = VocabularyBuilder()
-    ids, ptrs, labels = [], [np.zeros(1, dtype=np.int64)], []
-    offset = mail_docs = 0
-    for batch in batches(docs):
-        tokens = analyzer.analyze([d.data for d in batch], [d.kind for d in batch])
-        mail_docs += tokens.mail_docs
-        ids.append(builder.ids(tokens))
-        ptrs.append(np.asarray(tokens.doc_ptr[1:], dtype=np.int64) + offset)
-        offset += len(ids[-1])
-        labels.extend(d.label for d in batch)
-        if progress is not None:
-            progress(batch)
+    raw, mail_docs = [], 0
+    for docs in parts:
+        ids, ptrs, labels, offset = [], [np.zeros(1, dtype=np.int64)], [], 0
+        for batch in batches(docs):
+            tokens = analyzer.analyze([d.data for d in batch], [d.kind for d in batch])
+            mail_docs += tokens.mail_docs
+            ids.append(builder.ids(tokens))
+            ptrs.append(np.asarray(tokens.doc_ptr[1:], dtype=np.int64) + offset)
+            offset += len(ids[-1])
+            labels.extend(d.label for d in batch)
+            if progress is not None:
+                progress(batch)
+        raw.append((ids, ptrs, labels))
     vocab, new_of_old = builder.finish()
-    indices = new_of_old[np.concatenate(ids)] if ids else np.zeros(0, dtype=np.int64)
-    X = scipy.sparse.csr_matrix((np.ones(len(indices)), indices, np.concatenate(ptrs)), shape=(len(labels), len(vocab)))
-    X.sum_duplicates()
-    classes = sorted(set(labels))
-    index = {c: i for i, c in enumerate(classes)}
-    y = np.array([index[lab] for lab in labels], dtype=np.int64)
-    return AnalysedCorpus(X, y, classes, vocab, mail_docs)
+    out = []
+    for ids, ptrs, labels in raw:
+        indices = new_of_old[np.concatenate(ids)] if ids else np.zeros(0, dtype=np.int64)
+        X = scipy.sparse.csr_matrix(
+            (np.ones(len(indices)), indices, np.concatenate(ptrs)), shape=(len(labels), len(vocab))
+        )
+        X.sum_duplicates()
+        out.append((X, labels))
+    return out, vocab, mail_docs
 
 
 def stratified_folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:

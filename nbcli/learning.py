@@ -60,6 +60,13 @@ def check_learnable(classifier, source: str = "the model") -> None:
             f"{source} is a table model, which learns from a whole table",
             hint="train it again on the table with the new rows",
         )
+    for key, what in (("em", "trained by EM with unlabelled documents"), ("clusters", "a clustering")):
+        if classifier.meta.get(key):
+            raise NbcliError(
+                f"{source} is {what}: its counts are expected counts, which one document more or less would "
+                "change everywhere",
+                hint="train (or cluster) again with the new documents",
+            )
     options = classifier.meta.get("options", {})
     for name, default, flag in PRUNING_OPTIONS:
         if options.get(name, default) != default:

@@ -996,6 +996,18 @@ def _describe_calibration(classifier) -> dict:
     }
 
 
+def _em_info(em) -> dict | None:
+    """info's "em": how the EM run went (its objective: first and last)."""
+    if not isinstance(em, dict):
+        return None
+    objective = em.get("objective") or []
+    return {
+        **{k: v for k, v in em.items() if k != "objective"},
+        "objective_first": objective[0] if objective else None,
+        "objective_last": objective[-1] if objective else None,
+    }
+
+
 def _calibration_effect(cal) -> str:
     """What a map does to the model's decisions, in words, for info."""
     if cal.keeps_ranking:
@@ -1072,6 +1084,8 @@ def describe(classifier, top: int = 10) -> dict:
             "bytes": len(classifier.record) * ENTRY_BYTES,
         },
         "calibration": _describe_calibration(classifier),
+        "em": _em_info(classifier.meta.get("em")),
+        "clusters": classifier.meta.get("clusters"),
         "updated": classifier.meta.get("updated"),
         "pruned": classifier.meta.get("pruned"),
         "classes": [

@@ -631,9 +631,9 @@ true_label_option = click.option(
 
 
 def refuse_training_options(ctx: click.Context, needs: str, keep=()) -> None:
-    """The training options (but the fields in `keep`) and --seed given
-    without `needs` (--cv): a usage error."""
-    names = ["seed", *(_param_name(f) for f in TRAINING_FLAGS if f not in keep)]
+    """The training options (but the fields in `keep`) and --seed (unless
+    kept) given without `needs` (--cv): a usage error."""
+    names = [*(["seed"] if "seed" not in keep else []), *(_param_name(f) for f in TRAINING_FLAGS if f not in keep)]
     refuse_options(ctx, names, needs)
 
 

@@ -316,6 +316,21 @@ def render_info(info: dict, file) -> None:
     cal = info.get("calibration")
     if cal is not None:
         _print(file, f"calibration: {calibration_text(cal)}")
+    em = info.get("em")
+    if em:
+        _print(
+            file,
+            f"EM:          {em['unlabelled_documents']} unlabelled documents, weight {em['weight']:g}, "
+            f"{em['iterations']} iterations ({'converged' if em['converged'] else 'stopped at --em-iter'}), "
+            f"objective {em['objective_first']:.6g} -> {em['objective_last']:.6g}",
+        )
+    clusters = info.get("clusters")
+    if clusters:
+        _print(
+            file,
+            f"clusters:    {clusters['k']} (best of {clusters['restarts']} restarts, seed {clusters['seed']}), "
+            f"objective {clusters['objective']:.6g}",
+        )
     if info.get("updated"):
         _print(file, f"updated:     {info['updated']}")
     if info.get("pruned"):

@@ -35,7 +35,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from nbcli.decode import decode_bytes
@@ -68,6 +68,27 @@ class Document:
     data: bytes | str
     kind: str = "auto"
     first: bool = True
+
+
+class Row(Mapping):
+    """A row of a table's feature cells: a read-only mapping {field: cell}
+    that shares its field names with the other rows of its table (one
+    tuple of names for the whole table, one tuple of cells per row), so a
+    million rows cost a million tuples, not a million dicts."""
+
+    __slots__ = ("names", "values", "_index")
+
+    def __init__(self, names: tuple, values: tuple, index: dict):
+        self.names, self.values, self._index = names, values, index
+
+    def __getitem__(self, name: str) -> str:
+        return self.values[self._index[name]]
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
 
 
 @dataclass
@@ -547,6 +568,13 @@ def _table_docs(
         ii = columns.index(opts.soft_id_field)
     elif columns is not None and "id" in columns:
         ii = columns.index("id")
+    if ti is None:  # rows of features: every field but the label and the id, picked in C (operator.itemgetter)
+        import operator
+
+        keep = [i for i in range(len(columns)) if i != li and i != ii]
+        names = tuple(columns[i] for i in keep)
+        index = {n: i for i, n in enumerate(names)}
+        pick = operator.itemgetter(*keep) if len(keep) > 1 else (lambda row, i=keep[0] if keep else 0: (row[i],))
     for row_no, row in rows:
         if not row or row == [""]:
             continue
@@ -571,9 +599,10 @@ def _table_docs(
                     continue
                 doc_label = None
         doc_id = row[ii] if ii is not None and ii < len(row) and row[ii] else f"{name}:{row_no}"
-        if ti is None:  # a row of features: every field but the label and the id (short rows: missing cells)
-            fields = {c: (row[i] if i < len(row) else "") for i, c in enumerate(columns) if i != li and i != ii}
-            yield Document(doc_id, doc_label, fields, "row")
+        if ti is None:  # a row of features (a short row's missing fields: missing cells)
+            if len(row) < len(columns):
+                row = row + [""] * (len(columns) - len(row))
+            yield Document(doc_id, doc_label, Row(names, pick(row) if keep else (), index), "row")
             continue
         yield Document(doc_id, doc_label, row[ti])
 

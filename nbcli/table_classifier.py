@@ -18,7 +18,7 @@ names it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,12 +46,13 @@ class TableColumns:
     def names(self, rows: list[dict]) -> list[str]:
         """The feature columns of training rows: the fields in the order
         first seen, or the ones asked for (every one must exist)."""
-        seen: dict[str, None] = {}
-        for row in rows[:1000]:  # CSV rows share the header; JSON lines may differ, the first 1,000 decide
-            seen.update(dict.fromkeys(row))
-        for row in rows[1000:]:
-            if len(row) != len(seen) or any(k not in seen for k in row):
-                seen.update(dict.fromkeys(row))
+        seen: dict[str, None] = dict.fromkeys(rows[0])
+        shared = _shared_names(rows)
+        if shared is None:  # JSON lines may differ from row to row
+            first = rows[0].keys()
+            for row in rows:
+                if row.keys() != first:
+                    seen.update(dict.fromkeys(row))
         fields = list(seen)
         wanted = fields if self.features is None else list(self.features)
         missing = [n for n in [*wanted, *self.categorical, *self.numeric] if n not in seen]
@@ -66,10 +67,42 @@ class TableColumns:
         return names
 
 
-def row_columns(rows: list[dict], names: list[str]) -> list[np.ndarray]:
+def _shared_names(rows: list) -> tuple | None:
+    """The field names every row shares (the rows of one CSV/TSV table,
+    `sources.Row`), or None."""
+    from nbcli.sources import Row
+
+    first = rows[0]
+    if not isinstance(first, Row):
+        return None
+    names = first.names
+    return names if all(type(row) is Row and row.names is names for row in rows) else None
+
+
+def row_columns(rows: list, names: list[str]) -> list[np.ndarray]:
     """The cells of each named column (object arrays of str; '' where a row
     lacks the field)."""
-    return [np.array([row.get(name, "") for row in rows], dtype=object) for name in names]
+    import operator
+
+    if not rows:
+        return [np.array([], dtype=object) for _ in names]
+    shared = _shared_names(rows)
+    if shared is not None:  # one table's rows: transpose their cell tuples in C
+        columns = list(zip(*(row.values for row in rows)))
+        where = {n: i for i, n in enumerate(shared)}
+        return [_objects(columns[where[name]]) for name in names]
+    pick = operator.itemgetter(*names)
+    try:  # every row has every field: pick and transpose in C
+        picked = [pick(row) for row in rows] if len(names) > 1 else [(pick(row),) for row in rows]
+    except KeyError:
+        return [np.array([row.get(name, "") for row in rows], dtype=object) for name in names]
+    return [_objects(column) for column in zip(*picked)]
+
+
+def _objects(cells) -> np.ndarray:
+    array = np.empty(len(cells), dtype=object)
+    array[:] = cells
+    return array
 
 
 class TableClassifier(Classifier):
@@ -98,7 +131,7 @@ class TableClassifier(Classifier):
     def counts(self, docs: list, kinds: list[str] | None = None) -> np.ndarray:
         """The rows' encoded cells (n, J) (see `TableModel.encode`)."""
         for doc in docs:
-            if not isinstance(doc, dict):
+            if not isinstance(doc, Mapping):
                 raise NbcliError(
                     "a table model classifies rows of a table (.csv, .tsv, .jsonl), not documents",
                     hint="give a table with the model's columns: " + ", ".join(self.names[:10]),
@@ -268,7 +301,7 @@ def read_rows(docs: Iterable[Document]) -> tuple[list[dict], list[str]]:
     """The rows and labels of labelled row documents."""
     rows, labels = [], []
     for doc in docs:
-        if not isinstance(doc.data, dict):
+        if not isinstance(doc.data, Mapping):
             raise NbcliError(
                 f"{doc.id} is not a row of a table; table models train on .csv, .tsv or .jsonl tables",
                 hint="drop --features to train a text model",

@@ -124,6 +124,16 @@ def parse_numbers(values: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     Python's float syntax (surrounding spaces allowed); 'inf' and overflow
     such as '1e400' are bad. Fast path: the whole column at once; otherwise
     the distinct texts are parsed once each."""
+    raw = values.tolist() if isinstance(values, np.ndarray) and values.dtype.kind == "O" else None
+    if raw is not None:
+        try:  # Python strs straight to floats: several times faster than through a numpy str array
+            out = np.array(raw, dtype=np.float64)
+        except (ValueError, TypeError):
+            pass
+        else:
+            bad = np.isinf(out)
+            out[bad] = np.nan
+            return out, bad
     a = _as_text(values)
     n = a.shape[0]
     try:

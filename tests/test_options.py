@@ -17,6 +17,8 @@ from conftest import make_docs, run
 # The options of `nbcli train` that are not training options.
 # --calibrate fits a map after training; eval --cv and tune judge the raw models.
 _NOT_TRAINING = {"--output", "--label", "--from-model", "--calibrate", "--jobs", "--quiet", "--help"}
+# train --unlabeled (semi-supervised EM) and its settings
+_NOT_TRAINING |= {"--unlabeled", "--em-weight", "--em-iter", "--em-tol"}
 
 
 def _flags(command) -> set[str]:

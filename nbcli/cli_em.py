@@ -1,0 +1,120 @@
+"""`nbcli cluster`, and the options of `train --unlabeled` (semi.py, em.py).
+
+Registered on the `nbcli` group by cli.py; commands only.
+"""
+
+from __future__ import annotations
+
+import click
+
+from nbcli.options import (
+    check_inputs,
+    jobs_option,
+    make_diagnostics,
+    quiet_option,
+    read_options,
+    read_opts,
+)
+
+
+def _k(value: str):
+    if value == "auto":
+        return value
+    try:
+        k = int(value)
+    except ValueError:
+        k = 0
+    if k < 2:
+        raise click.BadParameter(f"{value!r} is not a number of clusters (2 or more) or auto")
+    return k
+
+
+def em_log(diagnostics, what: str):
+    """A callback printing EM's objective per iteration on stderr."""
+
+    def log(iteration: int, objective: float) -> None:
+        diagnostics.info(f"{what}: iteration {iteration}, objective {objective:.6f}")
+
+    return log
+
+
+@click.command()
+@click.argument("corpus", nargs=-1, required=True)
+@click.option("-o", "--output", required=True, metavar="MODEL", help="Model file to write (replaced atomically).")
+@click.option(
+    "-k",
+    "k",
+    type=_k,
+    required=True,
+    metavar="K|auto",
+    help="Clusters: a number (2 or more), or auto: the k in 1..10 with the lowest BIC.",
+)
+@click.option(
+    "--restarts",
+    type=click.IntRange(1, 100),
+    default=5,
+    show_default=True,
+    help="EM runs from random starts; the most likely wins.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random starts.")
+@click.option(
+    "--model",
+    "kind",
+    type=click.Choice(["multinomial", "bernoulli"]),
+    default="multinomial",
+    show_default=True,
+    help="The clusters' event model.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Pseudo-count of the clusters' term distributions.",
+)
+@read_options
+@jobs_option
+@quiet_option
+def cluster(corpus, output, k, restarts, seed, kind, alpha, **kw):
+    """Group unlabelled documents with a Naive Bayes mixture (EM).
+
+    CORPUS is read as 'nbcli predict' reads its inputs (files, folders,
+    mboxes, tables; labels are ignored). Each restart runs EM from random
+    memberships; the fit with the highest likelihood is kept, and written
+    as a model whose classes are the clusters cluster1..clusterK: 'nbcli
+    predict' assigns documents to them and 'nbcli info' shows each
+    cluster's top terms. --k auto tries 1 to 10 clusters and keeps the one
+    with the lowest BIC (-2 log-likelihood + parameters x ln documents).
+
+    \b
+    Example:
+      nbcli cluster sample_corpora/topics/train.jsonl -k 4 -o topics-clusters.nb
+      nbcli cluster ~/Mail/inbox -k auto --restarts 3 -o inbox.nb
+    """
+    from nbcli import modelfile
+    from nbcli.paths import check_output
+    from nbcli.semi import cluster_docs
+    from nbcli.sources import Corpus, documents_in
+    from nbcli.tokenize import AnalyzerOptions
+
+    diagnostics = make_diagnostics(kw["quiet"])
+    check_output(output, list(corpus))
+    modelfile.check_writable(output)
+    opts = read_opts(kw, diagnostics)
+    docs = Corpus([documents_in(path, opts) for path in corpus])
+    model, fit, table = cluster_docs(
+        docs, AnalyzerOptions(), kind, k, alpha, restarts, seed, log=em_log(diagnostics, "EM")
+    )
+    if table is not None:
+        for row in table:
+            diagnostics.info(f"k = {row['k']}: BIC {row['bic']:.1f}")
+    modelfile.save(model, output)
+    sizes = ", ".join(f"{c} {n:.0f}" for c, n in zip(model.classes, model.model.class_count))
+    diagnostics.info(
+        f"wrote {output}: {model.meta['n_documents']} documents in {len(model.classes)} clusters ({sizes})"
+    )
+    diagnostics.finish()
+    check_inputs()
+
+
+COMMANDS = (cluster,)

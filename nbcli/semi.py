@@ -1,0 +1,172 @@
+"""Learning from unlabelled documents: semi-supervised EM and clustering.
+
+The math is in `em` (no I/O); this module reads and analyses the documents
+on one vocabulary and turns an EM fit into an ordinary nbcli model:
+
+- `train --unlabeled PATH`: Nigam et al. (2000). The model's counts are the
+  labelled documents' counts plus lambda times the unlabelled documents'
+  expected counts (their class responsibilities times their counts), so
+  the classifier is the usual multinomial or Bernoulli model of those
+  counts, scored by the usual scorer. The model's meta records the EM run
+  (unlabelled documents, lambda, iterations, the objective).
+- `nbcli cluster`: an unsupervised Naive Bayes mixture; its "classes" are
+  the clusters `cluster1`..`clusterK`, their counts the expected counts, so
+  `predict` assigns clusters and `info` shows each cluster's top terms.
+
+Expected counts are not counts of documents: a model fitted by EM cannot
+learn or forget one document exactly (the responsibilities of every
+unlabelled document would change), so `learn`, `forget`, `merge` and `train
+--from-model` refuse such models; train again instead.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+
+EM_KINDS = ("multinomial", "bernoulli")
+AUTO_MAX_K = 10  # --k auto tries 1..10 clusters
+
+
+def analyse_all(parts: list, analyzer) -> tuple[list, object, int]:
+    """`crossval.analyse_streams`: several streams on one vocabulary."""
+    from nbcli.crossval import analyse_streams
+
+    return analyse_streams(parts, analyzer)
+
+
+def _counts_model(kind, classes, doc_count, word_count, vocab, analyzer_options, alpha, prior_alpha, meta):
+    """A Classifier whose event model is fitted to (expected) counts."""
+    from nbcli.classifier import Classifier
+    from nbcli.model import MODELS
+
+    class_count = np.asarray(doc_count, dtype=np.float64)
+    word_count = np.asarray(word_count, dtype=np.float64)
+    if kind == "bernoulli":
+        # a document frequency never exceeds its class's documents (rounding of expected counts aside)
+        doc_freq = np.minimum(word_count, class_count[:, None])
+        model = MODELS[kind](classes, class_count, doc_freq, doc_freq=doc_freq, alpha=alpha, prior_alpha=prior_alpha)
+    else:
+        model = MODELS[kind](classes, class_count, word_count, alpha=alpha, prior_alpha=prior_alpha)
+    return Classifier(analyzer_options, vocab, model, meta)
+
+
+def _meta(n_documents: int, options: dict, extra: dict) -> dict:
+    from nbcli import __version__
+
+    return {
+        "n_documents": n_documents,
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "nbcli_version": __version__,
+        "options": options,
+        **extra,
+    }
+
+
+def train_em(
+    labelled, unlabelled, analyzer_options, kind: str, alpha: float, weight: float, max_iter: int, tol: float, log=None
+):
+    """A Classifier trained by semi-supervised EM on labelled and
+    unlabelled documents (see the module docstring); log(iteration,
+    objective) after each EM iteration."""
+    from nbcli import em
+    from nbcli.tokenize import Analyzer
+
+    if kind not in EM_KINDS:
+        raise NbcliError(
+            f"--unlabeled works with --model multinomial or bernoulli, not {kind}",
+            hint="add --model multinomial (the mail default, complement, has no mixture EM)",
+        )
+    parts, vocab, mail_docs = analyse_all([labelled, unlabelled], Analyzer(analyzer_options))
+    (XL, labels), (XU, _) = parts
+    if len(labels) == 0:
+        raise NbcliError("the corpus has no labelled documents", hint="check the paths")
+    classes = sorted(set(labels))
+    if len(classes) < 2:
+        raise NbcliError(
+            f"the corpus has only one class ({classes[0]})", hint="EM needs labelled documents of two classes"
+        )
+    index = {c: i for i, c in enumerate(classes)}
+    y = np.array([index[label] for label in labels], dtype=np.int64)
+    # the class prior unsmoothed (prior_alpha 0), as `nbcli train` fits it: with weight 0 the model is the
+    # labelled-only one, on the vocabulary of all the documents
+    fit = em.em(
+        XL,
+        y,
+        XU,
+        len(classes),
+        event_model=kind,
+        alpha=alpha,
+        prior_alpha=0.0,
+        weight=weight,
+        max_iter=max_iter,
+        tol=tol,
+        log=log,
+    )
+    doc_count = fit.labelled_docs + fit.expected_docs
+    word_count = fit.labelled_count + fit.expected_count
+    meta = _meta(
+        int(XL.shape[0]),
+        {"model": kind, "alpha": alpha},
+        {
+            "em": {
+                "unlabelled_documents": int(XU.shape[0]),
+                "weight": weight,
+                "iterations": fit.iterations,
+                "converged": bool(fit.converged),
+                "objective": [float(j) for j in fit.objective],
+            },
+            "mail_documents": int(mail_docs),
+        },
+    )
+    return _counts_model(kind, classes, doc_count, word_count, vocab, analyzer_options, alpha, None, meta), fit
+
+
+def cluster_docs(docs, analyzer_options, kind: str, k, alpha: float, restarts: int, seed: int, log=None):
+    """(Classifier of the clusters, the em.Fit, the BIC table when k is
+    'auto' (else None)) of unlabelled documents."""
+    from nbcli import em
+    from nbcli.tokenize import Analyzer
+
+    if kind not in EM_KINDS:
+        raise NbcliError(f"--model {kind}: clusters are multinomial or bernoulli mixtures")
+    parts, vocab, mail_docs = analyse_all([docs], Analyzer(analyzer_options))
+    X = parts[0][0]
+    n = X.shape[0]
+    if n < 2:
+        raise NbcliError(f"{n} document(s): nothing to cluster", hint="give more documents")
+    table = None
+    if k == "auto":
+        ks = [kk for kk in range(1, AUTO_MAX_K + 1) if kk <= n]
+        k, table = em.choose_k(X, ks, event_model=kind, alpha=alpha, restarts=restarts, seed=seed)
+        if k == 1:
+            raise NbcliError(
+                "the documents look like one cluster (the lowest BIC is at k = 1)",
+                hint="give -k 2 or more to split them",
+            )
+    if not 2 <= k <= n:
+        raise NbcliError(f"-k {k}: give 2 to {n} clusters (the number of documents)")
+    fit = em.cluster(X, k, event_model=kind, alpha=alpha, restarts=restarts, seed=seed, log=log)
+    classes = [f"cluster{i + 1}" for i in range(k)]
+    meta = _meta(
+        int(n),
+        {"model": kind, "alpha": alpha},
+        {
+            "clusters": {
+                "k": int(k),
+                "restarts": restarts,
+                "seed": seed,
+                "iterations": fit.iterations,
+                "objective": float(fit.objective[-1]),
+                "bic": None if table is None else table,
+            },
+            "mail_documents": int(mail_docs),
+        },
+    )
+    model = _counts_model(
+        kind, classes, fit.expected_docs, fit.expected_count, vocab, analyzer_options, alpha, 1.0, meta
+    )
+    return model, fit, table

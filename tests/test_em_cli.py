@@ -1,0 +1,137 @@
+"""train --unlabeled and nbcli cluster through the commands (issue 18);
+the EM math is checked in tests/test_em.py."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from sklearn.metrics import adjusted_rand_score
+
+from nbcli import modelfile
+
+from conftest import run
+
+TOPICS = {
+    "sky": "star planet orbit comet galaxy telescope moon nebula",
+    "food": "bread butter oven flour recipe sugar salt dough",
+    "sport": "goal match keeper striker league pitch referee score",
+}
+BACKGROUND = "the a of and to in is it that was for on with as".split()
+
+
+def planted(n_per: int, seed: int, length: int = 30) -> tuple[list[str], list[str]]:
+    """Documents of three planted topics: each word from the topic's words
+    with probability 0.4, else from a shared background."""
+    rng = np.random.default_rng(seed)
+    texts, labels = [], []
+    for label, words in TOPICS.items():
+        words = words.split()
+        for _ in range(n_per):
+            doc = [
+                words[rng.integers(len(words))] if rng.random() < 0.4 else BACKGROUND[rng.integers(13)]
+                for _ in range(length)
+            ]
+            texts.append(" ".join(doc))
+            labels.append(label)
+    return texts, labels
+
+
+def write_jsonl(path, texts, labels=None):
+    rows = [{"id": f"d{i}", "text": t, **({"label": labels[i]} if labels else {})} for i, t in enumerate(texts)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def objectives(stderr: str) -> list[float]:
+    return [float(m) for m in re.findall(r"EM: iteration \d+, objective (-?[0-9.e+-]+)", stderr)]
+
+
+def test_train_with_unlabelled_documents_prints_a_rising_objective(tmp_path):
+    texts, labels = planted(60, seed=1, length=12)
+    pick = [i for i in range(len(texts)) if i % 60 < 2]  # 2 labelled documents per class
+    rest = [i for i in range(len(texts)) if i % 60 >= 2]
+    labelled = write_jsonl(tmp_path / "l.jsonl", [texts[i] for i in pick], [labels[i] for i in pick])
+    unlabelled = write_jsonl(tmp_path / "u.jsonl", [texts[i] for i in rest])
+    model = tmp_path / "em.nb"
+    result = run(["train", labelled, "--unlabeled", unlabelled, "--em-weight", "1", "-o", model])
+    assert result.exit_code == 0, result.stderr
+    js = objectives(result.stderr)
+    assert len(js) >= 2 and all(b >= a - 1e-9 * abs(a) for a, b in zip(js, js[1:]))  # never decreases
+    assert "2 labelled documents" not in result.stderr and "6 labelled documents and 174 unlabelled" in result.stderr
+    info = json.loads(run(["info", model, "--json"]).stdout)
+    assert info["em"]["unlabelled_documents"] == 174 and info["em"]["weight"] == 1.0
+    plain = tmp_path / "plain.nb"
+    assert run(["train", labelled, "-o", plain, "-q", "--calibrate", "none"]).exit_code == 0
+    test = write_jsonl(tmp_path / "t.jsonl", *planted(30, seed=9, length=12))
+    accuracy = {m: json.loads(run(["eval", m, test, "--json"]).stdout)["accuracy"] for m in (plain, model)}
+    assert accuracy[model] > accuracy[plain]  # the unlabelled documents helped (6 labels only)
+    # an EM model's counts are expected counts: it cannot learn one document exactly
+    result = run(["learn", model, "--class", "sky", test])
+    assert result.exit_code == 1 and "trained by EM with unlabelled documents" in result.stderr
+    result = run(["train", "--from-model", model, "--alpha", "0.5", "-o", tmp_path / "x.nb"])
+    assert result.exit_code == 1 and "was fitted by EM" in result.stderr
+
+
+def test_em_weight_zero_is_the_labelled_only_model(tmp_path):
+    from nbcli import em
+
+    texts, labels = planted(20, seed=2)
+    labelled = write_jsonl(tmp_path / "l.jsonl", texts[::5], labels[::5])
+    unlabelled = write_jsonl(tmp_path / "u.jsonl", texts[1::5])
+    model = tmp_path / "em0.nb"
+    assert run(["train", labelled, "--unlabeled", unlabelled, "--em-weight", "0", "-o", model, "-q"]).exit_code == 0
+    clf = modelfile.load(str(model))
+    assert clf.meta["em"]["iterations"] == 0
+    # the labelled counts, untouched by the unlabelled documents (whose terms are in the vocabulary)
+    X = clf.counts(texts[::5])
+    y = np.array([clf.classes.index(label) for label in labels[::5]])
+    want = np.zeros((len(clf.classes), X.shape[1]))
+    canonical = X.canonical()
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(canonical.indptr))
+    np.add.at(want, (y[rows], canonical.indices), canonical.data)
+    assert np.array_equal(np.asarray(clf.model.feature_count), want)
+    assert isinstance(em.EVENT_MODELS, tuple)
+
+
+def test_unlabelled_training_refuses_what_it_cannot_do(tmp_path):
+    texts, labels = planted(10, seed=3)
+    labelled = write_jsonl(tmp_path / "l.jsonl", texts, labels)
+    result = run(["train", labelled, "--unlabeled", labelled, "--model", "complement", "-o", tmp_path / "m.nb"])
+    assert result.exit_code == 1 and "--unlabeled works with --model multinomial or bernoulli" in result.stderr
+    result = run(["train", labelled, "--em-weight", "0.5", "-o", tmp_path / "m.nb"])
+    assert result.exit_code == 2 and "--em-weight needs --unlabeled" in result.stderr
+
+
+@pytest.mark.parametrize("kind", ["multinomial", "bernoulli"])
+def test_cluster_recovers_planted_topics_and_is_reproducible(tmp_path, kind):
+    texts, labels = planted(60, seed=4)
+    corpus = write_jsonl(tmp_path / "c.jsonl", texts)
+    first, second = tmp_path / "a.nb", tmp_path / "b.nb"
+    for model in (first, second):
+        result = run(["cluster", corpus, "-k", "3", "--model", kind, "--seed", "7", "-o", model, "-q"])
+        assert result.exit_code == 0, result.stderr
+    assert (
+        json.loads(run(["info", first, "--json"]).stdout)["model_id"]
+        == (json.loads(run(["info", second, "--json"]).stdout)["model_id"])
+    )  # the same seed, the same clusters
+    predicted = [json.loads(line)["label"] for line in run(["predict", first, corpus, "--json"]).stdout.splitlines()]
+    assert set(predicted) <= {"cluster1", "cluster2", "cluster3"}
+    assert adjusted_rand_score(labels, predicted) >= 0.9
+    info = run(["info", first]).stdout
+    assert "clusters:    3 (best of 5 restarts, seed 7)" in info
+    assert re.search(r"\b(star|bread|goal|planet|oven|match)\b", info)  # a cluster's top terms are its topic's
+
+
+def test_cluster_k_auto_picks_the_planted_number_by_bic(tmp_path):
+    texts, _ = planted(50, seed=5)
+    corpus = write_jsonl(tmp_path / "c.jsonl", texts)
+    model = tmp_path / "auto.nb"
+    result = run(["cluster", corpus, "-k", "auto", "--restarts", "2", "-o", model])
+    assert result.exit_code == 0, result.stderr
+    bics = {int(k): float(b) for k, b in re.findall(r"k = (\d+): BIC (-?[0-9.]+)", result.stderr)}
+    assert min(bics, key=bics.get) == 3 and "in 3 clusters" in result.stderr
+    line = run(["cluster", corpus, "-k", "1", "-o", model])
+    assert line.exit_code == 2 and "2 or more" in line.stderr
