@@ -320,7 +320,16 @@ def _train_em(corpus, label_pairs, unlabeled, calibrate, weight, max_iter, tol, 
     labelled = labeled_corpus(corpus, [parse_label_pair(p) for p in label_pairs], opts)
     unlabelled = Corpus([documents_in(path, opts) for path in unlabeled])
     classifier, _ = train_em(
-        labelled, unlabelled, analyzer_options, kind, alpha, weight, max_iter, tol, log=em_log(diagnostics, "EM")
+        labelled,
+        unlabelled,
+        analyzer_options,
+        kind,
+        alpha,
+        weight,
+        max_iter,
+        tol,
+        log=em_log(diagnostics, "EM"),
+        jobs=kw["jobs"],
     )
     diagnostics.info("not calibrated: EM models give their raw posteriors")
     return classifier

@@ -227,6 +227,15 @@ def m_step_sums(X, resp: np.ndarray, event_model: str) -> tuple[np.ndarray, np.n
     return word, units.sum(axis=0)
 
 
+def block_stats(mixture: Mixture, X, event_model: str) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+    """One block of unlabelled rows' E step and M-step sums: ((word, docs)
+    as `m_step_sums`, the rows' log-likelihoods). Blocks' sums add up
+    exactly (int64) and their log-likelihoods concatenate in row order, so
+    any split gives the one-block result to the last bit."""
+    resp, ll = posterior(mixture, X)
+    return m_step_sums(X, resp, event_model), ll
+
+
 def mixture_from_sums(
     labelled: tuple[np.ndarray, np.ndarray],
     unlabelled: tuple[np.ndarray, np.ndarray] | None,
@@ -309,6 +318,7 @@ def em(
     tol: float = 1e-4,
     seed: int = 0,
     log: Callable[[int, float], None] | None = None,
+    stats: Callable[[Mixture], tuple[tuple[np.ndarray, np.ndarray], np.ndarray]] | None = None,
 ) -> Fit:
     """Semi-supervised EM from the labelled-only model.
 
@@ -320,7 +330,9 @@ def em(
     log(iteration, J) after each iteration. With nothing for EM to learn
     (K = 1 and weight 0 or no unlabelled rows) it stops at once and returns
     exactly the labelled-only model; with K > 1 and weight 0 it fits the
-    components to the labelled documents alone."""
+    components to the labelled documents alone. stats(mixture): the
+    unlabelled rows' `block_stats`, all of them (a caller computing them on
+    several workers, block by block); by default computed here."""
     _check_settings(event_model, alpha, prior_alpha, max_iter, tol)
     if not (np.isfinite(weight) and weight >= 0):
         raise NbcliError(f"the unlabelled documents' weight must be a number >= 0, not {weight}")
@@ -357,11 +369,14 @@ def em(
     fixed = K == 1 and not use_unlabelled
 
     def e(mixture):
+        """E step, and the unlabelled rows' M-step sums under its responsibilities."""
         resp_l, ll_l = posterior(mixture, XL, yL)
-        resp_u, ll_u = posterior(mixture, XU) if use_unlabelled else (None, np.zeros(0))
-        return resp_l, resp_u, objective(mixture, ll_l, ll_u, weight)
+        sums_u, ll_u = empty, np.zeros(0)
+        if use_unlabelled:
+            sums_u, ll_u = stats(mixture) if stats is not None else block_stats(mixture, XU, event_model)
+        return resp_l, sums_u, objective(mixture, ll_l, ll_u, weight)
 
-    resp_l, resp_u, J = e(mixture)
+    resp_l, sums_u, J = e(mixture)
     history = [J]
     converged, iteration = fixed, 0
     while not converged and iteration < max_iter:
@@ -369,9 +384,9 @@ def em(
         if K > 1:
             labelled = m_step_sums(XL, resp_l, event_model)
         if use_unlabelled:
-            unlabelled = m_step_sums(XU, resp_u, event_model)
+            unlabelled = sums_u
         mixture = mixture_from_sums(labelled, unlabelled, weight, *settings)
-        resp_l, resp_u, J = e(mixture)
+        resp_l, sums_u, J = e(mixture)
         history.append(J)
         if log is not None:
             log(iteration, J)

@@ -354,3 +354,46 @@ def _score_fold(job, f: int) -> dict:
     from nbcli.crossval import score_fold
 
     return score_fold(job[0], f, *job[1:])
+
+
+# -- EM (train --unlabeled) -----------------------------------------------------------
+
+
+def em_stats(XU, event_model: str, jobs: int):
+    """`em.em`'s stats for the unlabelled rows XU on `jobs` workers: the
+    rows cut into blocks, each worker taking blocks (XU is inherited, only
+    the mixture travels), the blocks' exact integer sums added and their
+    log-likelihoods joined in row order, so the fit is the same for any
+    --jobs. None (in this process) for one worker or few rows."""
+    workers = jobs if jobs > 1 else cpu_count() if jobs == 0 else 1
+    n = XU.shape[0]
+    if workers < 2 or n < AUTO_DOCS or fork_context() is None:
+        return None
+    from nbcli.em import prepare
+
+    X = prepare(XU, event_model)
+    cuts = np.linspace(0, n, 2 * workers + 1).astype(np.int64)
+    blocks = [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+
+    def stats(mixture):
+        word = docs = None
+        lls = []
+        items = ((i, (mixture, block)) for i, block in enumerate(blocks))
+        for _, result in ProcessPool(workers).map(_em_block, (X, event_model), items):
+            if isinstance(result, Exception):
+                raise result
+            (w, d), ll = result
+            word = w if word is None else word + w
+            docs = d if docs is None else docs + d
+            lls.append(ll)
+        return (word, docs), np.concatenate(lls)
+
+    return stats
+
+
+def _em_block(options, task):
+    from nbcli.em import block_stats
+
+    X, event_model = options
+    mixture, (start, stop) = task
+    return block_stats(mixture, X[start:stop], event_model)

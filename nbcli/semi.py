@@ -67,12 +67,23 @@ def _meta(n_documents: int, options: dict, extra: dict) -> dict:
 
 
 def train_em(
-    labelled, unlabelled, analyzer_options, kind: str, alpha: float, weight: float, max_iter: int, tol: float, log=None
+    labelled,
+    unlabelled,
+    analyzer_options,
+    kind: str,
+    alpha: float,
+    weight: float,
+    max_iter: int,
+    tol: float,
+    log=None,
+    jobs: int = 1,
 ):
     """A Classifier trained by semi-supervised EM on labelled and
     unlabelled documents (see the module docstring); log(iteration,
-    objective) after each EM iteration."""
+    objective) after each EM iteration; the unlabelled documents' E and M
+    steps on `jobs` workers (`pipeline.em_stats`: the same fit for any)."""
     from nbcli import em
+    from nbcli.pipeline import em_stats
     from nbcli.tokenize import Analyzer
 
     if kind not in EM_KINDS:
@@ -105,6 +116,7 @@ def train_em(
         max_iter=max_iter,
         tol=tol,
         log=log,
+        stats=em_stats(XU, kind, jobs),
     )
     doc_count = fit.labelled_docs + fit.expected_docs
     word_count = fit.labelled_count + fit.expected_count

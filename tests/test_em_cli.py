@@ -135,3 +135,18 @@ def test_cluster_k_auto_picks_the_planted_number_by_bic(tmp_path):
     assert min(bics, key=bics.get) == 3 and "in 3 clusters" in result.stderr
     line = run(["cluster", corpus, "-k", "1", "-o", model])
     assert line.exit_code == 2 and "2 or more" in line.stderr
+
+
+def test_em_on_two_workers_is_em_in_one_process(tmp_path):
+    texts, labels = planted(120, seed=6, length=12)  # 357 unlabelled documents: enough to go parallel
+    pick = [i for i in range(len(texts)) if i % 120 < 1]
+    labelled = write_jsonl(tmp_path / "l.jsonl", [texts[i] for i in pick], [labels[i] for i in pick])
+    unlabelled = write_jsonl(tmp_path / "u.jsonl", [t for i, t in enumerate(texts) if i % 120 >= 1])
+    seen = []
+    for jobs in ("1", "2"):
+        model = tmp_path / f"j{jobs}.nb"
+        result = run(["train", labelled, "--unlabeled", unlabelled, "--em-weight", "0.5", "--jobs", jobs, "-o", model])
+        assert result.exit_code == 0, result.stderr
+        info = json.loads(run(["info", model, "--json"]).stdout)
+        seen.append((info["model_id"], objectives(result.stderr)))
+    assert seen[0] == seen[1]  # the same model and objectives to the last digit printed
