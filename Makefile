@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme fuzz bench-adversarial
+.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme fuzz bench-adversarial bench-tables bench-em
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -90,6 +90,14 @@ bench-adversarial: $(VENV)/.installed-test
 ## bench-models: accuracy of each event model on SpamAssassin and a multi-class corpus (npm) -> README.md, docs/benchmarks.md
 bench-models: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python models.py
+
+## bench-tables: table models (issue 17): 10-fold accuracy on scikit-learn's iris/wine/breast_cancer beside GaussianNB, and 1M-row speed against scikit-learn -> docs/benchmarks.md
+bench-tables: $(VENV)/.installed-test
+	cd benchmarks && ../$(BIN)/python tables.py
+
+## bench-em: semi-supervised EM (issue 18): accuracy against labelled documents per class, with and without EM, on topics, SOTU and SpamAssassin -> docs/benchmarks.md
+bench-em: $(VENV)/.installed-test
+	cd benchmarks && ../$(BIN)/python em.py
 
 ## tune-mail: the cross-validation (training part only) that chose the mail defaults -> docs/benchmarks.md
 tune-mail: $(VENV)/.installed-test

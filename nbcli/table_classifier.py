@@ -87,10 +87,12 @@ def row_columns(rows: list, names: list[str]) -> list[np.ndarray]:
     if not rows:
         return [np.array([], dtype=object) for _ in names]
     shared = _shared_names(rows)
-    if shared is not None:  # one table's rows: transpose their cell tuples in C
-        columns = list(zip(*(row.values for row in rows)))
+    if shared is not None:  # one table's rows: their cell tuples as one (rows, fields) object array, built in C
+        cells = np.array([row.values for row in rows], dtype=object)
+        if cells.ndim != 2:  # a table without feature fields
+            cells = np.empty((len(rows), 0), dtype=object)
         where = {n: i for i, n in enumerate(shared)}
-        return [_objects(columns[where[name]]) for name in names]
+        return [cells[:, where[name]] for name in names]
     pick = operator.itemgetter(*names)
     try:  # every row has every field: pick and transpose in C
         picked = [pick(row) for row in rows] if len(names) > 1 else [(pick(row),) for row in rows]
@@ -237,14 +239,14 @@ def _typed(names, raw, columns: TableColumns):
     """Each column's kind ('categorical' or 'numeric': given, or inferred)
     and its data (numeric: floats, NaN where missing); notes on numeric
     columns with cells that are not numbers (read as missing)."""
-    from nbcli.tables import infer_kind, parse_numbers
+    from nbcli.tables import kind_of_numbers, parse_numbers
 
     kinds, data, notes = [], [], []
     for name, cells in zip(names, raw):
         kind = "categorical" if name in columns.categorical else "numeric" if name in columns.numeric else None
-        kind = kind or infer_kind(cells)
+        values, bad = parse_numbers(cells) if kind != "categorical" else (None, None)
+        kind = kind or kind_of_numbers(values, bad)
         if kind == "numeric":
-            values, bad = parse_numbers(cells)
             if bad.any():
                 notes.append(f"{int(bad.sum())} cell(s) of {name} are not numbers; read as missing")
             data.append(values)

@@ -167,7 +167,11 @@ def parse_numbers(values: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
 
 def infer_kind(values: Sequence[str]) -> str:
     """'numeric' or 'categorical', by the rule in the module docstring."""
-    numbers, bad = parse_numbers(values)
+    return kind_of_numbers(*parse_numbers(values))
+
+
+def kind_of_numbers(numbers: np.ndarray, bad: np.ndarray) -> str:
+    """`infer_kind` of a column already parsed by `parse_numbers`."""
     present = numbers[~np.isnan(numbers)]
     if bad.any() or present.size == 0:
         return "categorical"
