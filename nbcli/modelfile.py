@@ -608,7 +608,8 @@ def _table_from_payload(p: dict, path: str):
     except (TypeError, ValueError, KeyError, ArithmeticError, NbcliError) as exc:
         if isinstance(exc, ModelFileError):
             raise
-        raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
+        what = exc.message if isinstance(exc, NbcliError) else str(exc)
+        raise ModelFileError(f"{path} is corrupt ({what})", hint="train the model again") from None
     classifier = TableClassifier(model, meta, calibration)
     stored_id = p.get("model_id")
     if isinstance(stored_id, str) and re.fullmatch(r"[0-9a-f]{6}", stored_id):

@@ -250,3 +250,15 @@ def test_tune_searches_the_table_settings(tmp_path):
     ]
     assert tuned["command"].startswith(f"nbcli train {table} --label-field class --alpha 1.0 --features all")
     assert f"--numeric-model {tuned['best']['numeric_model']}" in tuned["command"]
+
+
+def test_a_damaged_table_model_is_a_one_line_error(tmp_path):
+    model = tmp_path / "tennis.nb"
+    assert run(["train", PLAYTENNIS, *TENNIS, "-o", model, "-q", "--calibrate", "none"]).exit_code == 0
+    payload = dict(modelfile.read_payload(str(model)))
+    payload["table_col0_counts"] = -np.asarray(payload["table_col0_counts"])  # negative counts
+    bad = tmp_path / "bad.nb"
+    modelfile.write_payload({k: (np.array(v) if isinstance(v, np.ndarray) else v) for k, v in payload.items()}, bad)
+    result = run(["predict", bad, PLAYTENNIS])
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"nbcli: error: {bad} is corrupt (the table model is not valid: ")
