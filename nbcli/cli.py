@@ -192,6 +192,14 @@ def cli():
 )
 @click.option("--em-iter", type=click.IntRange(1, 1000), default=20, show_default=True, help="EM iterations at most.")
 @click.option(
+    "--em-components",
+    type=click.IntRange(1, 99),
+    default=1,
+    show_default=True,
+    metavar="K",
+    help="Mixture components per class (Nigam et al. section 5): a class that is several topics gets several.",
+)
+@click.option(
     "--em-tol",
     type=click.FloatRange(min=0),
     default=1e-4,
@@ -203,7 +211,9 @@ def cli():
 @table_options
 @jobs_option
 @quiet_option
-def train(corpus, output, label_pairs, from_model, calibrate, unlabeled, em_weight, em_iter, em_tol, **kw):
+def train(
+    corpus, output, label_pairs, from_model, calibrate, unlabeled, em_weight, em_iter, em_tol, em_components, **kw
+):
     """Train a model on labelled documents.
 
     CORPUS is a folder with one sub-folder per class (the sub-folder's name
@@ -231,13 +241,14 @@ def train(corpus, output, label_pairs, from_model, calibrate, unlabeled, em_weig
     modelfile.check_writable(output)
     ctx = click.get_current_context()
     if not unlabeled:
-        refuse_options(ctx, ["em_weight", "em_iter", "em_tol"], "--unlabeled")
+        refuse_options(ctx, ["em_weight", "em_iter", "em_tol", "em_components"], "--unlabeled")
     else:
         if from_model or any(is_given(ctx, name) for name in TABLE_PARAMS):
             raise click.UsageError("--unlabeled trains a text model from a corpus (no --from-model, no --features)")
-        classifier = _train_em(corpus, label_pairs, unlabeled, calibrate, em_weight, em_iter, em_tol, kw, diagnostics)
+        classifier = _train_em(
+            corpus, label_pairs, unlabeled, calibrate, em_weight, em_iter, em_tol, em_components, kw, diagnostics
+        )
         modelfile.save(classifier, output)
-        counts = ", ".join(f"{c} {int(n)}" for c, n in zip(classifier.classes, classifier.model.class_count))
         em = classifier.meta["em"]
         diagnostics.info(
             f"wrote {output}: {classifier.meta['n_documents']} labelled documents and {em['unlabelled_documents']} "
@@ -303,7 +314,7 @@ def train(corpus, output, label_pairs, from_model, calibrate, unlabeled, em_weig
     check_inputs()
 
 
-def _train_em(corpus, label_pairs, unlabeled, calibrate, weight, max_iter, tol, kw, diagnostics):
+def _train_em(corpus, label_pairs, unlabeled, calibrate, weight, max_iter, tol, components, kw, diagnostics):
     """`train --unlabeled`: semi-supervised EM (semi.py)."""
     from nbcli.cli_em import em_log
     from nbcli.semi import train_em
@@ -330,6 +341,7 @@ def _train_em(corpus, label_pairs, unlabeled, calibrate, weight, max_iter, tol, 
         tol,
         log=em_log(diagnostics, "EM"),
         jobs=kw["jobs"],
+        components=components,
     )
     diagnostics.info("not calibrated: EM models give their raw posteriors")
     return classifier

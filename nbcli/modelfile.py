@@ -969,8 +969,18 @@ def _log_prior(a: np.ndarray, class_count: np.ndarray) -> np.ndarray:
 
 
 def load(path: str):
-    """Read a Classifier from a model file (see the module docstring)."""
-    return from_payload(read_payload(path), path)
+    """Read a Classifier from a model file (see the module docstring); a
+    model of several mixture components per class answers for its classes
+    (`semi.wrap_components`)."""
+    classifier = from_payload(read_payload(path), path)
+    if "components" in classifier.meta:
+        from nbcli.semi import wrap_components
+
+        try:
+            classifier = wrap_components(classifier)
+        except NbcliError as exc:
+            raise ModelFileError(f"{path} is corrupt ({exc.message})", hint="train the model again") from None
+    return classifier
 
 
 def _describe_calibration(classifier) -> dict:
@@ -1058,7 +1068,7 @@ def describe(classifier, top: int = 10) -> dict:
     if top > 0 and len(classifier.vocabulary):
         odds = model.term_log_odds()
         k = min(top, odds.shape[1])
-        for c, name in enumerate(classifier.classes):
+        for c, name in enumerate(model.classes):  # a mixture model: its components
             best = np.argpartition(-odds[c], k - 1)[:k]
             best = best[np.lexsort((best, -odds[c][best]))]
             best = best[odds[c][best] > 0]
@@ -1086,6 +1096,7 @@ def describe(classifier, top: int = 10) -> dict:
         },
         "calibration": _describe_calibration(classifier),
         "em": _em_info(classifier.meta.get("em")),
+        "components": classifier.meta.get("components"),
         "clusters": classifier.meta.get("clusters"),
         "updated": classifier.meta.get("updated"),
         "pruned": classifier.meta.get("pruned"),
@@ -1096,7 +1107,7 @@ def describe(classifier, top: int = 10) -> dict:
                 "tokens": int(counts[c].sum()),
                 "prior": float(prior[c]),
             }
-            for c, name in enumerate(classifier.classes)
+            for c, name in enumerate(model.classes)
         ],
         "smoothing": {k: v for k, v in model.spec().items() if k not in ("kind", "unknown")},
         "analyzer": classifier.analyzer_options.to_dict(),

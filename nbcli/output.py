@@ -324,6 +324,13 @@ def render_info(info: dict, file) -> None:
             f"{em['iterations']} iterations ({'converged' if em['converged'] else 'stopped at --em-iter'}), "
             f"objective {em['objective_first']:.6g} -> {em['objective_last']:.6g}",
         )
+    components = info.get("components")
+    if components:
+        _print(
+            file,
+            f"components:  {components['per_class']} per class of {', '.join(components['classes'])} "
+            "(a class's probability is its components')",
+        )
     clusters = info.get("clusters")
     if clusters:
         _print(

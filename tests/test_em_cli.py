@@ -150,3 +150,23 @@ def test_em_on_two_workers_is_em_in_one_process(tmp_path):
         info = json.loads(run(["info", model, "--json"]).stdout)
         seen.append((info["model_id"], objectives(result.stderr)))
     assert seen[0] == seen[1]  # the same model and objectives to the last digit printed
+
+
+def test_several_components_per_class_answer_for_the_classes(tmp_path):
+    texts, labels = planted(40, seed=8, length=12)
+    labelled = write_jsonl(tmp_path / "l.jsonl", texts[::10], labels[::10])
+    unlabelled = write_jsonl(tmp_path / "u.jsonl", [t for i, t in enumerate(texts) if i % 10])
+    model = tmp_path / "k2.nb"
+    result = run(["train", labelled, "--unlabeled", unlabelled, "--em-components", "2", "-o", model, "-q"])
+    assert result.exit_code == 0, result.stderr
+    clf = modelfile.load(str(model))
+    assert clf.classes == ["food", "sky", "sport"]
+    assert clf.model.classes == ["food~01", "food~02", "sky~01", "sky~02", "sport~01", "sport~02"]
+    records = [json.loads(line) for line in run(["predict", model, labelled, "--json"]).stdout.splitlines()]
+    for r in records:
+        assert set(r["probabilities"]) == {"food", "sky", "sport"}
+        assert sum(r["probabilities"].values()) == pytest.approx(1.0)
+    # a class's probability is the sum of its components' posteriors
+    per_component = np.exp(clf.model.predict_log_proba(clf.counts(texts[:3])))
+    assert np.allclose(np.exp(clf.score(texts[:3]))[:, 0], per_component[:, :2].sum(axis=1))
+    assert "components:  2 per class of food, sky, sport" in run(["info", model]).stdout
