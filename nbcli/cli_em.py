@@ -102,12 +102,14 @@ def cluster(corpus, output, k, restarts, seed, kind, alpha, **kw):
     modelfile.check_writable(output)
     opts = read_opts(kw, diagnostics)
     docs = Corpus([documents_in(path, opts) for path in corpus])
-    model, fit, table = cluster_docs(
-        docs, AnalyzerOptions(), kind, k, alpha, restarts, seed, log=em_log(diagnostics, "EM")
-    )
+    model, fit, table = cluster_docs(docs, AnalyzerOptions(), kind, k, alpha, restarts, seed)
     if table is not None:
         for row in table:
             diagnostics.info(f"k = {row['k']}: BIC {row['bic']:.1f}")
+    diagnostics.info(
+        f"EM: the most likely of {restarts} restart(s): {fit.iterations} iterations, objective "
+        f"{fit.objective[0]:.6f} -> {fit.objective[-1]:.6f}"
+    )
     modelfile.save(model, output)
     sizes = ", ".join(f"{c} {n:.0f}" for c, n in zip(model.classes, model.model.class_count))
     diagnostics.info(
