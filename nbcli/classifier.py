@@ -44,6 +44,9 @@ class Classifier:
         self.record = record
         self.last_seen = last_seen
         self.calibration = calibration
+        # a model trained by EM: the unlabelled documents' expected counts ((C, V), (C,)), kept apart from
+        # the learned documents' (see `learning.Counts`); its event model is fitted to their sum
+        self.expected = None
         self._analyzer: Analyzer | None = None
 
     def with_message_cap(self, max_message_bytes: int | None) -> Classifier:

@@ -419,13 +419,14 @@ def _retrain(path, corpus, label_pairs, kw, diagnostics):
         raise click.UsageError("--from-model re-derives a model from its stored counts; give no CORPUS or --label")
     refuse_corpus_options(click.get_current_context())
     old = modelfile.load(path)
-    if old.meta.get("em") or old.meta.get("clusters"):
-        raise NbcliError(
-            f"{path} was fitted by EM: its counts are expected counts of that fit",
-            hint="train it again with the options",
-        )
+    if old.meta.get("components"):
+        raise NbcliError(f"{path} has several mixture components per class", hint="train it again with the options")
     _, options = training_setup(kw, base_kind=old.model.kind)
+    expected = getattr(old, "expected", None)
+    if expected is not None and options.pruning:
+        raise NbcliError(f"{path} was trained by EM: pruning it needs the corpus", hint="train it again")
     new = refit(old, options, path)
+    new.expected = expected  # the same terms: the expected counts stay apart, re-smoothed with the others
     if old.calibration is not None:
         diagnostics.info(
             f"the new model is not calibrated ({path}'s calibration was fitted to its own tables); "

@@ -53,6 +53,8 @@ def dump_lines(classifier) -> Iterator[str]:
     """The dump of a Classifier, line by line (without newlines)."""
     from nbcli.learning import Counts
 
+    if getattr(classifier, "expected", None) is not None:
+        raise NbcliError("the dump format has no place for an EM model's expected counts", hint="keep the model file")
     if getattr(classifier.model, "kind", None) == "table":
         raise NbcliError("a table model has no term counts to dump", hint="nbcli info MODEL --json shows it")
     counts = Counts.of(classifier)

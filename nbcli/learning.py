@@ -60,13 +60,13 @@ def check_learnable(classifier, source: str = "the model") -> None:
             f"{source} is a table model, which learns from a whole table",
             hint="train it again on the table with the new rows",
         )
-    for key, what in (("em", "trained by EM with unlabelled documents"), ("clusters", "a clustering")):
-        if classifier.meta.get(key):
-            raise NbcliError(
-                f"{source} is {what}: its counts are expected counts, which one document more or less would "
-                "change everywhere",
-                hint="train (or cluster) again with the new documents",
-            )
+    if classifier.meta.get("components"):
+        raise NbcliError(
+            f"{source} has several mixture components per class, which a document's class does not choose between",
+            hint="train it again with the new documents",
+        )
+    if (classifier.meta.get("em") or classifier.meta.get("clusters")) and getattr(classifier, "expected", None) is None:
+        raise NbcliError(f"{source} was fitted by EM but keeps no expected counts apart", hint="train it again")
     options = classifier.meta.get("options", {})
     for name, default, flag in PRUNING_OPTIONS:
         if options.get(name, default) != default:
@@ -101,7 +101,11 @@ class Counts:
     uint64 ascending; blob, offsets: the terms' UTF-8 texts; tf (C, V)
     term counts; df (C, V) document frequencies or None; fit (C, V)
     complement's transformed sums or None; last_seen (V,) int32 days;
-    record; mail_docs: how many of the documents were mail."""
+    record; mail_docs: how many of the documents were mail; expected_tf
+    (C, V) and expected_docs (C,): a model trained by EM, the unlabelled
+    documents' expected counts (times their weight), kept apart from the
+    exact counts of the documents learned (None: not one), so that learning
+    adds to those exactly and the model is always their sum."""
 
     classes: list
     class_count: np.ndarray
@@ -114,14 +118,24 @@ class Counts:
     last_seen: np.ndarray
     record: Record
     mail_docs: int
+    expected_tf: np.ndarray | None = None
+    expected_docs: np.ndarray | None = None
 
     @classmethod
     def of(cls, classifier) -> Counts:
         model, vocab = classifier.model, classifier.vocabulary
         n_terms = len(vocab)
         tf = np.asarray(model.feature_count)
+        expected = getattr(classifier, "expected", None)
+        if expected is not None:  # the model's counts less the expected ones: the learned documents', exactly
+            tf = np.rint(np.asarray(tf, dtype=np.float64) - expected[0])
         tf = tf.astype(np.int64) if tf.dtype.kind in "iu" or np.array_equal(tf, np.round(tf)) else tf.astype(float)
-        df = None if model.doc_freq is None else np.asarray(model.doc_freq).astype(np.int64)
+        df = None
+        if model.doc_freq is not None:
+            df = np.asarray(model.doc_freq, dtype=np.float64)
+            if expected is not None:  # a Bernoulli EM model: its document frequencies are expected too
+                df = np.rint(df - expected[0])
+            df = df.astype(np.int64)
         fit = None
         if model.kind == "complement" and (model.tf_log or model.length_norm) and model.fit_count is not None:
             fit = np.asarray(model.fit_count, dtype=np.float64)
@@ -135,7 +149,9 @@ class Counts:
             last_seen = np.full(n_terms, day, dtype=np.int32)
         return cls(
             list(model.classes),
-            np.asarray(model.class_count, dtype=np.float64).copy(),
+            np.asarray(model.class_count, dtype=np.float64).copy()
+            if expected is None
+            else np.rint(np.asarray(model.class_count, dtype=np.float64) - expected[1]),
             np.asarray(vocab.hashes, dtype=np.uint64),
             np.asarray(vocab.blob, dtype=np.uint8),
             np.asarray(vocab.offsets, dtype=np.int64),
@@ -145,6 +161,8 @@ class Counts:
             np.asarray(last_seen, dtype=np.int32),
             classifier.record if classifier.record is not None else Record.empty(),
             int(classifier.meta.get("mail_documents", 0)),
+            None if expected is None else np.asarray(expected[0], dtype=np.float64).copy(),
+            None if expected is None else np.asarray(expected[1], dtype=np.float64).copy(),
         )
 
     @classmethod
@@ -180,6 +198,10 @@ class Counts:
 
         class_count = np.zeros(len(classes))
         class_count[rows] = self.class_count
+        expected_docs = None
+        if self.expected_docs is not None:
+            expected_docs = np.zeros(len(classes))
+            expected_docs[rows] = self.expected_docs
         return dataclasses.replace(
             self,
             classes=classes,
@@ -188,6 +210,8 @@ class Counts:
             df=grown(self.df),
             fit=grown(self.fit),
             record=self.record.relabelled(rows),
+            expected_tf=grown(self.expected_tf),
+            expected_docs=expected_docs,
         )
 
     def columns(self, keep: np.ndarray) -> Counts:
@@ -203,6 +227,7 @@ class Counts:
             df=None if self.df is None else np.ascontiguousarray(self.df[:, cols]),
             fit=None if self.fit is None else np.ascontiguousarray(self.fit[:, cols]),
             last_seen=self.last_seen[cols],
+            expected_tf=None if self.expected_tf is None else np.ascontiguousarray(self.expected_tf[:, cols]),
         )
 
 
@@ -527,6 +552,8 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
         last_seen,
         counts.record,
         mail_docs,
+        None if counts.expected_tf is None else placed(counts.expected_tf, np.float64),
+        counts.expected_docs,
     )
     return _settled(out)
 
@@ -557,6 +584,8 @@ def _settled(counts: Counts) -> Counts:
     keep = (counts.tf != 0).any(axis=0)
     if counts.df is not None:
         keep |= (counts.df != 0).any(axis=0)
+    if counts.expected_tf is not None:  # a term of unlabelled documents only
+        keep |= (counts.expected_tf != 0).any(axis=0)
     return counts if keep.all() else counts.columns(keep)
 
 
@@ -655,9 +684,18 @@ def classifier_of(counts: Counts, kind: str, settings: dict, idf: bool, analyzer
         if fit_count is None and idf_values is not None:
             fit_count = counts.tf * idf_values
         settings.update(idf=idf_values, fit_count=fit_count)
-    built = MODELS[kind](counts.classes, counts.class_count, counts.tf, doc_freq=counts.df, **settings)
+    tf, df, class_count = counts.tf, counts.df, counts.class_count
+    if counts.expected_tf is not None:  # an EM model: the learned documents' counts plus the expected ones
+        tf = tf + counts.expected_tf
+        class_count = class_count + counts.expected_docs
+        if df is not None:
+            df = np.minimum(df + counts.expected_tf, class_count[:, None])
+    built = MODELS[kind](counts.classes, class_count, tf, doc_freq=df, **settings)
     vocab = Vocabulary(counts.hashes, counts.blob, counts.offsets)
-    return Classifier(analyzer_options, vocab, built, meta, counts.record, counts.last_seen)
+    classifier = Classifier(analyzer_options, vocab, built, meta, counts.record, counts.last_seen)
+    if counts.expected_tf is not None:
+        classifier.expected = (counts.expected_tf, counts.expected_docs)
+    return classifier
 
 
 def _transforms(classifier):
@@ -761,6 +799,12 @@ def merge(classifiers: list, names: list[str]):
     gives. The records are united (a document both learned counts twice,
     as its counts do)."""
     first = classifiers[0]
+    for classifier, name in zip(classifiers, names):
+        if getattr(classifier, "expected", None) is not None:
+            raise NbcliError(
+                f"{name} was trained by EM: its expected counts belong to that run, not to a sum of models",
+                hint="train one model on all the documents",
+            )
     for other, name in zip(classifiers[1:], names[1:]):
         difference = _difference(first, other)
         if difference:

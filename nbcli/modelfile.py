@@ -632,6 +632,9 @@ def to_payload(classifier) -> dict:
         extra["term_last_seen"] = np.ascontiguousarray(classifier.last_seen, dtype=np.int32)
     if classifier.calibration is not None:
         extra["calibration"] = calibration_state(classifier.calibration)
+    if getattr(classifier, "expected", None) is not None:
+        extra["em_count"] = np.ascontiguousarray(classifier.expected[0], dtype=np.float64)
+        extra["em_docs"] = np.ascontiguousarray(classifier.expected[1], dtype=np.float64)
     extra["model_id"] = compute_model_id(classifier)
     return {
         "format": FORMAT,  # first: nbcli recognises its files by it (sources._is_model)
@@ -666,6 +669,20 @@ def calibration_state(calibration) -> dict:
         **_plain({k: v for k, v in state.items() if k != "params"}),
         "params": {name: np.asarray(value).tolist() for name, value in state["params"].items()},
     }
+
+
+def _expected(p: dict, n_classes: int, n_terms: int, feature_count, class_count):
+    """An EM model's expected counts ("em_count" (C, V), "em_docs" (C,)):
+    finite, not negative, and within the model's counts (which include
+    them); None when the file has none."""
+    if "em_count" not in p and "em_docs" not in p:
+        return None
+    tf = _within(_array(p, "em_count", "f", (n_classes, n_terms)), "em_count", 0, _MAX_COUNT)
+    docs = _within(_array(p, "em_docs", "f", (n_classes,)), "em_docs", 0, _MAX_COUNT)
+    slack = 1e-6
+    if not (tf <= np.asarray(feature_count, dtype=np.float64) + slack).all() or not (docs <= class_count + slack).all():
+        raise _Corrupt("em_count", "exceeds the model's counts")
+    return tf, docs
 
 
 def calibration_of(p: dict, n_classes: int, path: str = "model"):
@@ -941,6 +958,7 @@ def from_payload(p: dict, path: str = "model"):
             raise _Corrupt(str(exc)) from None
         last_seen = _array(p, "term_last_seen", "i", (n_terms,), optional=True)
         calibration = _calibration(p, n_classes)
+        expected = _expected(p, n_classes, n_terms, feature_count, class_count)
     except _Corrupt as exc:
         raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
     except (TypeError, ValueError, ArithmeticError, NbcliError) as exc:
@@ -948,6 +966,7 @@ def from_payload(p: dict, path: str = "model"):
             raise
         raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
     classifier = Classifier(options, Vocabulary(hashes, blob, offsets), model, meta, record, last_seen, calibration)
+    classifier.expected = expected
     stored_id = p.get("model_id")
     if isinstance(stored_id, str) and re.fullmatch(r"[0-9a-f]{6}", stored_id):
         classifier.stored_model_id = stored_id  # the file's own, computed when it was written

@@ -201,7 +201,9 @@ def train_em(
         },
     )
     if components == 1:
-        return _counts_model(kind, classes, doc_count, word_count, vocab, analyzer_options, alpha, None, meta), fit
+        model = _counts_model(kind, classes, doc_count, word_count, vocab, analyzer_options, alpha, None, meta)
+        model.expected = (np.asarray(fit.expected_count, dtype=np.float64), np.asarray(fit.expected_docs, np.float64))
+        return model, fit
     # several components per class: the component-level model, answering for the classes
     mixture = fit.mixture
     names = [f"{classes[c]}~{k + 1:02d}" for c in range(len(classes)) for k in range(components)]
@@ -256,4 +258,6 @@ def cluster_docs(docs, analyzer_options, kind: str, k, alpha: float, restarts: i
     model = _counts_model(
         kind, classes, fit.expected_docs, fit.expected_count, vocab, analyzer_options, alpha, 1.0, meta
     )
+    # every count of a clustering is expected: documents learned into a cluster later are counted exactly
+    model.expected = (np.asarray(fit.expected_count, dtype=np.float64), np.asarray(fit.expected_docs, np.float64))
     return model, fit, table

@@ -68,11 +68,36 @@ def test_train_with_unlabelled_documents_prints_a_rising_objective(tmp_path):
     test = write_jsonl(tmp_path / "t.jsonl", *planted(30, seed=9, length=12))
     accuracy = {m: json.loads(run(["eval", m, test, "--json"]).stdout)["accuracy"] for m in (plain, model)}
     assert accuracy[model] > accuracy[plain]  # the unlabelled documents helped (6 labels only)
-    # an EM model's counts are expected counts: it cannot learn one document exactly
-    result = run(["learn", model, "--class", "sky", test])
-    assert result.exit_code == 1 and "trained by EM with unlabelled documents" in result.stderr
-    result = run(["train", "--from-model", model, "--alpha", "0.5", "-o", tmp_path / "x.nb"])
-    assert result.exit_code == 1 and "was fitted by EM" in result.stderr
+    # the learned documents' counts and the expected ones are kept apart: learning adds exactly
+    from nbcli.learning import Counts
+
+    before = modelfile.load(str(model))
+    one = tmp_path / "one.txt"
+    one.write_text("comet comet nebula zzzfreshterm")
+    result = run(["learn", model, "--class", "sky", one])
+    assert result.exit_code == 0, result.stderr
+    after = modelfile.load(str(model))
+    cb, ca = Counts.of(before), Counts.of(after)
+    sky = cb.classes.index("sky")
+    assert ca.class_count[sky] == cb.class_count[sky] + 1 and np.array_equal(ca.expected_docs, cb.expected_docs)
+    for term, n in (("comet", 2), ("nebula", 1), ("zzzfreshterm", 1)):
+        j_after = after.vocabulary.index_of(term)
+        j_before = before.vocabulary.index_of(term)
+        was = cb.tf[sky, j_before] if j_before >= 0 else 0
+        assert ca.tf[sky, j_after] == was + n
+        expected_was = cb.expected_tf[:, j_before] if j_before >= 0 else np.zeros(len(cb.classes))
+        assert np.array_equal(ca.expected_tf[:, j_after], expected_was)
+    assert json.loads(run(["info", model, "--json"]).stdout)["documents"] == 7  # learned documents only
+    # forgetting it again gives the model back, to the last bit
+    assert run(["forget", model, "--class", "sky", one, "-q"]).exit_code == 0
+    assert modelfile.model_id(modelfile.load(str(model))) == modelfile.model_id(before)
+    # --from-model re-smooths the sum, the expected counts still apart
+    smooth = tmp_path / "smooth.nb"
+    assert run(["train", "--from-model", model, "--alpha", "0.5", "-o", smooth, "-q"]).exit_code == 0
+    again = modelfile.load(str(smooth))
+    assert again.model.alpha == 0.5 and np.array_equal(again.expected[0], before.expected[0])
+    result = run(["merge", model, smooth, "-o", tmp_path / "m.nb"])
+    assert result.exit_code == 1 and "was trained by EM" in result.stderr
 
 
 def test_em_weight_zero_is_the_labelled_only_model(tmp_path):
