@@ -8,12 +8,16 @@ from __future__ import annotations
 import click
 
 from nbcli.options import (
+    TABLE_PARAMS,
     check_inputs,
+    is_given,
     jobs_option,
     make_diagnostics,
     quiet_option,
     read_options,
     read_opts,
+    table_options,
+    table_setup,
 )
 
 
@@ -73,6 +77,7 @@ def em_log(diagnostics, what: str):
     help="Pseudo-count of the clusters' term distributions.",
 )
 @read_options
+@table_options
 @jobs_option
 @quiet_option
 def cluster(corpus, output, k, restarts, seed, kind, alpha, **kw):
@@ -85,6 +90,9 @@ def cluster(corpus, output, k, restarts, seed, kind, alpha, **kw):
     predict' assigns documents to them and 'nbcli info' shows each
     cluster's top terms. --k auto tries 1 to 10 clusters and keeps the one
     with the lowest BIC (-2 log-likelihood + parameters x ln documents).
+    With --features, CORPUS is a table and its rows are clustered with the
+    table models' columns (see 'nbcli train --features'), by
+    classification EM: each row in its most probable cluster.
 
     \b
     Example:
@@ -100,6 +108,10 @@ def cluster(corpus, output, k, restarts, seed, kind, alpha, **kw):
     diagnostics = make_diagnostics(kw["quiet"])
     check_output(output, list(corpus))
     modelfile.check_writable(output)
+    ctx = click.get_current_context()
+    if any(is_given(ctx, name) for name in TABLE_PARAMS):
+        _cluster_table(corpus, output, k, restarts, seed, kw, diagnostics)
+        return
     opts = read_opts(kw, diagnostics)
     docs = Corpus([documents_in(path, opts) for path in corpus])
     model, fit, table = cluster_docs(docs, AnalyzerOptions(), kind, k, alpha, restarts, seed)
@@ -115,6 +127,27 @@ def cluster(corpus, output, k, restarts, seed, kind, alpha, **kw):
     diagnostics.info(
         f"wrote {output}: {model.meta['n_documents']} documents in {len(model.classes)} clusters ({sizes})"
     )
+    diagnostics.finish()
+    check_inputs()
+
+
+def _cluster_table(corpus, output, k, restarts, seed, kw, diagnostics) -> None:
+    """`cluster --features ...`: the rows of a table (table_classifier.cluster_rows)."""
+    import dataclasses
+
+    from nbcli import modelfile
+    from nbcli.sources import Corpus, documents_in
+    from nbcli.table_classifier import cluster_rows
+
+    columns, settings = table_setup(kw)
+    opts = dataclasses.replace(read_opts(kw, diagnostics), rows=True)
+    docs = Corpus([documents_in(path, opts) for path in corpus])
+    model, table = cluster_rows(docs, columns, settings, k, restarts, seed)
+    for row in table or []:
+        diagnostics.info(f"k = {row['k']}: BIC {row['bic']:.1f}")
+    modelfile.save(model, output)
+    sizes = ", ".join(f"{c} {n:.0f}" for c, n in zip(model.classes, model.model.class_count))
+    diagnostics.info(f"wrote {output}: {model.meta['n_documents']} rows in {len(model.classes)} clusters ({sizes})")
     diagnostics.finish()
     check_inputs()
 

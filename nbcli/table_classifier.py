@@ -351,3 +351,83 @@ def _reindex(y: np.ndarray, present: list[int]) -> np.ndarray:
     where = np.full(max(present) + 1, -1, dtype=np.int64)
     where[present] = np.arange(len(present))
     return where[y]
+
+
+# -- clustering ----------------------------------------------------------------------
+
+
+def cluster_rows(
+    docs: Iterable[Document], columns: TableColumns, settings, k, restarts: int, seed: int, max_iter: int = 100
+):
+    """(TableClassifier of the clusters cluster1..clusterK, BIC table or
+    None) of table rows (their labels ignored), by classification EM:
+    every row belongs to its most probable cluster in the M step, so each
+    step fits an ordinary table model (`TableModel.fit`) to whole counts,
+    and the classification log-likelihood sum_d max_c log(pi_c P(x_d | c))
+    never decreases. Each restart starts from random clusters (seeded:
+    np.random.default_rng([seed, r])); the most likely ends wins. k 'auto':
+    1 to 10 clusters, the lowest BIC (-2 log-likelihood + free parameters x
+    ln rows; a categorical column has K - 1 parameters per cluster, a
+    numeric one 2)."""
+    rows, _ = read_rows(docs)
+    columns.check()
+    names = columns.names(rows)
+    kinds, data, _ = _typed(names, row_columns(rows, names), columns)
+    n = len(rows)
+    table = None
+    if k == "auto":
+        table = []
+        for kk in range(1, min(10, n) + 1):
+            fitted, loglik = _best_clustering(kk, names, kinds, data, settings, restarts, seed, max_iter, n)
+            table.append({"k": kk, "bic": -2 * loglik + _parameters(fitted, kk) * np.log(n), "log_likelihood": loglik})
+        k = min(table, key=lambda row: row["bic"])["k"]
+        if k == 1:
+            raise NbcliError(
+                "the rows look like one cluster (the lowest BIC is at k = 1)", hint="give -k 2 or more to split them"
+            )
+    if not 2 <= k <= n:
+        raise NbcliError(f"-k {k}: give 2 to {n} clusters (the number of rows)")
+    model, loglik = _best_clustering(k, names, kinds, data, settings, restarts, seed, max_iter, n)
+    meta = {
+        "n_documents": n,
+        "table": {"label_field": None, "id_field": None},
+        "clusters": {"k": int(k), "restarts": restarts, "seed": seed, "objective": float(loglik), "bic": table},
+    }
+    return TableClassifier(model, meta), table
+
+
+def _parameters(model, k: int) -> int:
+    per_cluster = sum(
+        (len(model.categories[j]) - 1) if kind in ("categorical", "discretize") else 2
+        for j, kind in enumerate(model.kinds)
+    )
+    return k * per_cluster + (k - 1)
+
+
+def _best_clustering(k, names, kinds, data, settings, restarts, seed, max_iter, n):
+    """The most likely of `restarts` classification-EM runs: (model, log-likelihood)."""
+    best = None
+    for r in range(restarts):
+        rng = np.random.default_rng([seed, r])
+        assign = rng.integers(0, k, n) if k > 1 else np.zeros(n, dtype=np.int64)
+        assign[:k] = np.arange(min(k, n))  # every cluster starts with a row
+        model = loglik = None
+        for _ in range(max_iter):
+            present = np.unique(assign)
+            y = np.searchsorted(present, assign)
+            model = _fit([f"cluster{c + 1}" for c in present.tolist()], y, names, kinds, data, settings)
+            jll = model.joint_log_likelihood(model.encode(data))
+            new = present[jll.argmax(axis=1)]
+            loglik = float(jll.max(axis=1).sum())
+            if np.array_equal(new, assign):
+                break
+            assign = new
+        if best is None or loglik > best[1]:
+            best = (model, loglik)
+    model, loglik = best
+    # clusters that emptied are gone: name the rest 1..k' in order
+    renamed = [f"cluster{i + 1}" for i in range(len(model.classes))]
+    if renamed != list(model.classes):
+        spec, arrays = model.state()
+        model = type(model).from_state({**spec, "classes": renamed}, arrays)
+    return model, loglik

@@ -195,3 +195,30 @@ def test_several_components_per_class_answer_for_the_classes(tmp_path):
     per_component = np.exp(clf.model.predict_log_proba(clf.counts(texts[:3])))
     assert np.allclose(np.exp(clf.score(texts[:3]))[:, 0], per_component[:, :2].sum(axis=1))
     assert "components:  2 per class of food, sky, sport" in run(["info", model]).stdout
+
+
+def test_cluster_the_rows_of_a_table(tmp_path):
+    rng = np.random.default_rng(11)
+    truth = np.repeat(np.arange(3), 60)
+    colours = np.array(["red", "green", "blue"])
+    lines = ["size,colour,weight,hidden"]
+    for t in truth:
+        colour = colours[t] if rng.random() < 0.8 else colours[rng.integers(3)]
+        size = "" if rng.random() < 0.05 else f"{rng.normal(10 * t, 1.5):.3f}"  # a few missing cells
+        lines.append(f"{size},{colour},{rng.normal(50 - 8 * t, 2):.3f},k{t}")
+    table = tmp_path / "rows.csv"
+    table.write_text("\n".join(lines) + "\n")
+    model = tmp_path / "rows.nb"
+    args = ["cluster", table, "--features", "all", "--ignore-fields", "hidden", "-k", "3", "--seed", "2", "-o", model]
+    result = run(args)
+    assert result.exit_code == 0, result.stderr
+    assert "180 rows in 3 clusters" in result.stderr
+    predicted = [line.split("\t")[1] for line in run(["predict", model, table]).stdout.splitlines()]
+    assert adjusted_rand_score(truth, predicted) >= 0.9
+    info = json.loads(run(["info", model, "--json"]).stdout)
+    assert [c["kind"] for c in info["columns"]] == ["gaussian", "categorical", "gaussian"]
+    again = tmp_path / "again.nb"
+    assert run([*args[:-1], again, "-q"]).exit_code == 0
+    assert json.loads(run(["info", again, "--json"]).stdout)["model_id"] == info["model_id"]  # reproducible
+    auto = run(["cluster", table, "--features", "all", "--ignore-fields", "hidden", "-k", "auto", "-o", model])
+    assert auto.exit_code == 0 and "in 3 clusters" in auto.stderr
