@@ -56,15 +56,19 @@ class Classifier:
         if max_message_bytes is None:
             return self
         options = dataclasses.replace(self.analyzer_options, max_message_bytes=max_message_bytes)
-        return Classifier(
+        capped = Classifier(
             options, self.vocabulary, self.model, self.meta, self.record, self.last_seen, self.calibration
         )
+        capped.expected = self.expected
+        return capped
 
     def uncalibrated(self) -> Classifier:
         """The same classifier giving the event model's raw posteriors."""
         if self.calibration is None:
             return self
-        return Classifier(self.analyzer_options, self.vocabulary, self.model, self.meta, self.record, self.last_seen)
+        raw = Classifier(self.analyzer_options, self.vocabulary, self.model, self.meta, self.record, self.last_seen)
+        raw.expected = self.expected
+        return raw
 
     def check_ready(self, name: str = "the model") -> None:
         """Refuse (NbcliError) a model that cannot classify yet: one learning

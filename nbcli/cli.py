@@ -321,7 +321,10 @@ def _train_em(corpus, label_pairs, unlabeled, calibrate, weight, max_iter, tol, 
     from nbcli.sources import Corpus, documents_in, labeled_corpus, parse_label_pair
 
     if calibrate not in (None, "none"):
-        raise click.UsageError("--calibrate does not go with --unlabeled yet: EM models give their raw posteriors")
+        raise click.UsageError(
+            "--calibrate does not go with --unlabeled (cross-validation would rerun EM per fold); "
+            "calibrate the model on held-out documents: nbcli calibrate MODEL HELDOUT"
+        )
     if not corpus and not label_pairs:
         raise click.UsageError("give the labelled CORPUS too")
     analyzer_options, options = training_setup(kw)
@@ -343,7 +346,7 @@ def _train_em(corpus, label_pairs, unlabeled, calibrate, weight, max_iter, tol, 
         jobs=kw["jobs"],
         components=components,
     )
-    diagnostics.info("not calibrated: EM models give their raw posteriors")
+    diagnostics.info("not calibrated: EM models give their raw posteriors (nbcli calibrate MODEL HELDOUT fits a map)")
     return classifier
 
 

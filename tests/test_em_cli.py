@@ -98,6 +98,11 @@ def test_train_with_unlabelled_documents_prints_a_rising_objective(tmp_path):
     assert again.model.alpha == 0.5 and np.array_equal(again.expected[0], before.expected[0])
     result = run(["merge", model, smooth, "-o", tmp_path / "m.nb"])
     assert result.exit_code == 1 and "was trained by EM" in result.stderr
+    # a map fitted on held-out documents: the expected counts stay apart, learning still exact
+    assert run(["calibrate", model, test, "-q"]).exit_code == 0
+    calibrated = modelfile.load(str(model))
+    assert calibrated.calibration is not None and np.array_equal(calibrated.expected[1], before.expected[1])
+    assert run(["learn", model, "--class", "sky", one, "-q"]).exit_code == 0
 
 
 def test_em_weight_zero_is_the_labelled_only_model(tmp_path):
