@@ -102,7 +102,11 @@ def _summary(outcome, label, path) -> str:
 
 
 def _after(classifier) -> str:
-    counts = ", ".join(f"{c} {int(n)}" for c, n in zip(classifier.classes, classifier.model.class_count))
+    learned = classifier.model.class_count
+    expected = getattr(classifier, "expected", None)
+    if expected is not None:  # an EM model: the documents learned, not its unlabelled ones' expected share
+        learned = learned - expected[1]
+    counts = ", ".join(f"{c} {round(float(n))}" for c, n in zip(classifier.classes, learned))
     return f"now {counts}; {len(classifier.vocabulary)} terms"
 
 

@@ -1069,6 +1069,7 @@ def _describe_table(classifier) -> dict:
         ],
         "settings": model.settings_dict(),
         "table": classifier.meta.get("table", {}),
+        "clusters": classifier.meta.get("clusters"),
         "summary": model.summary(),
     }
 

@@ -285,6 +285,13 @@ def render_table_info(info: dict, file) -> None:
     _print(file, f"model id:    {info['model_id']}")
     _print(file, f"calibration: {calibration_text(info['calibration'])}")
     _print(file, f"settings:    {' '.join(f'{k}={v}' for k, v in info['settings'].items())}")
+    clusters = info.get("clusters")
+    if clusters:
+        _print(
+            file,
+            f"clusters:    {clusters['k']} (best of {clusters['restarts']} restarts, seed {clusters['seed']}), "
+            f"classification log-likelihood {clusters['objective']:.6g}",
+        )
     table = _Table()
     for name in ("class", "rows", "prior"):
         table.add_column(name, justify="left" if name == "class" else "right")

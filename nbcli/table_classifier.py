@@ -387,9 +387,15 @@ def cluster_rows(
             )
     if not 2 <= k <= n:
         raise NbcliError(f"-k {k}: give 2 to {n} clusters (the number of rows)")
+    import datetime
+
+    from nbcli import __version__
+
     model, loglik = _best_clustering(k, names, kinds, data, settings, restarts, seed, max_iter, n)
     meta = {
         "n_documents": n,
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "nbcli_version": __version__,
         "table": {"label_field": None, "id_field": None},
         "clusters": {"k": int(k), "restarts": restarts, "seed": seed, "objective": float(loglik), "bic": table},
     }
