@@ -541,7 +541,9 @@ def calibrate(model, heldout, label_pairs, method, output, as_json, **kw):
     if not heldout and not pairs:
         raise click.UsageError("give the HELDOUT documents: a labelled corpus, or --label CLASS=PATH")
     check_output(target, [*heldout, *(path for _, path in pairs)], option="-o" if output else "MODEL")
-    stamp = _stamp(model)
+    if not os.path.exists(model):
+        modelfile.load(model)  # its one-line error: no such model file
+    stamp = _stamp(model)  # before reading: a file replaced meanwhile then differs
     current = modelfile.load(model)
     current.check_ready(model)
     if method is None:

@@ -200,6 +200,8 @@ def test_calibrate_refits_removes_and_refuses(tmp_path):
     assert result.exit_code == 1 and "have none of class ham" in result.stderr
     result = run(["calibrate", model, MAIL / "train", "-o", MAIL / "train" / "x.nb"])
     assert result.exit_code == 1 and "lies inside the input folder" in result.stderr
+    result = run(["calibrate", tmp_path / "nope.nb", MAIL / "test"])
+    assert result.exit_code == 1 and "nope.nb: no such model file" in result.stderr
 
 
 def test_eval_calibration_reports_before_and_after(tmp_path):
