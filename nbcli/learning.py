@@ -800,6 +800,8 @@ def merge(classifiers: list, names: list[str]):
     as its counts do)."""
     first = classifiers[0]
     for classifier, name in zip(classifiers, names):
+        if getattr(classifier.model, "kind", None) == "table":
+            check_learnable(classifier, name)
         if getattr(classifier, "expected", None) is not None:
             raise NbcliError(
                 f"{name} was trained by EM: its expected counts belong to that run, not to a sum of models",
@@ -870,6 +872,10 @@ def prune(classifier, min_count: int | None = None, max_terms: int | None = None
     all, or last seen before day `unseen_since`, and then beyond the
     `max_terms` most frequent (ties: by column), and a report: terms,
     kept, dropped)."""
+    if getattr(classifier.model, "kind", None) == "table":
+        raise NbcliError(
+            "a table model has no terms to prune", hint="train it again with --features naming fewer columns"
+        )
     counts = Counts.of(classifier)
     total = np.asarray(counts.tf, dtype=np.float64).sum(axis=0)
     keep = np.ones(len(total), dtype=bool)

@@ -234,6 +234,13 @@ def test_a_table_model_refuses_mail_and_learning(tmp_path):
     assert result.exit_code == 1 and "a table model classifies rows of a table" in result.stderr
     result = run(["learn", model, "--class", "Yes", PLAYTENNIS])
     assert result.exit_code == 1 and "is a table model, which learns from a whole table" in result.stderr
+    for args, message in (
+        (["merge", model, model, "-o", tmp_path / "m.nb"], "is a table model"),
+        (["prune", model, "--min-count", "2"], "a table model has no terms to prune"),
+        (["dump", model], "a table model has no term counts to dump"),
+    ):
+        result = run(args)
+        assert result.exit_code == 1 and message in result.stderr and result.stderr.count("\n") == 1, args
     result = run(["train", SAMPLES / "mail" / "train", "--features", "all", "-o", tmp_path / "x.nb"])
     assert result.exit_code == 1 and "is not a row of a table" in result.stderr
 
