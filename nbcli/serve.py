@@ -206,6 +206,10 @@ def _how(status: int) -> str:
 
 def _check_spam_model(classifier, settings: Settings, path: str) -> None:
     classifier.check_ready(path)
+    if getattr(classifier.model, "kind", None) == "table":
+        raise NbcliError(
+            f"{path} is a table model; a spamd server classifies mail", hint="serve a model trained on mail"
+        )
     if len(classifier.classes) != 2 or settings.spam_class not in classifier.classes:
         raise NbcliError(
             f"{path} has classes {', '.join(classifier.classes)}; a spamd server needs a two-class model with a "

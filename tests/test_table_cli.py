@@ -269,3 +269,12 @@ def test_a_damaged_table_model_is_a_one_line_error(tmp_path):
     result = run(["predict", bad, PLAYTENNIS])
     assert result.exit_code == 1 and result.stderr.count("\n") == 1
     assert result.stderr.startswith(f"nbcli: error: {bad} is corrupt (the table model is not valid: ")
+
+
+def test_serve_refuses_a_table_model(tmp_path):
+    table = tmp_path / "spamish.csv"
+    table.write_text("Outlook,Wind,label\nSunny,Weak,ham\nRain,Strong,spam\nRain,Weak,spam\nSunny,Strong,ham\n")
+    model = tmp_path / "t.nb"
+    assert run(["train", table, "--features", "all", "-o", model, "-q"]).exit_code == 0
+    result = run(["serve", model, "--socket", tmp_path / "s.sock"])
+    assert result.exit_code == 1 and "is a table model; a spamd server classifies mail" in result.stderr
