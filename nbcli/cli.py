@@ -655,6 +655,7 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
     if online:
         if cv or predictions or truth:
             raise click.UsageError("--online does not go with --cv, --predictions or --truth")
+        refuse_options(ctx, TABLE_PARAMS, "--cv (the online protocol learns mail, not table rows)")
         from nbcli.cli_learning import online_eval
 
         online_eval(args, label_pairs, order, train_rule, warmup, plot, as_json, kw, diagnostics)
