@@ -370,9 +370,9 @@ def _train_table(corpus, label_pairs, calibrate, kw, diagnostics):
     if not corpus and not label_pairs:
         raise click.UsageError("give a table (CORPUS) to train on")
     columns, settings = table_setup(kw)
-    method, strict = (
-        (None, True) if calibrate == "none" else ("default", False) if calibrate is None else (calibrate, True)
-    )
+    from nbcli.training import calibration_choice
+
+    method, strict, _ = calibration_choice(calibrate, None)
     opts = dataclasses.replace(read_opts(kw, diagnostics), rows=True)
     docs = labeled_corpus(corpus, [parse_label_pair(p) for p in label_pairs], opts)
     with diagnostics.progress("reading", docs.total) as advance:

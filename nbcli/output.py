@@ -275,6 +275,14 @@ def _summary_text(value) -> str:
     return str(value)
 
 
+def clusters_line(clusters: dict, measure: str) -> str:
+    """info's line about a clustering (its k, restarts, seed and fit)."""
+    return (
+        f"clusters:    {clusters['k']} (best of {clusters['restarts']} restarts, seed {clusters['seed']}), "
+        f"{measure} {clusters['objective']:.6g}"
+    )
+
+
 def render_table_info(info: dict, file) -> None:
     """`nbcli info` of a table model, for people."""
     columns = info["columns"]
@@ -285,13 +293,8 @@ def render_table_info(info: dict, file) -> None:
     _print(file, f"model id:    {info['model_id']}")
     _print(file, f"calibration: {calibration_text(info['calibration'])}")
     _print(file, f"settings:    {' '.join(f'{k}={v}' for k, v in info['settings'].items())}")
-    clusters = info.get("clusters")
-    if clusters:
-        _print(
-            file,
-            f"clusters:    {clusters['k']} (best of {clusters['restarts']} restarts, seed {clusters['seed']}), "
-            f"classification log-likelihood {clusters['objective']:.6g}",
-        )
+    if info.get("clusters"):
+        _print(file, clusters_line(info["clusters"], "classification log-likelihood"))
     table = _Table()
     for name in ("class", "rows", "prior"):
         table.add_column(name, justify="left" if name == "class" else "right")
@@ -338,13 +341,8 @@ def render_info(info: dict, file) -> None:
             f"components:  {components['per_class']} per class of {', '.join(components['classes'])} "
             "(a class's probability is its components')",
         )
-    clusters = info.get("clusters")
-    if clusters:
-        _print(
-            file,
-            f"clusters:    {clusters['k']} (best of {clusters['restarts']} restarts, seed {clusters['seed']}), "
-            f"objective {clusters['objective']:.6g}",
-        )
+    if info.get("clusters"):
+        _print(file, clusters_line(info["clusters"], "objective"))
     if info.get("updated"):
         _print(file, f"updated:     {info['updated']}")
     if info.get("pruned"):

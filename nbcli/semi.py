@@ -32,13 +32,6 @@ EM_KINDS = ("multinomial", "bernoulli")
 AUTO_MAX_K = 10  # --k auto tries 1..10 clusters
 
 
-def analyse_all(parts: list, analyzer) -> tuple[list, object, int]:
-    """`crossval.analyse_streams`: several streams on one vocabulary."""
-    from nbcli.crossval import analyse_streams
-
-    return analyse_streams(parts, analyzer)
-
-
 def _counts_model(kind, classes, doc_count, word_count, vocab, analyzer_options, alpha, prior_alpha, meta):
     """A Classifier whose event model is fitted to (expected) counts."""
     from nbcli.classifier import Classifier
@@ -148,6 +141,7 @@ def train_em(
     objective) after each EM iteration; the unlabelled documents' E and M
     steps on `jobs` workers (`pipeline.em_stats`: the same fit for any)."""
     from nbcli import em
+    from nbcli.crossval import analyse_streams
     from nbcli.pipeline import em_stats
     from nbcli.tokenize import Analyzer
 
@@ -156,7 +150,7 @@ def train_em(
             f"--unlabeled works with --model multinomial or bernoulli, not {kind}",
             hint="add --model multinomial (the mail default, complement, has no mixture EM)",
         )
-    parts, vocab, mail_docs = analyse_all([labelled, unlabelled], Analyzer(analyzer_options))
+    parts, vocab, mail_docs = analyse_streams([labelled, unlabelled], Analyzer(analyzer_options))
     (XL, labels), (XU, _) = parts
     if len(labels) == 0:
         raise NbcliError("the corpus has no labelled documents", hint="check the paths")
@@ -218,11 +212,12 @@ def cluster_docs(docs, analyzer_options, kind: str, k, alpha: float, restarts: i
     """(Classifier of the clusters, the em.Fit, the BIC table when k is
     'auto' (else None)) of unlabelled documents."""
     from nbcli import em
+    from nbcli.crossval import analyse_streams
     from nbcli.tokenize import Analyzer
 
     if kind not in EM_KINDS:
         raise NbcliError(f"--model {kind}: clusters are multinomial or bernoulli mixtures")
-    parts, vocab, mail_docs = analyse_all([docs], Analyzer(analyzer_options))
+    parts, vocab, mail_docs = analyse_streams([docs], Analyzer(analyzer_options))
     X = parts[0][0]
     n = X.shape[0]
     if n < 2:

@@ -876,30 +876,31 @@ def check_trainable(docs: Iterable[Document], options: TrainOptions, calibrate: 
         check_calibratable(options, calibrate)
 
 
-def check_calibratable(options: TrainOptions, calibrate: str) -> None:
-    """Refuse a calibration method training cannot fit with these options."""
+def check_calibratable(options: TrainOptions | None, calibrate: str) -> None:
+    """Refuse a calibration method training cannot fit with these options
+    (None: a table model's)."""
     from nbcli.calibrators import METHODS
 
     if calibrate not in (*METHODS, "default"):
         raise NbcliError(f"--calibrate {calibrate!r} is not one of {', '.join(METHODS)}, none")
-    if options.needs_second_pass:
+    if options is not None and options.needs_second_pass:
         raise NbcliError(
             "--calibrate cannot cross-validate complement's --tf-log/--length-norm with pruning or --idf",
             hint="train with --calibrate none, then fit one on held-out mail: nbcli calibrate MODEL HELDOUT",
         )
 
 
-def calibration_choice(calibrate: str | None, options: TrainOptions) -> tuple[str | None, bool, str | None]:
+def calibration_choice(calibrate: str | None, options: TrainOptions | None) -> tuple[str | None, bool, str | None]:
     """(method or None, strict, note) for `train --calibrate` (None: not
     given, 'none': no calibration): the default ('default': the method
     `defaults.default_calibration` picks for the number of classes) where
     training can cross-validate, and no calibration, with a note saying
     why, where it cannot; a method the user named must be fitted (strict)
-    or refused."""
+    or refused. options None: a table model's (rows, read once in memory)."""
     if calibrate == "none":
         return None, True, None
     if calibrate is None:
-        if options.needs_second_pass:
+        if options is not None and options.needs_second_pass:
             return None, False, "not calibrated: these complement options read the corpus twice (see --calibrate)"
         return "default", False, None
     check_calibratable(options, calibrate)
