@@ -65,6 +65,8 @@ from nbcli.stdio import err, guard_standard_streams, stdout_is_utf8, write, writ
 
 # train --em-weight's default: measured by make bench-em (README, "Unlabelled documents")
 EM_WEIGHT = 1.0
+# train --em-tokens's default: the E step's evidence cap, measured by make bench-em (em.posterior, em.labelled_start)
+EM_TOKENS = 4.0
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -192,6 +194,15 @@ def cli():
 )
 @click.option("--em-iter", type=click.IntRange(1, 1000), default=20, show_default=True, help="EM iterations at most.")
 @click.option(
+    "--em-tokens",
+    type=click.FloatRange(min=0),
+    default=EM_TOKENS,
+    show_default=True,
+    metavar="N",
+    help="E step: weigh a longer document's evidence as N tokens' (its log-likelihoods times N / length), so "
+    "long messages do not pull EM into one class; 0: the plain E step.",
+)
+@click.option(
     "--em-components",
     type=click.IntRange(1, 99),
     default=1,
@@ -202,7 +213,7 @@ def cli():
 @click.option(
     "--em-tol",
     type=click.FloatRange(min=0),
-    default=1e-4,
+    default=1e-6,
     show_default=True,
     help="Stop when the objective's relative change is under this.",
 )
@@ -212,7 +223,18 @@ def cli():
 @jobs_option
 @quiet_option
 def train(
-    corpus, output, label_pairs, from_model, calibrate, unlabeled, em_weight, em_iter, em_tol, em_components, **kw
+    corpus,
+    output,
+    label_pairs,
+    from_model,
+    calibrate,
+    unlabeled,
+    em_weight,
+    em_iter,
+    em_tokens,
+    em_tol,
+    em_components,
+    **kw,
 ):
     """Train a model on labelled documents.
 
@@ -241,12 +263,22 @@ def train(
     modelfile.check_writable(output)
     ctx = click.get_current_context()
     if not unlabeled:
-        refuse_options(ctx, ["em_weight", "em_iter", "em_tol", "em_components"], "--unlabeled")
+        refuse_options(ctx, ["em_weight", "em_iter", "em_tokens", "em_tol", "em_components"], "--unlabeled")
     else:
         if from_model or any(is_given(ctx, name) for name in TABLE_PARAMS):
             raise click.UsageError("--unlabeled trains a text model from a corpus (no --from-model, no --features)")
         classifier = _train_em(
-            corpus, label_pairs, unlabeled, calibrate, em_weight, em_iter, em_tol, em_components, kw, diagnostics
+            corpus,
+            label_pairs,
+            unlabeled,
+            calibrate,
+            em_weight,
+            em_iter,
+            em_tol,
+            em_components,
+            kw,
+            diagnostics,
+            em_tokens,
         )
         modelfile.save(classifier, output)
         em = classifier.meta["em"]
@@ -314,7 +346,7 @@ def train(
     check_inputs()
 
 
-def _train_em(corpus, label_pairs, unlabeled, calibrate, weight, max_iter, tol, components, kw, diagnostics):
+def _train_em(corpus, label_pairs, unlabeled, calibrate, weight, max_iter, tol, components, kw, diagnostics, tokens):
     """`train --unlabeled`: semi-supervised EM (semi.py)."""
     from nbcli.cli_em import em_log
     from nbcli.semi import train_em
@@ -329,7 +361,7 @@ def _train_em(corpus, label_pairs, unlabeled, calibrate, weight, max_iter, tol, 
         raise click.UsageError("give the labelled CORPUS too")
     analyzer_options, options = training_setup(kw)
     kind = "multinomial" if options.kind == "auto" else options.kind
-    alpha = options.alpha if options.alpha is not None else 1.0
+    alpha = options.alpha  # None: as `nbcli train` resolves it for the corpus (semi.train_em)
     opts = read_opts(kw, diagnostics)
     labelled = labeled_corpus(corpus, [parse_label_pair(p) for p in label_pairs], opts)
     unlabelled = Corpus([documents_in(path, opts) for path in unlabeled])
@@ -345,6 +377,7 @@ def _train_em(corpus, label_pairs, unlabeled, calibrate, weight, max_iter, tol, 
         log=em_log(diagnostics, "EM"),
         jobs=kw["jobs"],
         components=components,
+        e_tokens=tokens,
     )
     diagnostics.info("not calibrated: EM models give their raw posteriors (nbcli calibrate MODEL HELDOUT fits a map)")
     return classifier

@@ -283,3 +283,73 @@ def test_long_documents_and_bad_input():
         em.em(X[:2], [0, 1], X[2:], 2, event_model="complement")
     with pytest.raises(NbcliError, match="class index"):
         em.em(X[:2], [0, 2], X[2:], 2)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(corpora(), st.sampled_from(em.EVENT_MODELS), st.integers(1, 2), st.sampled_from([0.5, 2.0, 4.0]))
+def test_the_tempered_objective_never_decreases_from_the_tied_start(corpus, event, K, e_tokens):
+    """J with the evidence cap (1 / beta_d) log sum_m exp(beta_d a_dm), from the tied start: coordinate ascent."""
+    XL, yL, XU, seed = corpus
+    XL = np.hstack([XL, np.zeros((XL.shape[0], 2), np.int64)])  # two terms no labelled document has
+    XU = np.hstack([XU, np.ones((XU.shape[0], 2), np.int64)])
+    fit = em.em(XL, yL, XU, 2, event, 0.5, 1.0, 1.0, K, 15, 0.0, seed, e_tokens=e_tokens)
+    J = np.array(fit.objective)
+    assert np.isfinite(J).all()
+    assert (np.diff(J) >= -1e-9 * np.abs(J[1:])).all(), J
+
+
+def test_the_evidence_cap_tempers_long_documents_only():
+    X, y = planted(n_per=10, seed=4)
+    mix = em.em(X[:20], y[:20], X[20:], 3, weight=1.0, max_iter=2).mixture
+    a = mix.component_log_likelihood(X)
+    length = X.sum(axis=1)
+    capped = em.Mixture(**{**mix.__dict__, "e_tokens": 10.0})
+    resp, ll = em.posterior(capped, X)
+    beta = np.minimum(1.0, 10.0 / length)
+    want = beta[:, None] * a
+    want_ll = np.log(np.exp(want - want.max(1, keepdims=True)).sum(1)) + want.max(1)
+    np.testing.assert_allclose(resp, np.exp(want - want_ll[:, None]), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(ll, want_ll / beta, rtol=1e-12)
+    short = np.flatnonzero(length <= 10)
+    plain_resp, plain_ll = em.posterior(mix, X)
+    np.testing.assert_array_equal(resp[short], plain_resp[short])  # beta = 1: the plain E step
+    assert (resp.max(axis=1) <= plain_resp.max(axis=1) + 1e-12).all()  # softer, never harder
+
+
+@pytest.mark.parametrize("event", em.EVENT_MODELS)
+def test_the_start_gives_terms_no_labelled_document_has_no_say(event):
+    """Class 0's labelled documents are long, class 1's short: smoothed over every term, a document of unseen
+    terms would go to class 1 (alpha / (N_m + alpha V) is larger there); from the tied start a document's
+    posterior is the labelled-only model's on the labelled terms (multinomial: the labelled prior for one of
+    unseen terms only)."""
+    XL = np.array([[20, 10, 0, 0, 0, 0], [15, 12, 0, 0, 0, 0], [0, 0, 1, 1, 0, 0], [0, 0, 1, 0, 0, 0]])
+    yL = np.array([0, 0, 1, 1])
+    XU = np.array([[0, 0, 0, 0, 3, 2], [1, 0, 1, 0, 4, 4]])
+    fit = em.em(XL, yL, XU, 2, event, alpha=1.0, prior_alpha=0.0, weight=1.0, max_iter=0)
+    start = fit.mixture
+    resp = em.e_step(start, XU)
+    if event == "multinomial":  # (bernoulli: the absent labelled terms still speak)
+        np.testing.assert_allclose(resp[0], [0.5, 0.5], rtol=1e-12)
+        smoothed = em.em(XL, yL, XU, 2, event, alpha=1.0, prior_alpha=0.0, weight=0.0).mixture
+        assert em.e_step(smoothed, XU)[0, 1] > 0.9
+    seen = em.em(XL[:, :4], yL, XU[:, :4], 2, event, alpha=1.0, prior_alpha=0.0, weight=0.0).mixture
+    np.testing.assert_allclose(resp, em.e_step(seen, XU[:, :4]), rtol=1e-9)
+    # a point of the parameter space: every table a distribution
+    log_p, log_q = start.log_tables()
+    if event == "multinomial":
+        np.testing.assert_allclose(np.exp(log_p).sum(axis=1), 1.0, rtol=1e-12)
+    else:
+        np.testing.assert_allclose(np.exp(log_p) + np.exp(log_q), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("event", em.EVENT_MODELS)
+def test_weight_zero_with_the_evidence_cap_is_still_the_labelled_only_model(event):
+    X, y = planted(n_per=10, seed=4)
+    plain = em.em(X[:20], y[:20], X[20:], 3, event, alpha=0.7, weight=0.0)
+    capped = em.em(X[:20], y[:20], X[20:], 3, event, alpha=0.7, weight=0.0, e_tokens=4.0)
+    assert capped.iterations == 0 and capped.objective == plain.objective
+    np.testing.assert_array_equal(capped.mixture.word_count, plain.mixture.word_count)
+    np.testing.assert_array_equal(capped.labelled_count, plain.labelled_count)
+    assert not capped.expected_count.any()
+    with pytest.raises(NbcliError, match="evidence cap"):
+        em.em(X[:20], y[:20], X[20:], 3, event, weight=1.0, e_tokens=-1.0)

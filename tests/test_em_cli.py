@@ -133,6 +133,58 @@ def test_unlabelled_training_refuses_what_it_cannot_do(tmp_path):
     assert result.exit_code == 1 and "--unlabeled works with --model multinomial or bernoulli" in result.stderr
     result = run(["train", labelled, "--em-weight", "0.5", "-o", tmp_path / "m.nb"])
     assert result.exit_code == 2 and "--em-weight needs --unlabeled" in result.stderr
+    result = run(["train", labelled, "--em-tokens", "10", "-o", tmp_path / "m.nb"])
+    assert result.exit_code == 2 and "--em-tokens needs --unlabeled" in result.stderr
+
+
+def test_the_evidence_cap_is_the_default_and_em_tokens_0_the_plain_e_step(tmp_path):
+    texts, labels = planted(40, seed=5, length=40)
+    pick = [i for i in range(len(texts)) if i % 40 < 2]
+    labelled = write_jsonl(tmp_path / "l.jsonl", [texts[i] for i in pick], [labels[i] for i in pick])
+    unlabelled = write_jsonl(tmp_path / "u.jsonl", [t for i, t in enumerate(texts) if i % 40 >= 2])
+    meta = {}
+    for name, extra in (("default", []), ("plain", ["--em-tokens", "0"]), ("ten", ["--em-tokens", "10"])):
+        model = tmp_path / f"{name}.nb"
+        result = run(["train", labelled, "--unlabeled", unlabelled, *extra, "-o", model])
+        assert result.exit_code == 0, result.stderr
+        js = objectives(result.stderr)
+        assert all(b >= a - 1e-9 * abs(a) for a, b in zip(js, js[1:]))  # the tempered J never decreases either
+        meta[name] = modelfile.load(str(model)).meta["em"]
+    assert (meta["default"]["e_tokens"], meta["plain"]["e_tokens"], meta["ten"]["e_tokens"]) == (4.0, 0.0, 10.0)
+    assert meta["plain"]["objective"] != meta["default"]["objective"]  # 40-token documents: the cap tempers them
+    assert modelfile.load(str(tmp_path / "default.nb")).meta["options"]["alpha"] == 1.0  # text: Laplace
+
+
+def test_em_on_mail_smooths_as_the_mail_model_does(tmp_path):
+    from conftest import SAMPLES
+
+    model = tmp_path / "mail.nb"
+    mail = SAMPLES / "mail"
+    result = run(["train", mail / "test", "--unlabeled", mail / "train", "--model", "multinomial", "-o", model, "-q"])
+    assert result.exit_code == 0, result.stderr
+    clf = modelfile.load(str(model))
+    assert clf.meta["options"]["alpha"] == 0.0001 and clf.meta["em"]["e_tokens"] == 4.0
+    assert json.loads(run(["eval", model, mail / "test", "--json"]).stdout)["accuracy"] >= 0.9
+    given = tmp_path / "given.nb"
+    assert (
+        run(
+            [
+                "train",
+                mail / "test",
+                "--unlabeled",
+                mail / "train",
+                "--model",
+                "multinomial",
+                "--alpha",
+                "0.5",
+                "-o",
+                given,
+                "-q",
+            ]
+        ).exit_code
+        == 0
+    )
+    assert modelfile.load(str(given)).meta["options"]["alpha"] == 0.5
 
 
 @pytest.mark.parametrize("kind", ["multinomial", "bernoulli"])

@@ -18,7 +18,7 @@ from conftest import make_docs, run
 # --calibrate fits a map after training; eval --cv and tune judge the raw models.
 _NOT_TRAINING = {"--output", "--label", "--from-model", "--calibrate", "--jobs", "--quiet", "--help"}
 # train --unlabeled (semi-supervised EM) and its settings
-_NOT_TRAINING |= {"--unlabeled", "--em-weight", "--em-iter", "--em-tol", "--em-components"}
+_NOT_TRAINING |= {"--unlabeled", "--em-weight", "--em-iter", "--em-tokens", "--em-tol", "--em-components"}
 
 
 def _flags(command) -> set[str]:
