@@ -91,8 +91,9 @@ def cluster(corpus, output, k, restarts, seed, kind, alpha, **kw):
     cluster's top terms. --k auto tries 1 to 10 clusters and keeps the one
     with the lowest BIC (-2 log-likelihood + parameters x ln documents).
     With --features, CORPUS is a table and its rows are clustered with the
-    table models' columns (see 'nbcli train --features'), by
-    classification EM: each row in its most probable cluster.
+    table models' columns (see 'nbcli train --features'; categorical,
+    gaussian or discretize, not kde) by EM with soft memberships, each
+    cluster's counts the rows' expected counts.
 
     \b
     Example:
@@ -145,6 +146,11 @@ def _cluster_table(corpus, output, k, restarts, seed, kw, diagnostics) -> None:
     model, table = cluster_rows(docs, columns, settings, k, restarts, seed)
     for row in table or []:
         diagnostics.info(f"k = {row['k']}: BIC {row['bic']:.1f}")
+    fit = model.meta["clusters"]
+    diagnostics.info(
+        f"EM: the most likely of {restarts} restart(s): {fit['iterations']} iterations, "
+        f"objective {fit['objective']:.6f}"
+    )
     modelfile.save(model, output)
     sizes = ", ".join(f"{c} {n:.0f}" for c, n in zip(model.classes, model.model.class_count))
     diagnostics.info(f"wrote {output}: {model.meta['n_documents']} rows in {len(model.classes)} clusters ({sizes})")

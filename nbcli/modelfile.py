@@ -1049,6 +1049,13 @@ def _calibration_effect(cal) -> str:
     return "may change the predicted class of some documents"
 
 
+def _rows(model, c: int):
+    """Class c's rows: a whole number, or for soft clusters (expected
+    counts) their expected number to 0.01."""
+    count = model.class_count[c]
+    return round(float(count), 2) if getattr(model, "expected", False) else int(count)
+
+
 def _describe_table(classifier) -> dict:
     """info of a table model: its columns (name, kind) and, per class, each
     column's summary (`TableModel.summary`)."""
@@ -1064,7 +1071,7 @@ def _describe_table(classifier) -> dict:
         "calibration": _describe_calibration(classifier),
         "columns": [{"name": n, "kind": k} for n, k in zip(model.names, model.kinds)],
         "classes": [
-            {"class": name, "documents": int(model.class_count[c]), "prior": float(prior[c])}
+            {"class": name, "documents": _rows(model, c), "prior": float(prior[c])}
             for c, name in enumerate(classifier.classes)
         ],
         "settings": model.settings_dict(),

@@ -294,7 +294,7 @@ def render_table_info(info: dict, file) -> None:
     _print(file, f"calibration: {calibration_text(info['calibration'])}")
     _print(file, f"settings:    {' '.join(f'{k}={v}' for k, v in info['settings'].items())}")
     if info.get("clusters"):
-        _print(file, clusters_line(info["clusters"], "classification log-likelihood"))
+        _print(file, clusters_line(info["clusters"], "objective (log prior + log-likelihood)"))
     table = _Table()
     for name in ("class", "rows", "prior"):
         table.add_column(name, justify="left" if name == "class" else "right")

@@ -357,29 +357,52 @@ def _reindex(y: np.ndarray, present: list[int]) -> np.ndarray:
 
 
 def cluster_rows(
-    docs: Iterable[Document], columns: TableColumns, settings, k, restarts: int, seed: int, max_iter: int = 100
+    docs: Iterable[Document],
+    columns: TableColumns,
+    settings,
+    k,
+    restarts: int,
+    seed: int,
+    max_iter: int = 200,
+    tol: float = 1e-7,
 ):
     """(TableClassifier of the clusters cluster1..clusterK, BIC table or
-    None) of table rows (their labels ignored), by classification EM:
-    every row belongs to its most probable cluster in the M step, so each
-    step fits an ordinary table model (`TableModel.fit`) to whole counts,
-    and the classification log-likelihood sum_d max_c log(pi_c P(x_d | c))
-    never decreases. Each restart starts from random clusters (seeded:
-    np.random.default_rng([seed, r])); the most likely ends wins. k 'auto':
-    1 to 10 clusters, the lowest BIC (-2 log-likelihood + free parameters x
-    ln rows; a categorical column has K - 1 parameters per cluster, a
-    numeric one 2)."""
+    None) of table rows (their labels ignored): a mixture of table models
+    fitted by EM (see `em_rows`). Each of `restarts` runs starts from
+    seeded random memberships (`start_memberships`); the run with the
+    highest objective wins. k 'auto': 1 to 10 clusters, the lowest BIC =
+    -2 log-likelihood + free parameters x ln rows (the log-likelihood
+    without the parameters' prior; per cluster K - 1 parameters for a
+    categorical or discretize column of K categories or bins, 2 for a
+    gaussian one, plus k - 1 mixing weights when the prior is fitted).
+    Clusters whose expected rows fall to exactly 0 are dropped. A gaussian
+    column's variances are floored at r^2/12, r the resolution its values
+    are recorded to (`tables.recording_resolution`; the module docstring
+    of `tables`): without it a cluster collapsed onto a repeated value has
+    an unbounded likelihood, and BIC picks too many clusters."""
+    from nbcli.tables import WeightedColumns, check_settings
+
+    settings = check_settings(settings)
+    if settings.m_estimate is not None and settings.m_estimate[1] is not None:
+        raise NbcliError(
+            "cluster: an m-estimate with P is not a distribution, so EM has nothing to maximise",
+            hint="give --m-estimate M alone",
+        )
     rows, _ = read_rows(docs)
     columns.check()
     names = columns.names(rows)
     kinds, data, _ = _typed(names, row_columns(rows, names), columns)
+    prepared = WeightedColumns(names, kinds, data, settings, resolution_floor=True)
     n = len(rows)
-    table = None
+    table, fits = None, {}
     if k == "auto":
         table = []
         for kk in range(1, min(10, n) + 1):
-            fitted, loglik = _best_clustering(kk, names, kinds, data, settings, restarts, seed, max_iter, n)
-            table.append({"k": kk, "bic": -2 * loglik + _parameters(fitted, kk) * np.log(n), "log_likelihood": loglik})
+            fits[kk] = _best_clustering(prepared, kk, restarts if kk > 1 else 1, seed, max_iter, tol)
+            fitted, objective, _ = fits[kk]
+            loglik = objective - fitted.log_parameter_prior()
+            bic = -2 * loglik + free_parameters(fitted) * np.log(n)
+            table.append({"k": kk, "bic": float(bic), "log_likelihood": float(loglik)})
         k = min(table, key=lambda row: row["bic"])["k"]
         if k == 1:
             raise NbcliError(
@@ -391,49 +414,115 @@ def cluster_rows(
 
     from nbcli import __version__
 
-    model, loglik = _best_clustering(k, names, kinds, data, settings, restarts, seed, max_iter, n)
+    model, objective, iterations = fits.get(k) or _best_clustering(prepared, k, restarts, seed, max_iter, tol)
     meta = {
         "n_documents": n,
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "nbcli_version": __version__,
         "table": {"label_field": None, "id_field": None},
-        "clusters": {"k": int(k), "restarts": restarts, "seed": seed, "objective": float(loglik), "bic": table},
+        "clusters": {
+            "k": len(model.classes),
+            "restarts": restarts,
+            "seed": seed,
+            "objective": float(objective),
+            "log_likelihood": float(objective - model.log_parameter_prior()),
+            "iterations": iterations,
+            "bic": table,
+        },
     }
     return TableClassifier(model, meta), table
 
 
-def _parameters(model, k: int) -> int:
+def free_parameters(model) -> int:
+    """The free parameters of a mixture of table models (see `cluster_rows`).
+    The variance floors (epsilon, r^2/12) are constants of the data, not
+    parameters: a gaussian column counts its mean and variance."""
+    k = len(model.classes)
     per_cluster = sum(
-        (len(model.categories[j]) - 1) if kind in ("categorical", "discretize") else 2
+        model.stats[j]["counts"].shape[1] - 1 if kind in ("categorical", "discretize") else 2
         for j, kind in enumerate(model.kinds)
     )
-    return k * per_cluster + (k - 1)
+    return k * per_cluster + (k - 1 if model.settings.prior == "fit" else 0)
 
 
-def _best_clustering(k, names, kinds, data, settings, restarts, seed, max_iter, n):
-    """The most likely of `restarts` classification-EM runs: (model, log-likelihood)."""
+def e_step(model, X: np.ndarray) -> tuple[np.ndarray, float]:
+    """(R (n, C) posterior memberships P(c | x_i), as `predict_log_proba`
+    gives them; objective J = log p(theta) + sum_i log sum_c pi_c P(x_i | c))
+    of the mixture `model` on the encoded rows X. log p(theta) is
+    `TableModel.log_parameter_prior`; J is -inf when a row has probability
+    0 in every cluster (unsmoothed counts only)."""
+    from nbcli.model import log_softmax
+
+    jll = model.joint_log_likelihood(X)
+    top = jll.max(axis=1)
+    finite = np.isfinite(top)
+    with np.errstate(divide="ignore"):
+        lse = np.where(finite, top, -np.inf) + np.log(np.exp(jll - np.where(finite, top, 0.0)[:, None]).sum(axis=1))
+    jll[~finite] = model.log_prior
+    objective = model.log_parameter_prior() + float(lse.sum())
+    return np.exp(log_softmax(jll)), objective
+
+
+def start_memberships(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
+    """Random starting memberships (n, k): each row wholly in a random
+    cluster, rows 0..k-1 in clusters 0..k-1 so that none starts empty."""
+    assign = rng.integers(0, k, n)
+    assign[:k] = np.arange(min(k, n))
+    return np.eye(k)[assign]
+
+
+def em_rows(prepared, R: np.ndarray, max_iter: int, tol: float):
+    """EM for a mixture of table models from memberships R (n, k):
+    (model, its memberships R, objectives). Each iteration is an M step
+    (the expected-count fit, `WeightedColumns.fit`) and an E step
+    (`e_step`: the memberships and the objective J of the model just
+    fitted); it stops after max_iter iterations, or when J rose by at most
+    tol x |J| (relative).
+
+    J never decreases: the E step makes the memberships the posterior, and
+    the M step maximises sum_i sum_c r_ic log(pi_c P(x_i | c)) + log p(theta)
+    for categorical and discretize columns (the smoothed counts are the
+    Dirichlet posterior mode) and the prior. A gaussian column's resolution
+    floor f = r^2/12 (`WeightedColumns(..., resolution_floor=True)`)
+    depends on the data only, never on the memberships, so every M step
+    maximises over the same set s_c >= f: the maximiser of -N_c/2 log s -
+    N_c var_c / (2 s) there is max(var_c, f), scored as max(var_c +
+    epsilon, f). Above the floor the maximiser is var_c, not var_c +
+    epsilon (GaussianNB's floor, kept): a
+    step in which var_c grows by less than epsilon can lower J, by at most
+    about N_c epsilon^2 / (4 var_c^2) per cluster and column, far below the
+    float resolution of J at the default var_smoothing (a shrinking
+    variance, as in a cluster collapsing on a few values, cannot). And J
+    is computed in floats: in a column whose values are all equal up to
+    rounding, epsilon falls under the rounding error of the variances and
+    J can wobble by more.
+    """
+    classes = [f"cluster{c + 1}" for c in range(R.shape[1])]
+    model, objectives = None, []
+    for _ in range(max_iter):
+        model = prepared.fit(classes, R)
+        R, objective = e_step(model, prepared.X)
+        objectives.append(objective)
+        if len(objectives) > 1 and objectives[-1] - objectives[-2] <= tol * abs(objectives[-2]):
+            break
+    return model, R, objectives
+
+
+def _best_clustering(prepared, k: int, restarts: int, seed: int, max_iter: int, tol: float):
+    """The highest objective of `restarts` EM runs: (model, objective, its
+    iterations), clusters of expected size 0 dropped (one more M step
+    without them) and the rest named 1..k'."""
+    n = prepared.X.shape[0]
     best = None
     for r in range(restarts):
         rng = np.random.default_rng([seed, r])
-        assign = rng.integers(0, k, n) if k > 1 else np.zeros(n, dtype=np.int64)
-        assign[:k] = np.arange(min(k, n))  # every cluster starts with a row
-        model = loglik = None
-        for _ in range(max_iter):
-            present = np.unique(assign)
-            y = np.searchsorted(present, assign)
-            model = _fit([f"cluster{c + 1}" for c in present.tolist()], y, names, kinds, data, settings)
-            jll = model.joint_log_likelihood(model.encode(data))
-            new = present[jll.argmax(axis=1)]
-            loglik = float(jll.max(axis=1).sum())
-            if np.array_equal(new, assign):
-                break
-            assign = new
-        if best is None or loglik > best[1]:
-            best = (model, loglik)
-    model, loglik = best
-    # clusters that emptied are gone: name the rest 1..k' in order
-    renamed = [f"cluster{i + 1}" for i in range(len(model.classes))]
-    if renamed != list(model.classes):
-        spec, arrays = model.state()
-        model = type(model).from_state({**spec, "classes": renamed}, arrays)
-    return model, loglik
+        model, R, objectives = em_rows(prepared, start_memberships(rng, n, k), max_iter, tol)
+        if best is None or objectives[-1] > best[2]:
+            best = (model, R, objectives[-1], len(objectives))
+    model, R, objective, iterations = best
+    keep = model.class_count > 0
+    if not keep.all():
+        R = R[:, keep]
+        model = prepared.fit([f"cluster{c + 1}" for c in range(int(keep.sum()))], R)
+        objective = e_step(model, prepared.X)[1]
+    return model, objective, iterations

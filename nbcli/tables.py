@@ -73,6 +73,41 @@ Prior: `model.log_prior` (fit with an optional pseudo-count, uniform, or
 given weights), counted once. A row in which every class has probability 0
 (possible only unsmoothed: alpha 0 or a MAP estimate with b = 0) gets the
 prior as its posterior.
+
+Expected counts (`TableModel.fit_weighted`, EM's M step): each row i
+belongs to class c with a weight r_ic >= 0 (sum_c r_ic = 1) instead of one
+class. N_c = sum_i r_ic, N_cjv = the sum of r_ic over the rows whose cell j
+is v, N_cj the sum over the rows whose cell j is present; a Gaussian column
+takes the weighted mean and variance (ddof 0) mu_c = sum_i r_ic x_i / N_cj,
+var_c = sum_i r_ic (x_i - mu_c)^2 / N_cj, plus the same epsilon (the pooled
+variances do not depend on the weights); discretize columns cut the pooled
+values as above and count bins like categories. With one-hot weights this
+is `fit`. KDE columns are refused: a kernel density is not a maximum-
+likelihood estimate (its likelihood grows without bound as h -> 0 and each
+row's own kernel scores it), so no M step of EM fits it, and a weighted
+KDE would keep n x C weights in the model. A model of expected counts says
+so (`expected`, spec "expected": true) and may hold fractional counts; any
+other model's counts are whole numbers, and a model file's are checked so.
+
+Recording resolution (clustering only: `WeightedColumns(...,
+resolution_floor=True)`, which `table_classifier.cluster_rows` asks for).
+A gaussian column's resolution r is the smallest positive difference
+between its distinct training values (`recording_resolution`): values
+recorded to r differ by multiples of r. The rounding error of a value
+recorded to r is uniform on [-r/2, r/2], of variance r^2/12, so no
+cluster can know a column's spread more finely than that; the variance
+scored is max(var_c + epsilon, r^2/12), i.e. floored at max(epsilon,
+r^2/12). Why: epsilon is var_smoothing (1e-9) x the largest column
+variance, far below a recording precision such as 0.1, so without the
+floor a cluster that collapses onto a repeated value (iris, recorded to
+0.1) gets a variance near epsilon and a likelihood that grows without
+bound, and BIC prefers ever more such clusters. r is a constant of the
+data (not of the memberships), so the M step stays the maximiser of the
+weighted Gaussian likelihood over variances >= r^2/12 (that maximiser is
+max(var_c, r^2/12); epsilon is kept, as above). The model keeps r
+(`resolution`, spec "resolution": per column null or r) so a saved
+cluster model scores with the same floor. Supervised training (`fit`,
+`fit_weighted`) has no such floor: GaussianNB's rule exactly.
 """
 
 from __future__ import annotations
@@ -357,6 +392,26 @@ def _equal_frequency_edges(values: np.ndarray, bins: int) -> np.ndarray:
     return edges[edges < values.max()]
 
 
+RESOLUTION_NOISE = 1e-12  # differences below this x the largest |value| are float noise, not recording steps
+RESOLUTION_DIGITS = 6  # significant digits of a resolution (5.1 - 5.0 = 0.09999999999999964 -> 0.1)
+
+
+def recording_resolution(values: np.ndarray) -> float | None:
+    """The resolution r of present values (finite, 1-D): the smallest
+    difference between distinct values above RESOLUTION_NOISE x max |x|
+    (closer values are one recorded value parsed or computed twice),
+    rounded to RESOLUTION_DIGITS significant digits. None when the values
+    have fewer than two distinct values."""
+    distinct = np.unique(values)
+    if distinct.size < 2:
+        return None
+    steps = np.diff(distinct)
+    steps = steps[steps > RESOLUTION_NOISE * float(np.abs(distinct).max())]
+    if steps.size == 0:
+        return None
+    return float(f"{float(steps.min()):.{RESOLUTION_DIGITS}g}")
+
+
 def _logsumexp_kernel(x: np.ndarray, points: np.ndarray, log_weights: np.ndarray, h: float) -> np.ndarray:
     """log sum_i w_i exp(-((x - p_i) / h)^2 / 2) for each x, in blocks."""
     out = np.empty(len(x))
@@ -367,6 +422,21 @@ def _logsumexp_kernel(x: np.ndarray, points: np.ndarray, log_weights: np.ndarray
         top = a.max(axis=1)
         out[start : start + rows] = top + np.log(np.exp(a - top[:, None]).sum(axis=1))
     return out
+
+
+def _column_kinds(names, kinds, columns, settings: TableSettings) -> list[str]:
+    """The columns' kinds with 'numeric' resolved, or NbcliError if the
+    names, kinds and columns do not match."""
+    if not (len(names) == len(kinds) == len(columns)):
+        raise NbcliError("a table needs one name and one kind per column")
+    if len(set(names)) != len(names):
+        raise NbcliError("two table columns have the same name")
+    kinds = [settings.numeric_model if kind == "numeric" else kind for kind in kinds]
+    for kind in kinds:
+        if kind not in KINDS:
+            known = ", ".join(("categorical", "numeric") + NUMERIC_MODELS)
+            raise NbcliError(f"column kind {kind!r} is not one of {known}")
+    return kinds
 
 
 def _bad(what: str) -> NbcliError:
@@ -386,23 +456,42 @@ class TableModel:
     class's values sorted, class c's at offsets[c]:offsets[c + 1],
     'offsets' (C + 1,)}; a class with no present cell holds the pooled
     statistics. max_variance: the largest pooled variance of a gaussian
-    or kde column (epsilon's scale). The scoring tables are derived from
-    these and the settings.
+    or kde column (epsilon's scale). resolution: None, or per column None
+    or the recording resolution r of a gaussian column (clustering: its
+    variances are floored at r^2/12, see the module docstring). The
+    scoring tables are derived from these and the settings. expected: the counts are expected counts of
+    soft memberships (`fit_weighted`): class_count, present and the
+    category counts may be fractional (present is then float64).
     """
 
     kind = "table"
 
-    def __init__(self, classes, class_count, names, kinds, settings, present, stats, categories, max_variance):
+    def __init__(
+        self,
+        classes,
+        class_count,
+        names,
+        kinds,
+        settings,
+        present,
+        stats,
+        categories,
+        max_variance,
+        expected=False,
+        resolution=None,
+    ):
         self.classes = list(classes)
         self.class_count = np.asarray(class_count, dtype=np.float64)
         self.names = list(names)
         self.kinds = list(kinds)
         self.settings = check_settings(settings)
-        self.present = np.asarray(present, dtype=np.int64)
+        self.expected = bool(expected)
+        self.present = np.asarray(present, dtype=np.float64 if self.expected else np.int64)
         self.stats = stats
         self.categories = categories
         self.max_variance = float(max_variance)
         self.epsilon = self.settings.var_smoothing * (self.max_variance if self.max_variance > 0 else 1.0)
+        self.resolution = None if resolution is None else [None if r is None else float(r) for r in resolution]
         self.log_prior = log_prior(self.class_count, self.classes, self.settings.prior, self.settings.prior_alpha)
         self.tables = [self._derive(j) for j in range(len(self.names))]
 
@@ -434,15 +523,7 @@ class TableModel:
         empty = [c for c, count in zip(classes, class_count) if count == 0]
         if empty:
             raise NbcliError(f"class {empty[0]!r} has no training rows", hint="give rows of every class, or drop it")
-        if not (len(names) == len(kinds) == len(columns)):
-            raise NbcliError("a table needs one name and one kind per column")
-        if len(set(names)) != len(names):
-            raise NbcliError("two table columns have the same name")
-        kinds = [settings.numeric_model if kind == "numeric" else kind for kind in kinds]
-        for kind in kinds:
-            if kind not in KINDS:
-                known = ", ".join(("categorical", "numeric") + NUMERIC_MODELS)
-                raise NbcliError(f"column kind {kind!r} is not one of {known}")
+        kinds = _column_kinds(names, kinds, columns, settings)
         present = np.zeros((n_classes, len(names)), dtype=np.int64)
         stats: list[dict] = []
         categories: list[list[str] | None] = []
@@ -500,17 +581,62 @@ class TableModel:
                 stats.append({"values": np.concatenate(parts), "offsets": offsets})
         return cls(classes, class_count, names, kinds, settings, present, stats, categories, max_variance)
 
+    @classmethod
+    def fit_weighted(
+        cls,
+        classes: list[str],
+        R: np.ndarray,
+        names: list[str],
+        kinds: list[str],
+        columns: list[np.ndarray],
+        settings: TableSettings,
+    ) -> TableModel:
+        """`fit` to soft memberships: R (n, C), row i's weight in each class
+        (>= 0, each row summing to 1); the expected counts, weighted means
+        and variances of the module docstring. A model with `expected` set.
+        Refuses kde columns. For repeated fits to the same rows (EM), parse
+        them once: `WeightedColumns(...).fit(classes, R)`."""
+        return WeightedColumns(names, kinds, columns, settings).fit(classes, R)
+
+    def log_parameter_prior(self) -> float:
+        """log p(theta) up to a constant, the prior whose posterior mode the
+        counts' estimates are: sum over the categorical and discretize
+        columns, classes and seen categories of b log P(v | c) (Dirichlet
+        b + 1: b the pseudo-count of the module docstring, minus 1 for
+        'map'), plus A sum_c log pi_c for a fitted prior with prior_alpha A.
+        Gaussian columns' parameters have a flat prior."""
+        total = 0.0
+        if self.settings.prior == "fit" and self.settings.prior_alpha:
+            total += self.settings.prior_alpha * float(self.log_prior.sum())
+        mode = self.settings.estimate == "map"
+        for j, kind in enumerate(self.kinds):
+            if kind not in ("categorical", "discretize"):
+                continue
+            k = self.tables[j].shape[0] - 2
+            if k == 0:
+                continue
+            if self.settings.m_estimate is None:
+                b = self.settings.alpha - mode
+            else:
+                m, p = self.settings.m_estimate
+                b = m * (p if p is not None else 1.0 / k) - mode
+            if b > 0:
+                total += b * float(self.tables[j][:k].sum())
+        return total
+
     def _derive(self, j: int):
         """The scoring table of column j: categorical/discretize (K + 2, C)
         log probabilities (row K unseen, row K + 1 zeros for missing);
-        gaussian (mean (C,), variance + epsilon (C,)); kde a list per class
+        gaussian (mean (C,), max(variance + epsilon, r^2/12) (C,), r the
+        column's resolution if the model has one); kde a list per class
         of (distinct values, log of their multiplicity, n, h)."""
         kind, stat = self.kinds[j], self.stats[j]
         if kind in ("categorical", "discretize"):
             table = _category_log_table(stat["counts"], self.settings)
             return np.concatenate([table, np.zeros((1, len(self.classes)))])
         if kind == "gaussian":
-            return stat["mean"], stat["var"] + self.epsilon
+            r = None if self.resolution is None else self.resolution[j]
+            return stat["mean"], np.maximum(stat["var"] + self.epsilon, 0.0 if r is None else r * r / 12.0)
         floor = np.sqrt(self.epsilon)
         out = []
         offsets = stat["offsets"]
@@ -638,6 +764,10 @@ class TableModel:
             "max_variance": self.max_variance,
             "settings": self.settings_dict(),
         }
+        if self.expected:
+            spec["expected"] = True
+        if self.resolution is not None:
+            spec["resolution"] = list(self.resolution)
         arrays = {"class_count": self.class_count, "present": self.present}
         for j, stat in enumerate(self.stats):
             for key, value in stat.items():
@@ -647,7 +777,9 @@ class TableModel:
     @classmethod
     def from_state(cls, spec: dict, arrays: dict) -> TableModel:
         """Rebuild a model from `state`'s output, checking every part:
-        anything wrong is one NbcliError naming it."""
+        anything wrong is one NbcliError naming it. Counts must be whole
+        numbers unless spec "expected" is true; then they may be fractional
+        (sums checked to a relative 1e-9) and no column may be kde."""
         try:
             return cls._from_state(spec, arrays)
         except NbcliError as error:
@@ -684,6 +816,22 @@ class TableModel:
             raise _bad("max_variance is not a number")
         if not (np.isfinite(max_variance) and max_variance >= 0):
             raise _bad("max_variance is not a finite number >= 0")
+        expected = spec.get("expected", False)
+        if not isinstance(expected, bool):
+            raise _bad("expected is not true or false")
+        if expected and "kde" in kinds:
+            raise _bad("a model of expected counts has a kde column")
+        resolution = spec.get("resolution")
+        if resolution is not None:
+            if not isinstance(resolution, list) or len(resolution) != len(kinds):
+                raise _bad("resolution is not a list of one entry per column")
+            for r, kind in zip(resolution, kinds):
+                if r is None:
+                    continue
+                if kind != "gaussian":
+                    raise _bad(f"a {kind} column has a resolution")
+                if isinstance(r, bool) or not isinstance(r, (int, float)) or not (np.isfinite(r) and r > 0):
+                    raise _bad("a resolution is not a finite number > 0")
         n_classes, n_columns = len(classes), len(names)
 
         def array(key: str, shape: tuple | None = None, integer: bool = False) -> np.ndarray:
@@ -701,9 +849,20 @@ class TableModel:
                 raise _bad(f"array {key} holds a non-finite number")
             return a
 
+        def whole(counts: np.ndarray, what: str) -> None:
+            if not expected and (counts != np.round(counts)).any():
+                raise _bad(f"{what} are not whole numbers")
+
+        def adds_up(total: np.ndarray, parts: np.ndarray) -> bool:
+            if not expected:
+                return bool((total == parts).all())
+            return bool((np.abs(total - parts) <= 1e-9 * np.maximum(np.abs(parts), 1.0)).all())
+
         class_count = array("class_count", (n_classes,))
-        present = array("present", (n_classes, n_columns), integer=True)
-        if (class_count < 0).any() or (present < 0).any() or (present > class_count[:, None]).any():
+        whole(class_count, "the class counts")
+        present = array("present", (n_classes, n_columns), integer=not expected)
+        slack = 1e-9 * np.maximum(class_count, 1.0) if expected else 0.0
+        if (class_count < 0).any() or (present < 0).any() or (present > (class_count + slack)[:, None]).any():
             raise _bad("negative counts, or more present cells than rows")
         stats: list[dict] = []
         for j, (name, kind, cats) in enumerate(zip(names, kinds, categories)):
@@ -723,7 +882,8 @@ class TableModel:
                         raise _bad(f"{where}: its bin edges are not increasing")
                 k = len(cats) if kind == "categorical" else len(stat["edges"]) + 1
                 counts = array(f"col{j}_counts", (n_classes, k))
-                if (counts < 0).any() or (counts.sum(axis=1) != present[:, j]).any():
+                whole(counts, f"{where}: its counts")
+                if (counts < 0).any() or not adds_up(counts.sum(axis=1), present[:, j]):
                     raise _bad(f"{where}: its counts are negative or do not add up to the present cells")
                 stats.append({"counts": counts, **stat})
             elif kind == "gaussian":
@@ -736,11 +896,13 @@ class TableModel:
                 values = array(f"col{j}_values")
                 offsets = array(f"col{j}_offsets", (n_classes + 1,), integer=True)
                 sizes = np.diff(offsets)
-                expected = np.where(present[:, j] > 0, present[:, j], present[:, j].sum())
-                if offsets[0] != 0 or offsets[-1] != len(values) or (sizes != expected).any() or (sizes == 0).any():
+                sizes_wanted = np.where(present[:, j] > 0, present[:, j], present[:, j].sum())
+                if offsets[0] != 0 or offsets[-1] != len(values) or (sizes != sizes_wanted).any() or (sizes == 0).any():
                     raise _bad(f"{where}: its value offsets do not match the present cells")
                 stats.append({"values": values, "offsets": offsets})
-        return cls(classes, class_count, names, kinds, settings, present, stats, categories, max_variance)
+        return cls(
+            classes, class_count, names, kinds, settings, present, stats, categories, max_variance, expected, resolution
+        )
 
     # -- description -------------------------------------------------------
 
@@ -782,3 +944,119 @@ class TableModel:
                     entry["pooled"] = True
                 out["classes"][cls_name][name] = entry
         return out
+
+
+class WeightedColumns:
+    """A table's columns parsed once, for repeated fits to soft memberships
+    (`fit`: EM's M step; the formulas are the module docstring's).
+
+    names, kinds, columns, settings: as for `TableModel.fit`. X (n, J): the
+    rows encoded as `TableModel.encode` encodes them for every model fitted
+    here (categorical codes, numbers, NaN missing). resolution_floor: floor
+    each gaussian column's variances at r^2/12, r its recording resolution
+    (`recording_resolution`; clustering, see the module docstring); then
+    `resolution` holds r per column (None: not gaussian, or no r), and
+    every model fitted here keeps it."""
+
+    def __init__(self, names, kinds, columns, settings: TableSettings, resolution_floor: bool = False):
+        self.settings = check_settings(settings)
+        self.names = list(names)
+        self.kinds = _column_kinds(names, kinds, columns, self.settings)
+        if "kde" in self.kinds:
+            raise NbcliError(
+                "kde columns cannot be fitted to soft memberships (a kernel density has no maximum-likelihood M step)",
+                hint="use --numeric-model gaussian or discretize",
+            )
+        n = len(columns[0]) if columns else 0
+        self.X = np.empty((n, len(self.names)))
+        self.categories: list[list[str] | None] = []
+        self.edges: list[np.ndarray | None] = []
+        self.max_variance = 0.0
+        resolution: list[float | None] = []
+        for j, (name, kind, column) in enumerate(zip(self.names, self.kinds, columns)):
+            if len(column) != n:
+                raise NbcliError(f"table column {name!r} has {len(column)} cells for {n} rows")
+            edges = None
+            if kind == "categorical":
+                cats, self.X[:, j] = _category_codes(column)
+                self.categories.append(cats)
+                self.edges.append(None)
+                resolution.append(None)
+                continue
+            x = _numbers(column)
+            values = x[~np.isnan(x)]
+            if values.size == 0:
+                raise NbcliError(
+                    f"numeric table column {name!r} has no number in the training rows",
+                    hint="drop the column, or make it categorical",
+                )
+            if kind == "discretize":
+                edges = _equal_frequency_edges(values, self.settings.bins)
+            else:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    pooled_var = float(np.var(values))
+                if not np.isfinite(pooled_var):
+                    raise NbcliError(f"numeric table column {name!r} has numbers too large to model")
+                self.max_variance = max(self.max_variance, pooled_var)
+            resolution.append(recording_resolution(values) if kind == "gaussian" else None)
+            self.X[:, j] = x
+            self.categories.append(None)
+            self.edges.append(edges)
+        self.resolution = resolution if resolution_floor else None
+
+    def fit(self, classes: list[str], R: np.ndarray) -> TableModel:
+        """The model of expected counts of memberships R (n, C): finite,
+        >= 0, rows summing to 1 (within 1e-9). A class whose weight in a
+        gaussian column is 0 takes the pooled mean and variance, as in
+        `TableModel.fit`; a class of weight 0 is allowed (prior 0 when
+        fitted without a pseudo-count)."""
+        classes = list(classes)
+        R = np.asarray(R, dtype=np.float64)
+        n, n_classes = self.X.shape[0], len(classes)
+        if n == 0:
+            raise NbcliError("the table has no rows", hint="check the path")
+        if R.shape != (n, n_classes) or not np.isfinite(R).all() or (R < 0).any():
+            raise NbcliError(f"memberships must be {n} x {n_classes} finite numbers >= 0, not shape {R.shape}")
+        if (np.abs(R.sum(axis=1) - 1.0) > 1e-9).any():
+            raise NbcliError("each row's memberships must sum to 1")
+        class_count = R.sum(axis=0)
+        present = np.zeros((n_classes, len(self.names)))
+        stats: list[dict] = []
+        for j, kind in enumerate(self.kinds):
+            x = self.X[:, j]
+            ok = ~np.isnan(x)
+            w = R[ok]
+            if kind in ("categorical", "discretize"):
+                if kind == "categorical":
+                    k, codes = len(self.categories[j]), x[ok].astype(np.intp)
+                else:
+                    k, codes = len(self.edges[j]) + 1, np.searchsorted(self.edges[j], x[ok], side="left")
+                counts = np.stack([np.bincount(codes, weights=w[:, c], minlength=k) for c in range(n_classes)])
+                present[:, j] = counts.sum(axis=1)
+                stats.append({"counts": counts.reshape(n_classes, k)})
+                if kind == "discretize":
+                    stats[-1]["edges"] = self.edges[j]
+                continue
+            values = x[ok]
+            weight = w.sum(axis=0)
+            present[:, j] = weight
+            pooled = weight == 0
+            safe = np.where(pooled, 1.0, weight)
+            mean = (values @ w) / safe
+            dev = values[:, None] - mean
+            var = np.einsum("ic,ic->c", w, dev * dev) / safe
+            mean[pooled], var[pooled] = float(np.mean(values)), float(np.var(values))
+            stats.append({"mean": mean, "var": var})
+        return TableModel(
+            classes,
+            class_count,
+            self.names,
+            self.kinds,
+            self.settings,
+            present,
+            stats,
+            list(self.categories),
+            self.max_variance,
+            expected=True,
+            resolution=self.resolution,
+        )

@@ -270,6 +270,7 @@ def test_cluster_the_rows_of_a_table(tmp_path):
     result = run(args)
     assert result.exit_code == 0, result.stderr
     assert "180 rows in 3 clusters" in result.stderr
+    assert "EM: the most likely of 5 restart(s)" in result.stderr  # soft EM (tests/test_table_em.py)
     predicted = [line.split("\t")[1] for line in run(["predict", model, table]).stdout.splitlines()]
     assert adjusted_rand_score(truth, predicted) >= 0.9
     info = json.loads(run(["info", model, "--json"]).stdout)
