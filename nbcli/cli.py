@@ -36,6 +36,8 @@ from nbcli.options import (  # noqa: E402
     calibration_options,
     check_cutoffs,
     check_inputs,
+    cluster_jobs,
+    cluster_option,
     cutoff_options,
     eval_options,
     explain_option,
@@ -49,6 +51,7 @@ from nbcli.options import (  # noqa: E402
     quiet_option,
     read_options,
     read_opts,
+    refuse_cluster,
     refuse_corpus_options,
     refuse_options,
     refuse_training_options,
@@ -221,6 +224,7 @@ def cli():
 @training_options
 @table_options
 @jobs_option
+@cluster_option
 @quiet_option
 def train(
     corpus,
@@ -259,6 +263,9 @@ def train(
     from nbcli.sources import labeled_corpus, parse_label_pair
 
     diagnostics = make_diagnostics(kw["quiet"])
+    if any(is_given(click.get_current_context(), name) for name in TABLE_PARAMS):
+        refuse_cluster(kw, "a table model (it trains in this process)")
+    kw["jobs"] = cluster_jobs(kw)
     check_output(output, [*corpus, *(parse_label_pair(p)[1] for p in label_pairs)])
     modelfile.check_writable(output)
     ctx = click.get_current_context()
@@ -489,6 +496,7 @@ def _load_model(path: str, max_message_bytes: int | None = None):
 @message_cap_option
 @read_options
 @jobs_option
+@cluster_option
 @quiet_option
 def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
     """Classify documents: one line per document on stdout.
@@ -524,6 +532,7 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
     from nbcli.output import prediction_lines
 
     diagnostics = make_diagnostics(kw["quiet"])
+    kw["jobs"] = cluster_jobs(kw)
     if not inputs:
         if sys.stdin.isatty():
             raise click.UsageError("no INPUT given and stdin is a terminal; give files, folders, or - for stdin")
@@ -637,6 +646,7 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
 @training_options
 @table_options
 @jobs_option
+@cluster_option
 @quiet_option
 @click.pass_context
 def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_rule, warmup, seed, plot, as_json, **kw):
@@ -689,6 +699,7 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
         if cv or predictions or truth:
             raise click.UsageError("--online does not go with --cv, --predictions or --truth")
         refuse_options(ctx, TABLE_PARAMS, "--cv (the online protocol learns mail, not table rows)")
+        refuse_cluster(kw, "--online (the protocol is one message after another)")
         from nbcli.cli_learning import online_eval
 
         online_eval(args, label_pairs, order, train_rule, warmup, plot, as_json, kw, diagnostics)
@@ -701,9 +712,12 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
         if not args and not label_pairs:
             raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH to cross-validate")
         if any(is_given(ctx, name) for name in TABLE_PARAMS):
+            refuse_cluster(kw, "a table model's cross-validation (it runs in this process)")
             _cross_validate_table(args, label_pairs, cv, seed, as_json, kw, diagnostics)
             return
         from nbcli.pipeline import cross_validate
+
+        kw["jobs"] = cluster_jobs(kw)
 
         analyzer_options, options, analysed = _analysed(args, label_pairs, kw, diagnostics)
         report = cross_validate(analysed, cv, seed, analyzer_options, options, eval_options(kw), kw["jobs"])
@@ -716,6 +730,7 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
     if truth and not predictions:
         raise click.UsageError("--truth goes with --predictions")
     if predictions:
+        refuse_cluster(kw, "--predictions (there is nothing to compute)")
         if args or label_pairs:
             raise click.UsageError(
                 "--predictions takes no MODEL, CORPUS or --label: the predictions hold the model's output"
@@ -737,6 +752,7 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
 
     given_cap = is_given(ctx, "max_message_bytes")
     classifier = _load_model(model, kw["max_message_bytes"] if given_cap else None)
+    kw["jobs"] = cluster_jobs(kw)
     docs = labeled_corpus(corpus, pairs, model_read_opts(classifier, kw, diagnostics))
     # with --calibration, a calibrated model is judged before and after its map: score raw, map here
     both = kw.get("calibration", False) and classifier.calibration is not None
@@ -886,6 +902,7 @@ def _write_report(record, render, metrics, kw, prefix=""):
 @training_options
 @table_options
 @jobs_option
+@cluster_option
 @quiet_option
 @click.pass_context
 def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
@@ -908,6 +925,9 @@ def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
     from nbcli.evaluation import METRICS
 
     diagnostics = make_diagnostics(kw["quiet"])
+    if any(is_given(ctx, name) for name in TABLE_PARAMS):
+        refuse_cluster(kw, "a table model's tuning (it runs in this process)")
+    kw["jobs"] = cluster_jobs(kw)
     check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
     if metric not in METRICS:
         raise click.BadParameter(

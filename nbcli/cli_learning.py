@@ -18,6 +18,8 @@ from nbcli.errors import NbcliError
 from nbcli.options import (
     TRAINING_PARAM_NAMES,
     check_inputs,
+    cluster_jobs,
+    cluster_option,
     given_options,
     jobs_option,
     json_option,
@@ -124,6 +126,7 @@ def _after(classifier) -> str:
 @read_options
 @training_options
 @jobs_option
+@cluster_option
 @quiet_option
 @click.pass_context
 def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, as_json, **kw):
@@ -149,6 +152,7 @@ def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, as_json, 
     label = _label(label, as_spam, as_ham)
     diagnostics = make_diagnostics(kw["quiet"])
     check_output(model, list(inputs), option="MODEL")
+    kw["jobs"] = cluster_jobs(kw)
     exists = os.path.exists(model)
     trained_with = [name for name, _ in given_options(ctx, TRAINING_PARAM_NAMES)]
     if exists:

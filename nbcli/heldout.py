@@ -277,6 +277,17 @@ def heldout_scores(
     return log_proba, heldout.cls.copy()
 
 
+def doc_norms(doc_of: np.ndarray, values: np.ndarray, n_docs: int) -> np.ndarray:
+    """Each document's Euclidean norm sqrt(sum of its values squared), the
+    squares added in increasing order within each document: the order of a
+    document's terms (a worker's own term ids, a sample's, a learned
+    batch's) does not change the last bit, so training, its held-out
+    groups and `learn` round the same transformed values for any --jobs."""
+    squares = values * values
+    order = np.lexsort((squares, doc_of))
+    return np.sqrt(np.bincount(doc_of[order], weights=squares[order], minlength=n_docs))
+
+
 def _transformed(data: np.ndarray, doc_of: np.ndarray, n_docs: int, transform: tuple[bool, bool], scale: float):
     """Each stored count transformed as complement's tf-log and length norm
     transform a document's counts, rounded as the counting pass rounds them
@@ -284,7 +295,7 @@ def _transformed(data: np.ndarray, doc_of: np.ndarray, n_docs: int, transform: t
     tf_log, length_norm = transform
     values = np.log1p(data) if tf_log else data.copy()
     if length_norm:
-        norms = np.sqrt(np.bincount(doc_of, values * values, n_docs))
+        norms = doc_norms(doc_of, values, n_docs)
         values = values / np.where(norms > 0, norms, 1.0)[doc_of]
     return np.rint(values * scale) / scale
 

@@ -114,13 +114,25 @@ def date_order(dates: list[float | None]) -> np.ndarray:
     return np.argsort(keyed, kind="stable")
 
 
-def document_entries(batch, datas: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(digests (n, 2), Message-ID hashes (n,), dates (n,) POSIX seconds) of
-    the documents of a token batch, given their data; a document without a
-    readable Date gets the current time."""
+def run_time() -> int:
+    """The date given to documents without one: now, or SOURCE_DATE_EPOCH
+    when set to a number of seconds (the reproducible-builds convention:
+    two trainings of a corpus with dateless documents then write the same
+    arrays)."""
+    import os
     import time
 
-    now = int(time.time())
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch.isdigit() and int(epoch) < 1 << 40:
+        return int(epoch)
+    return int(time.time())
+
+
+def document_entries(batch, datas: list, now: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(digests (n, 2), Message-ID hashes (n,), dates (n,) POSIX seconds) of
+    the documents of a token batch, given their data; a document without a
+    readable Date gets `now` (default: `run_time()`)."""
+    now = run_time() if now is None else now
     message_ids = np.zeros(len(datas), dtype=np.uint64)
     when = np.full(len(datas), now, dtype=np.int64)
     for i, data in enumerate(datas):

@@ -299,13 +299,14 @@ def analyse(analyzer, docs: Iterable[Document], label: str | None = None, progre
     return join(parts)
 
 
-def analyse_batch(analyzer, ids: list, datas: list, kinds: list, labels: list) -> Analysed:
-    """One batch of documents analysed for learning (see `Analysed`)."""
+def analyse_batch(analyzer, ids: list, datas: list, kinds: list, labels: list, now: int | None = None) -> Analysed:
+    """One batch of documents analysed for learning (see `Analysed`); a
+    document without a Date gets `now` (default `identity.run_time()`)."""
     from nbcli.identity import document_entries
     from nbcli.mail import looks_like_mail
 
     tokens = analyzer.analyze(datas, kinds)
-    digest, message_id, when = document_entries(tokens, datas)
+    digest, message_id, when = document_entries(tokens, datas, now)
     n = len(datas)
     doc_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(tokens.doc_ptr))
     order = np.lexsort((tokens.hashes, doc_of))
@@ -511,7 +512,9 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
         if tf_log:
             values = np.log1p(values)
         if length_norm:
-            norms = np.sqrt(np.bincount(change_of_pair, weights=values * values, minlength=len(changes)))
+            from nbcli.heldout import doc_norms  # summed as training sums them
+
+            norms = doc_norms(change_of_pair, values, len(changes))
             norms[norms == 0] = 1.0
             values = values / norms[change_of_pair]
         # on training's fixed-point grid (training.FIT_SCALE), so that the

@@ -156,6 +156,37 @@ jobs_option = click.option(
     help="Worker processes: 1 works in this process; 0 uses one per core once the input proves large; "
     "more than the cores available is capped at their number. Results are the same for any value.",
 )
+cluster_option = click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    default=None,
+    help="Do the work on a Dask cluster: tcp://HOST:8786 for a running scheduler, local[:N] for N worker "
+    "processes started for this command. Workers need the same nbcli and the files at the same paths. "
+    "Needs: pip install 'nbcli[dask]'. Results are the same as with --jobs.",
+)
+
+
+def cluster_jobs(kw: dict):
+    """What the pipeline runs on: kw["jobs"], or with --cluster the
+    cluster's executor, connected here and closed when the command ends
+    (see `cluster`). --jobs and --cluster do not go together."""
+    address = kw.pop("cluster", None)
+    if address is None:
+        return kw["jobs"]
+    ctx = click.get_current_context()
+    if is_given(ctx, "jobs"):
+        raise click.UsageError("--jobs and --cluster do not go together: the cluster's workers do the work")
+    from nbcli.cluster import Session
+
+    return ctx.with_resource(Session(address))
+
+
+def refuse_cluster(kw: dict, what: str) -> None:
+    """A usage error if --cluster was given for work that does not run on one."""
+    if kw.get("cluster") is not None:
+        raise click.UsageError(f"--cluster does not go with {what}")
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="JSON output for scripts.")
 
 

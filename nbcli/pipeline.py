@@ -22,6 +22,12 @@ automatic: start in this process and switch to one worker per core only
 once the input has proved large (AUTO_DOCS documents or AUTO_BYTES bytes),
 since starting workers costs more than a small input saves. Workers are
 forked, so they share the loaded model's memory-mapped arrays.
+
+`jobs` may also be a cluster's executor (`--cluster`, see `cluster`): the
+same functions run there, on the same tasks, with everything parallel at
+once. Files are read by the workers at the client's paths (relative ones
+under the client's working folder); a file a worker cannot find is an
+error, never a smaller model.
 """
 
 from __future__ import annotations
@@ -35,6 +41,9 @@ from nbcli.executor import IDLE, InProcess, ProcessPool, cpu_count, fork_context
 AUTO_DOCS = 256
 AUTO_BYTES = 1 << 20
 FILES_PER_TASK = 256
+# files per task on a cluster: each task costs a round trip and a count table
+# sent back and merged; see `make bench-dask` for the measurement
+CLUSTER_FILES_PER_TASK = 1024
 
 __all__ = ["cpu_count", "count", "count_corpus", "train", "classify", "classify_docs", "score_labelled"]
 
@@ -45,15 +54,32 @@ def executor(workers: int):
     return ProcessPool(workers) if workers > 1 and fork_context() is not None else InProcess()
 
 
+def _remote(jobs) -> bool:
+    return getattr(jobs, "remote", False)
+
+
+def _workers(jobs) -> int:
+    if _remote(jobs):
+        return jobs.workers
+    return jobs if jobs > 1 else cpu_count() if jobs == 0 else 1
+
+
 class _Switch:
     """Decides when a stream is big enough to go parallel."""
 
-    def __init__(self, jobs: int):
-        self.workers = jobs if jobs > 1 else cpu_count() if jobs == 0 else 1
-        self.at_once = jobs > 1 and self.workers > 1
+    def __init__(self, jobs):
+        self.cluster = jobs if _remote(jobs) else None
+        self.workers = _workers(jobs)
+        self.at_once = self.cluster is not None or (jobs > 1 and self.workers > 1)
         self.docs = self.bytes = 0
 
+    def pool(self):
+        """The executor to go parallel on."""
+        return self.cluster if self.cluster is not None else ProcessPool(self.workers)
+
     def parallel_now(self, batch) -> bool:
+        if self.cluster is not None:
+            return True
         if self.workers < 2:
             return False
         if not self.at_once:
@@ -118,10 +144,13 @@ def count(docs: Iterable, analyzer, table, jobs: int, progress: Callable[[list |
 
     lists = docs.file_lists() if hasattr(docs, "file_lists") else None
     if lists is not None:
-        workers = jobs if jobs > 1 else cpu_count() if jobs == 0 else 1
+        if _remote(jobs):
+            _count_files(lists, analyzer, table, jobs, progress)
+            return
+        workers = _workers(jobs)
         n_files = sum(len(part.files) for part in lists)
         if workers > 1 and n_files > 1 and (jobs > 1 or n_files >= AUTO_DOCS) and fork_context() is not None:
-            _count_files(lists, analyzer, table, workers, progress)
+            _count_files(lists, analyzer, table, ProcessPool(workers), progress)
             return
     switch = _Switch(jobs)
     it = iter(batches(docs))
@@ -131,10 +160,8 @@ def count(docs: Iterable, analyzer, table, jobs: int, progress: Callable[[list |
                 ((_columns(b), b) for b in _chain(batch, it)),
                 progress,
             )
-            options = (analyzer.options, table.doc_freq_wanted, table.transform, table.sample_size)
-            ProcessPool(switch.workers).map_reduce(
-                _start_table, _count_batch, _table_state, options, tasks, table.merge
-            )
+            options = (analyzer.options, table.doc_freq_wanted, table.transform, table.sample_size, table.now)
+            switch.pool().map_reduce(_start_table, _count_batch, _table_state, options, tasks, table.merge)
             return
         datas = [d.data for d in batch]
         table.add(analyzer.analyze(datas, [d.kind for d in batch]), [d.label for d in batch], datas)
@@ -159,13 +186,13 @@ class _Counting:
     """A worker's accumulator: its analyzer, its table, and (reading files)
     the warnings met, with where they were met."""
 
-    def __init__(self, analyzer_options, doc_freq: bool, transform=None, sample: int = 0):
-        from nbcli.tokenize import Analyzer
+    def __init__(self, analyzer_options, doc_freq: bool, transform=None, sample: int = 0, now: int | None = None):
         from nbcli.training import CountTable
 
-        self.analyzer = Analyzer(analyzer_options)
-        self.table = CountTable(doc_freq=doc_freq, transform=transform, sample=sample)
+        self.analyzer = _analyzer(analyzer_options)  # a cluster's worker starts one per task
+        self.table = CountTable(doc_freq=doc_freq, transform=transform, sample=sample, now=now)
         self.warnings: list[tuple[int, int, str]] = []  # (part, file, message)
+        self.files_read = 0
 
     def add(self, batch) -> None:
         datas = [d.data for d in batch]
@@ -185,28 +212,41 @@ def _table_state(acc: _Counting):
     return acc.table.state()
 
 
-def _count_files(lists, analyzer, table, workers, progress) -> None:
+def _count_files(lists, analyzer, table, pool, progress) -> None:
     """Workers read ranges of the corpus's files themselves; the warnings
-    they meet come back with their tables and are said here in file order."""
+    they meet come back with their tables and are said here in file order.
+    On a cluster the lists travel as data (`FileList.shippable`), and the
+    number of files the workers read is checked against the listing."""
+    import os
+
+    from nbcli.errors import NbcliError
+
     n_files = sum(len(part.files) for part in lists)
-    per_task = max(1, min(FILES_PER_TASK, n_files // (4 * workers)))
+    remote = _remote(pool)
+    most = CLUSTER_FILES_PER_TASK if remote else FILES_PER_TASK
+    per_task = max(1, min(most, n_files // (4 * pool.workers)))
     warnings: list = []
+    read = [0]
 
     def merge(state) -> None:
-        tables, met = state
+        tables, met, files_read = state
         warnings.extend(met)
+        read[0] += files_read
         table.merge(tables)
 
-    options = (analyzer.options, table.doc_freq_wanted, table.transform, table.sample_size, lists)
+    shipped = [part.shippable(os.getcwd()) for part in lists] if remote else lists
+    options = (analyzer.options, table.doc_freq_wanted, table.transform, table.sample_size, table.now, shipped)
     tasks = _with_progress(_file_ranges(lists, per_task), progress)
-    ProcessPool(workers).map_reduce(_start_files, _count_files_task, _files_state, options, tasks, merge)
+    pool.map_reduce(_start_files, _count_files_task, _files_state, options, tasks, merge)
+    if read[0] != n_files:  # never a silently smaller model
+        raise NbcliError(f"the workers read {read[0]} of the {n_files} files listed; the model was not written")
     for part, _, message in sorted(warnings, key=lambda w: w[:2]):
         lists[part].opts.warn(message)
 
 
 def _start_files(options) -> _Counting:
-    analyzer_options, doc_freq, transform, sample, lists = options
-    acc = _Counting(analyzer_options, doc_freq, transform, sample)
+    analyzer_options, doc_freq, transform, sample, now, lists = options
+    acc = _Counting(analyzer_options, doc_freq, transform, sample, now)
     acc.lists = lists
     return acc
 
@@ -216,6 +256,8 @@ def _count_files_task(acc: _Counting, task) -> None:
 
     part, start, stop = task
     files = acc.lists[part]
+    if files.opts.base_dir is not None:  # on a cluster: a file missing here is an error, not a warning
+        _check_present(files, start, stop)
 
     def docs():
         for i in range(start, stop):
@@ -224,10 +266,25 @@ def _count_files_task(acc: _Counting, task) -> None:
 
     for batch in batches(docs(), first=FILES_PER_TASK):
         acc.add(batch)
+    acc.files_read += stop - start
+
+
+def _check_present(files, start: int, stop: int) -> None:
+    import os
+
+    from nbcli.errors import NbcliError
+
+    for i in range(start, stop):
+        if not os.path.lexists(files.path(i)):
+            raise NbcliError(
+                f"{files.files[i]}: no such file here (looked for {files.path(i)})",
+                hint="workers read the corpus themselves: put it at the same path on every worker, "
+                "or on storage they share",
+            )
 
 
 def _files_state(acc: _Counting):
-    return acc.table.state(), acc.warnings
+    return acc.table.state(), acc.warnings, acc.files_read
 
 
 def _file_ranges(lists, per_task: int):
@@ -255,7 +312,7 @@ def classify(classifier, batches: Iterable[list], jobs: int, explain: int = 0) -
             items = (
                 IDLE if not b else (b, ([d.data for d in b], [d.kind for d in b], explain)) for b in _chain(batch, it)
             )
-            yield from ProcessPool(switch.workers).map(_score, classifier, items)
+            yield from switch.pool().map(_score, classifier, items)
             return
         if not batch:  # the input went quiet: nothing is held here
             continue
@@ -291,8 +348,11 @@ def score_labelled(classifier, docs, progress=None, jobs: int = 1) -> tuple[list
 def analyse(analyzer, docs, label: str | None = None, jobs: int = 1, progress=None):
     """`learning.analyse` with the analysis on `jobs` workers (an ordered
     map over batches, so the result is the same for any --jobs)."""
+    from nbcli.identity import run_time
     from nbcli.learning import analyse_batch, join
     from nbcli.sources import batches
+
+    now = run_time()  # one date for the dateless documents, on every worker
 
     def task(b):
         return (
@@ -300,6 +360,7 @@ def analyse(analyzer, docs, label: str | None = None, jobs: int = 1, progress=No
             [d.data for d in b],
             [d.kind for d in b],
             [label if label is not None else d.label for d in b],
+            now,
         )
 
     parts = []
@@ -310,7 +371,7 @@ def analyse(analyzer, docs, label: str | None = None, jobs: int = 1, progress=No
             continue
         if switch.parallel_now(batch):
             items = ((b, task(b)) for b in _chain(batch, it) if b)
-            for done, result in ProcessPool(switch.workers).map(_analyse_task, analyzer, items):
+            for done, result in switch.pool().map(_analyse_task, analyzer.options, items):
                 if isinstance(result, Exception):
                     raise result
                 parts.append(result)
@@ -323,10 +384,24 @@ def analyse(analyzer, docs, label: str | None = None, jobs: int = 1, progress=No
     return join(parts)
 
 
-def _analyse_task(analyzer, task):
+_analyzers: dict = {}  # a worker's analyzers, by their options
+
+
+def _analyzer(options):
+    """The worker's analyzer for `options`, built once (workers build their
+    own from the options: an analyzer is not shipped)."""
+    analyzer = _analyzers.get(options)
+    if analyzer is None:
+        from nbcli.tokenize import Analyzer
+
+        analyzer = _analyzers[options] = Analyzer(options)
+    return analyzer
+
+
+def _analyse_task(analyzer_options, task):
     from nbcli.learning import analyse_batch
 
-    return analyse_batch(analyzer, *task)
+    return analyse_batch(_analyzer(analyzer_options), *task)
 
 
 # -- cross-validation --------------------------------------------------------------
@@ -338,12 +413,16 @@ def cross_validate(corpus, k: int, seed: int, analyzer_options, options, eval_op
 
     if counts is None or (options.needs_doc_freq and counts.total_df is None):
         counts = crossval.fold_counts(corpus, k, seed, options.needs_doc_freq)
-    workers = min(k, jobs if jobs > 0 else cpu_count())
-    if jobs == 0 and len(corpus.y) < AUTO_DOCS:
-        workers = 1
     job = (counts, analyzer_options, options, eval_options)
+    if _remote(jobs):
+        pool = jobs
+    else:
+        workers = min(k, jobs if jobs > 0 else cpu_count())
+        if jobs == 0 and len(corpus.y) < AUTO_DOCS:
+            workers = 1
+        pool = executor(workers if k > 1 else 1)
     reports = []
-    for _, report in executor(workers if k > 1 else 1).map(_score_fold, job, ((f, f) for f in range(k))):
+    for _, report in pool.map(_score_fold, job, ((f, f) for f in range(k))):
         if isinstance(report, Exception):
             raise report
         reports.append(report)
@@ -365,21 +444,23 @@ def em_stats(XU, event_model: str, jobs: int):
     the mixture travels), the blocks' exact integer sums added and their
     log-likelihoods joined in row order, so the fit is the same for any
     --jobs. None (in this process) for one worker or few rows."""
-    workers = jobs if jobs > 1 else cpu_count() if jobs == 0 else 1
+    workers = _workers(jobs)
     n = XU.shape[0]
-    if workers < 2 or n < AUTO_DOCS or fork_context() is None:
+    if not _remote(jobs) and (workers < 2 or n < AUTO_DOCS or fork_context() is None):
         return None
     from nbcli.em import prepare
 
     X = prepare(XU, event_model)
     cuts = np.linspace(0, n, 2 * workers + 1).astype(np.int64)
     blocks = [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+    shared = (X, event_model)  # one object for every iteration: a cluster is sent it once
+    pool = jobs if _remote(jobs) else ProcessPool(workers)
 
     def stats(mixture):
         word = docs = None
         lls = []
         items = ((i, (mixture, block)) for i, block in enumerate(blocks))
-        for _, result in ProcessPool(workers).map(_em_block, (X, event_model), items):
+        for _, result in pool.map(_em_block, shared, items):
             if isinstance(result, Exception):
                 raise result
             (w, d), ll = result

@@ -107,6 +107,9 @@ class ReadOptions:
     rows: bool = False
     # an id field to use when a table has it (a table model's own, given no --id-field)
     soft_id_field: str | None = None
+    # relative paths are opened under this folder (a cluster worker reading
+    # the client's files, `FileList.shippable`), and still named as given
+    base_dir: str | None = None
 
 
 class Corpus:
@@ -140,16 +143,18 @@ class Corpus:
 
 
 class FileList:
-    """A corpus part that is a list of files (a folder, a Maildir): called,
-    it gives their documents; `read(i)` gives file i's documents, with its
-    warnings going to `opts.warn` or, if given, to `warn` (a worker process
-    collects them to send back with its results). `read(path, opts)` reads
-    one file with those options."""
+    """A corpus part that is a list of files (a folder, a Maildir), held as
+    data only (paths, the class, the read options, whether the files are a
+    Maildir's messages), so that it can be shipped to a worker on another
+    machine: called, it gives the files' documents; `read(i)` gives file
+    i's documents, with its warnings going to `opts.warn` or, if given, to
+    `warn` (a worker collects them to send back with its results)."""
 
-    def __init__(self, files: list[str], read: Callable[[str, ReadOptions], Iterator[Document]], opts: ReadOptions):
+    def __init__(self, files: list[str], label: str | None, opts: ReadOptions, maildir: bool = False):
         self.files = files
-        self._read = read
+        self.label = label
         self.opts = opts
+        self.maildir = maildir
 
     def __call__(self) -> Iterator[Document]:
         for path in self.files:
@@ -158,6 +163,22 @@ class FileList:
     def read(self, i: int, warn: Warn | None = None) -> Iterator[Document]:
         opts = self.opts if warn is None else dataclasses.replace(self.opts, warn=warn)
         return self._read(self.files[i], opts)
+
+    def _read(self, path: str, opts: ReadOptions) -> Iterator[Document]:
+        if self.maildir:  # a Maildir's files are messages, whatever their names
+            return (Document(path, self.label, d.data, "mail") for d in _file_docs(path, "eml", None, opts, True))
+        return _file_docs(path, _format_of(path, opts), self.label, opts, True)
+
+    def shippable(self, base_dir: str) -> FileList:
+        """This list for a worker elsewhere: no callbacks in its options
+        (the worker passes its own `warn`), relative paths opened under
+        `base_dir` (the client's working folder) and still named as given."""
+        opts = dataclasses.replace(self.opts, warn=_no_warn, base_dir=base_dir)
+        return FileList(self.files, self.label, opts, self.maildir)
+
+    def path(self, i: int) -> str:
+        """Where file i is opened (see `ReadOptions.base_dir`)."""
+        return os.path.join(self.opts.base_dir, self.files[i]) if self.opts.base_dir else self.files[i]
 
 
 def _cap(data: bytes, name: str, opts: ReadOptions) -> bytes:
@@ -224,7 +245,8 @@ def _open_input(path: str, opts: ReadOptions, walked: bool) -> int | None:
     opened with O_NONBLOCK (a FIFO that replaced a file since the listing
     would block the open itself) and must be a regular file."""
     try:
-        fd = os.open(path, os.O_RDONLY | (os.O_NONBLOCK if walked else 0))
+        where = os.path.join(opts.base_dir, path) if opts.base_dir else path
+        fd = os.open(where, os.O_RDONLY | (os.O_NONBLOCK if walked else 0))
     except OSError as exc:
         opts.warn(Unreadable(f"skipping {path}: {exc.strerror}"))
         return None
@@ -883,16 +905,12 @@ def documents_in(
                     f"{path} is not a Maildir (it has no cur/ and new/ folders)", hint="drop --input-format maildir"
                 )
             files = maildir_files(path, opts.warn)
-            return FileList(
-                files,
-                lambda f, o: (Document(f, label, d.data, "mail") for d in _file_docs(f, "eml", None, o, True)),
-                opts,
-            ), len(files)
+            return FileList(files, label, opts, maildir=True), len(files)
         files = list_files(path, opts.warn)
         known = all(_format_of(f, opts) not in TABLE_FORMATS for f in files)
         if not known:
             return (lambda: (d for f in files for d in _docs_of(f, opts, label, False, True))), None
-        return FileList(files, lambda f, o: _file_docs(f, _format_of(f, o), label, o, True), opts), len(files)
+        return FileList(files, label, opts), len(files)
     if fmt == "maildir":
         raise NbcliError(f"{path} is not a Maildir (it is a file)", hint="drop --input-format maildir")
     known = _format_of(path, opts) not in TABLE_FORMATS

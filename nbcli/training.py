@@ -284,9 +284,15 @@ class CountTable:
         record: bool = True,
         transform: tuple[bool, bool] | None = None,
         sample: int = 0,
+        now: int | None = None,
     ):
+        from nbcli.identity import run_time
+
         self.transform = transform
         self.sample_size = sample
+        # the date of a document without one: when this run started (one
+        # time for every worker's table, so the record is the same for any --jobs)
+        self.now = run_time() if now is None else now
         # a sample of the documents with their counts, for calibration (see `heldout`)
         self._sample = Sample(sample) if sample else None
         self.heldout = None  # set by finish(): heldout.HeldOut
@@ -360,7 +366,7 @@ class CountTable:
         if self._record is not None and datas is not None:
             from nbcli.identity import document_entries
 
-            digest, message_id, when = document_entries(batch, datas)
+            digest, message_id, when = document_entries(batch, datas, self.now)
             self._record.append((digest, cls_doc, message_id, when))
             np.maximum.at(self._seen, ids, np.repeat((when // 86400).astype(np.int32), doc_len))
         if self._sample is not None:
@@ -382,8 +388,9 @@ class CountTable:
         if tf_log:
             values = np.log1p(values)
         if length_norm:
-            norms = np.sqrt(np.bincount(docs, weights=values * values, minlength=len(cls_doc)))
-            values = values / norms[docs]
+            from nbcli.heldout import doc_norms  # the same norm, to the bit, for any --jobs
+
+            values = values / doc_norms(docs, values, len(cls_doc))[docs]
         fixed = np.rint(values * FIT_SCALE).astype(np.int64)
         np.add.at(self._fit.reshape(-1), terms * n_cols + cls_doc[docs], fixed)
 

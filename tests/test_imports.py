@@ -10,7 +10,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "nbcli"
 CORE = ("model", "vectorize", "tokenize", "mail", "classifier", "training", "modelfile")
-UPWARD = ("cli", "options", "pipeline", "executor", "parallel")
+UPWARD = ("cli", "options", "pipeline", "executor", "cluster", "parallel")
 
 
 def _imports(path: Path) -> set[str]:

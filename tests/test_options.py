@@ -16,7 +16,7 @@ from conftest import make_docs, run
 
 # The options of `nbcli train` that are not training options.
 # --calibrate fits a map after training; eval --cv and tune judge the raw models.
-_NOT_TRAINING = {"--output", "--label", "--from-model", "--calibrate", "--jobs", "--quiet", "--help"}
+_NOT_TRAINING = {"--output", "--label", "--from-model", "--calibrate", "--jobs", "--cluster", "--quiet", "--help"}
 # train --unlabeled (semi-supervised EM) and its settings
 _NOT_TRAINING |= {"--unlabeled", "--em-weight", "--em-iter", "--em-tokens", "--em-tol", "--em-components"}
 

@@ -111,3 +111,43 @@ def test_workers_reading_files_warn_in_file_order_and_count_every_file(tmp_path)
         docs, AnalyzerOptions(), TrainOptions(), progress=lambda batch: moved.append(docs.progress(batch)), jobs=2
     )
     assert sum(moved) == docs.total == clf.meta["n_documents"]  # dangling links are left out when listing
+
+
+def test_a_documents_norm_does_not_depend_on_the_order_of_its_terms():
+    """Complement's length norm sums a document's squares in value order: a
+    worker's term ids order the terms differently, and the transformed sums
+    (rounded to training's fixed point) must not move by a unit."""
+    from nbcli.heldout import doc_norms
+
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        n = int(rng.integers(2, 400))
+        values = np.log1p(rng.integers(1, 50, n).astype(np.float64))
+        doc_of = np.sort(rng.integers(0, 5, n))
+        norms = doc_norms(doc_of, values, 5)
+        shuffled = rng.permutation(n)
+        again = doc_norms(doc_of[shuffled], values[shuffled], 5)
+        assert norms.tobytes() == again.tobytes()
+        for d in range(5):  # and it is the norm
+            assert np.isclose(norms[d], np.sqrt(np.sum(values[doc_of == d] ** 2)))
+
+
+def test_dateless_documents_take_source_date_epoch(tmp_path):
+    """Two trainings of documents without a Date header write the same
+    arrays when SOURCE_DATE_EPOCH is set (the record keeps each
+    document's date, which is otherwise the time of the run)."""
+    import json
+
+    corpus = tmp_path / "c"
+    texts, labels = make_docs(40, seed=2, classes=["a", "b"])
+    for i, (text, label) in enumerate(zip(texts, labels)):
+        (corpus / label).mkdir(parents=True, exist_ok=True)
+        (corpus / label / f"{i}.txt").write_text(text)
+    ids = []
+    for jobs in ("1", "2"):
+        model = tmp_path / f"m{jobs}.nb"
+        result = run(["train", corpus, "-o", model, "-q", "-j", jobs], env={"SOURCE_DATE_EPOCH": "1700000000"})
+        assert result.exit_code == 0, result.stderr
+        ids.append(json.loads(run(["info", model, "--json"]).stdout)["model_id"])
+        assert set(modelfile.load(str(model)).record.when.tolist()) == {1700000000}
+    assert ids[0] == ids[1]
