@@ -354,7 +354,7 @@ class Session:
                         n_workers=self.n or cpu_count(),
                         threads_per_worker=1,
                         processes=True,
-                        dashboard_address=None,
+                        dashboard_address=":0",  # the scheduler's HTTP server is always started: on a free port
                         silence_logs=logging.ERROR,
                     )
                 target = self.cluster

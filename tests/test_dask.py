@@ -28,7 +28,7 @@ TOPICS = SAMPLES / "topics"
 def threads():
     """A LocalCluster of two one-thread workers in this process."""
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
     ) as cluster:
         yield cluster.scheduler_address
 
@@ -37,7 +37,7 @@ def threads():
 def processes():
     """A LocalCluster of two worker processes on loopback."""
     with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, protocol="tcp"
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", protocol="tcp"
     ) as cluster:
         yield cluster
 
@@ -280,7 +280,7 @@ def test_a_cluster_without_workers_is_one_line_not_a_hang(tmp_path, monkeypatch)
     monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 1.0)
     model = tmp_path / "m.nb"
     ok(run(["train", MAIL / "train", "-o", model, "-q"]))
-    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as empty:
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as empty:
         result = run(["predict", model, MAIL / "test", "--cluster", empty.scheduler_address])
     assert result.exit_code == 1 and result.stdout == ""
     assert "has no workers" in result.stderr and result.stderr.count("\n") == 1
