@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import CancelledError
 
 from nbcli.errors import NbcliError
 from nbcli.executor import IDLE
@@ -54,6 +55,12 @@ def _import_distributed():
     except ImportError:
         raise NbcliError("--cluster needs Dask, which is not installed", hint=INSTALL_HINT) from None
     return distributed
+
+
+def _comm_closed() -> type:
+    from distributed.comm.core import CommClosedError
+
+    return CommClosedError
 
 
 def parse(address: str) -> tuple[str, int | None]:
@@ -202,6 +209,12 @@ class DaskExecutor:
                 ) from None
             except (TimeoutError, distributed.TimeoutError):
                 self._check_alive()
+            except (CancelledError, _comm_closed()):
+                # nbcli cancels nothing it still waits for: Dask did, having lost the scheduler
+                raise NbcliError(
+                    f"lost the Dask scheduler at {self.address}; the work was not done",
+                    hint="check the scheduler, then run the command again",
+                ) from None
             except Exception as exc:
                 self._check_alive()
                 return exc
@@ -332,7 +345,11 @@ class Session:
         import logging
 
         distributed = _import_distributed()
-        logging.getLogger("distributed").setLevel(logging.ERROR)  # its chatter is not nbcli's diagnostics
+        # Dask's own log lines are not nbcli's diagnostics: what fails is said in
+        # one line here (Dask's logging config sets levels on its sub-loggers too)
+        for name in ["distributed", *logging.root.manager.loggerDict]:
+            if name == "distributed" or name.startswith("distributed."):
+                logging.getLogger(name).setLevel(logging.CRITICAL)
         try:
             if self.kind == "local":
                 import dask

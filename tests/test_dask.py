@@ -315,3 +315,22 @@ def test_workers_gone_mid_run_end_the_run_after_the_timeout(monkeypatch):
     client.status = "closed"
     with pytest.raises(NbcliError, match="lost the Dask scheduler at tcp://h:8786"):
         executor._check_alive()
+
+
+def _slow(options, seconds):
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_a_scheduler_lost_mid_run_is_one_line():
+    import threading
+
+    from nbcli import cluster
+
+    lost = distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0")
+    with cluster.Session(lost.scheduler_address) as executor:
+        threading.Timer(0.5, lost.close).start()
+        with pytest.raises(NbcliError, match="lost the Dask scheduler at inproc://"):
+            list(executor.map(_slow, None, [(0, 3.0), (1, 3.0)]))
