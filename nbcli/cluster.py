@@ -16,8 +16,11 @@ the workers run their own nbcli); `options` are plain data (analyzer
 options, lists of file names, a loaded model's arrays), scattered to
 every worker once and reused while the same object comes back (EM's
 iterations send their matrix once); tasks are small (file ranges, or batches of
-documents that only the client can read). A task returns plain data: a
-count-table state, the warnings met, the files read.
+documents that only the client can read). Results are plain data: scores
+for `map`; for `map_reduce`, each worker thread folds the tasks it runs
+into an accumulator kept on the worker, and `finish(acc)` (a count-table
+state, the warnings met, the files read) comes back once per worker
+thread at the end, as with the local pool.
 
 Checks: before any work, every worker's nbcli version and model-format
 version must be this nbcli's (one line naming the first worker that
@@ -27,10 +30,13 @@ worker. A worker lost mid-run is Dask's to handle: the scheduler reruns
 its tasks elsewhere, and a task that keeps killing workers ends the run
 with one line (`distributed.scheduler.allowed-failures`).
 
-`map` keeps at most IN_FLIGHT_PER_THREAD tasks per worker thread queued,
-yields results in input order (an exception in place of a result, as the
-local executors do); `map_reduce` merges results as they complete, which
-the contract allows (merges of integer counts do not depend on order).
+`map` and `map_reduce` keep at most IN_FLIGHT_PER_THREAD tasks per worker
+thread queued; `map` yields results in input order (an exception in place
+of a result, as the local executors do). A run that loses its scheduler,
+or has no worker for NO_WORKERS_TIMEOUT seconds, ends with one line: a
+filter in cron must not hang. An accumulator left on a worker by a client
+killed mid-run stays until that worker restarts (a client that ends in any
+other way removes its own).
 """
 
 from __future__ import annotations
