@@ -797,7 +797,7 @@ def _evaluated(labels, log_proba, classes, source, plot, as_json, kw, uncalibrat
 def _analysed(corpus, label_pairs, kw, diagnostics):
     """(AnalyzerOptions, TrainOptions, the corpus read and analysed once)
     for commands that train their own models."""
-    from nbcli.crossval import analyse
+    from nbcli.pipeline import analyse_corpus
     from nbcli.sources import labeled_corpus, parse_label_pair
     from nbcli.tokenize import Analyzer
 
@@ -805,7 +805,9 @@ def _analysed(corpus, label_pairs, kw, diagnostics):
     analyzer_options, options = training_setup(kw)
     docs = labeled_corpus(corpus, pairs, read_opts(kw, diagnostics))
     with diagnostics.progress("reading", docs.total) as advance:
-        analysed = analyse(docs, Analyzer(analyzer_options), progress=lambda batch: advance(docs.progress(batch)))
+        analysed = analyse_corpus(
+            docs, Analyzer(analyzer_options), lambda batch: advance(docs.progress(batch)), kw["jobs"]
+        )
     return analyzer_options, options, analysed
 
 

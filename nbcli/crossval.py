@@ -19,6 +19,7 @@ most one. Folds are scored in parallel by `pipeline.cross_validate`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -38,30 +39,36 @@ class AnalysedCorpus:
     mail_docs: int
 
 
-def analyse(docs, analyzer, progress=None) -> AnalysedCorpus:
-    """One pass over labelled documents, keeping each one's counts."""
-    [(X, labels)], vocab, mail_docs = analyse_streams([docs], analyzer, progress)
+def analyse(docs, analyzer, progress=None, analysed_batches=None) -> AnalysedCorpus:
+    """One pass over labelled documents, keeping each one's counts (see
+    `analyse_streams` for `analysed_batches`)."""
+    [(X, labels)], vocab, mail_docs = analyse_streams([docs], analyzer, progress, analysed_batches)
     classes = sorted(set(labels))
     index = {c: i for i, c in enumerate(classes)}
     y = np.array([index[lab] for lab in labels], dtype=np.int64)
     return AnalysedCorpus(X, y, classes, vocab, mail_docs)
 
 
-def analyse_streams(parts: list, analyzer, progress=None) -> tuple[list, object, int]:
+def analyse_streams(parts: list, analyzer, progress=None, analysed_batches=None) -> tuple[list, object, int]:
     """Analyse several streams of documents on one vocabulary: ([(X, a
     scipy CSR (documents x terms) of counts, [labels])] per stream, the
-    Vocabulary, how many documents were read as mail)."""
+    Vocabulary, how many documents were read as mail).
+
+    `analysed_batches(docs)`, if given, yields (batch, its TokenBatch) for
+    the batches of a stream, in order: where the analysis runs is its
+    business (`pipeline.analysed_batches` runs it on workers). Term ids are
+    assigned here, in input order, so the result is the same either way."""
     import scipy.sparse
 
-    from nbcli.sources import batches
     from nbcli.vectorize import VocabularyBuilder
 
+    if analysed_batches is None:
+        analysed_batches = partial(_analysed_here, analyzer)
     builder = VocabularyBuilder()
     raw, mail_docs = [], 0
     for docs in parts:
         ids, ptrs, labels, offset = [], [np.zeros(1, dtype=np.int64)], [], 0
-        for batch in batches(docs):
-            tokens = analyzer.analyze([d.data for d in batch], [d.kind for d in batch])
+        for batch, tokens in analysed_batches(docs):
             mail_docs += tokens.mail_docs
             ids.append(builder.ids(tokens))
             ptrs.append(np.asarray(tokens.doc_ptr[1:], dtype=np.int64) + offset)
@@ -80,6 +87,14 @@ def analyse_streams(parts: list, analyzer, progress=None) -> tuple[list, object,
         X.sum_duplicates()
         out.append((X, labels))
     return out, vocab, mail_docs
+
+
+def _analysed_here(analyzer, docs):
+    """(batch, its TokenBatch) for the batches of docs, in this process."""
+    from nbcli.sources import batches
+
+    for batch in batches(docs):
+        yield batch, analyzer.analyze([d.data for d in batch], [d.kind for d in batch])
 
 
 def stratified_folds(y: np.ndarray, k: int, seed: int) -> np.ndarray:

@@ -118,12 +118,17 @@ def test_predict_and_eval_keep_input_order_and_numbers(tmp_path, threads):
     assert len(ids) == len(list((MAIL / "test").rglob("*.eml"))) and ids == sorted(ids)
 
 
-def test_cross_validation_and_tune_on_the_cluster(threads):
-    for args in (
-        ["eval", "--cv", "5", MAIL / "train", "--json"],
-        ["tune", TOPICS / "train.jsonl", "--cv", "3", "--json"],
+def test_cross_validation_and_tune_on_the_cluster(threads, processes):
+    """The corpus is analysed on the workers (every batch, on a cluster),
+    then the folds scored there: the same reports as -j1. Real worker
+    processes too, where the analysed batches travel pickled."""
+    for args, clusters in (
+        (["eval", "--cv", "5", MAIL / "train", "--json"], (threads, processes.scheduler_address)),
+        (["tune", TOPICS / "train.jsonl", "--cv", "3", "--json"], (threads,)),
     ):
-        assert ok(run([*args, "-j1"])).stdout == ok(run([*args, "--cluster", threads])).stdout
+        expected = ok(run([*args, "-j1"])).stdout
+        for address in clusters:
+            assert ok(run([*args, "--cluster", address])).stdout == expected
 
 
 def test_learn_on_the_cluster(tmp_path, threads):

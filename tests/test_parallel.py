@@ -151,3 +151,45 @@ def test_dateless_documents_take_source_date_epoch(tmp_path):
         ids.append(json.loads(run(["info", model, "--json"]).stdout)["model_id"])
         assert set(modelfile.load(str(model)).record.when.tolist()) == {1700000000}
     assert ids[0] == ids[1]
+
+
+def test_cross_validation_and_tune_do_not_depend_on_jobs():
+    """eval --cv and tune analyse the corpus on the workers (525 messages:
+    enough for --jobs 0 to go parallel too); the reports are the same."""
+    for args in (["eval", "--cv", "5", MAIL / "train", "--json"], ["tune", MAIL / "train", "--json"]):
+        outputs = {}
+        for jobs in (1, 2, 0):
+            result = run([*args, "--jobs", jobs])
+            assert result.exit_code == 0, result.stderr
+            outputs[jobs] = result.stdout
+        assert outputs[1] == outputs[2] == outputs[0]
+
+
+def test_the_corpus_analysed_on_workers_is_the_corpus_analysed_here(monkeypatch):
+    """Array for array: counts, labels, vocabulary (hashes and texts), mail
+    documents; the term ids are assigned in this process, in input order."""
+    from nbcli import crossval, pipeline
+    from nbcli.pipeline import analyse_corpus
+    from nbcli.sources import ReadOptions, labeled_corpus
+    from nbcli.tokenize import Analyzer
+
+    def docs():
+        return labeled_corpus([str(MAIL / "train")], [], ReadOptions())
+
+    shipped = []  # batches that came back from a worker
+    unpack = pipeline._token_batch
+    monkeypatch.setattr(pipeline, "_token_batch", lambda *parts: shipped.append(1) or unpack(*parts))
+    here = crossval.analyse(docs(), Analyzer(AnalyzerOptions()))
+    for jobs in (1, 2, 0):
+        shipped.clear()
+        batches = []
+        there = analyse_corpus(docs(), Analyzer(AnalyzerOptions()), progress=batches.append, jobs=jobs)
+        assert sum(map(len, batches)) == len(here.y) == 525
+        assert (len(shipped) > 0) == (jobs != 1)
+        assert (there.X != here.X).nnz == 0 and there.X.dtype == here.X.dtype
+        assert np.array_equal(there.X.indptr, here.X.indptr) and np.array_equal(there.X.indices, here.X.indices)
+        assert np.array_equal(there.y, here.y) and there.classes == here.classes
+        assert there.mail_docs == here.mail_docs > 0
+        assert np.array_equal(there.vocab.hashes, here.vocab.hashes)
+        n = len(here.vocab)
+        assert there.vocab.terms(range(n)) == here.vocab.terms(range(n))
