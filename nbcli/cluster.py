@@ -117,13 +117,18 @@ def _mismatch(worker: str, found, expected) -> str:
     )
 
 
+def _named(exc: NbcliError) -> NbcliError:
+    """A task's error, saying which worker met it."""
+    exc.message = f"worker {_worker_name()}: {exc.message}"
+    return exc
+
+
 def _run(expected, fn, options, task):
     _check(expected)
     try:
         return fn(options, task)
     except NbcliError as exc:
-        exc.message = f"worker {_worker_name()}: {exc.message}"
-        raise
+        raise _named(exc) from None
 
 
 # map_reduce's accumulators on a worker process: (run, worker, thread) ->
@@ -143,8 +148,7 @@ def _fold(expected, run, n, start, fold, options, task) -> int:
             held = _accumulators[key] = [[], start(options)]
         fold(held[1], task)
     except NbcliError as exc:
-        exc.message = f"worker {_worker_name()}: {exc.message}"
-        raise
+        raise _named(exc) from None
     held[0].append(n)
     return n
 

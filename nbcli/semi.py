@@ -140,7 +140,8 @@ def train_em(
     """A Classifier trained by semi-supervised EM on labelled and
     unlabelled documents (see the module docstring); log(iteration,
     objective) after each EM iteration; the unlabelled documents' E and M
-    steps on `jobs` workers (`pipeline.em_stats`: the same fit for any).
+    steps, and the analysis, on `jobs` workers (`pipeline.em_stats`,
+    `pipeline.analysed_batches`: the same fit for any).
     e_tokens: the E step's evidence cap (`em.posterior`; 0: the plain E
     step; `nbcli train` gives 4). alpha None: `nbcli train`'s default for
     the documents read (labelled and unlabelled): training.MAIL_ALPHA
@@ -150,9 +151,11 @@ def train_em(
     e_tokens 4): alpha 1 gave ham FPR 7.6% +- 0.5% on the bench's draws and
     13.5% +- 2.6% on 5 other draws (no EM there: 18.3%), alpha 0.0001 6.4%
     +- 0.1% and 8.9% +- 0.5% (accuracy 93.6% and 91.2%)."""
+    import functools
+
     from nbcli import em
     from nbcli.crossval import analyse_streams
-    from nbcli.pipeline import em_stats
+    from nbcli.pipeline import analysed_batches, em_stats
     from nbcli.tokenize import Analyzer
 
     if kind not in EM_KINDS:
@@ -160,7 +163,10 @@ def train_em(
             f"--unlabeled works with --model multinomial or bernoulli, not {kind}",
             hint="add --model multinomial (the mail default, complement, has no mixture EM)",
         )
-    parts, vocab, mail_docs = analyse_streams([labelled, unlabelled], Analyzer(analyzer_options))
+    analyzer = Analyzer(analyzer_options)
+    # the analysis too on the workers (term ids assigned here, in order: the same for any jobs)
+    on_workers = functools.partial(analysed_batches, analyzer, jobs=jobs)
+    parts, vocab, mail_docs = analyse_streams([labelled, unlabelled], analyzer, analysed_batches=on_workers)
     (XL, labels), (XU, _) = parts
     if len(labels) == 0:
         raise NbcliError("the corpus has no labelled documents", hint="check the paths")
