@@ -8,9 +8,10 @@ cut-off search sort by.
 - ROC AUC: the probability that a random spam scores above a random ham,
   ties counting one half (the Mann-Whitney statistic; equal to
   scikit-learn's roc_auc_score).
-- At the cut-offs (`cutoff_verdicts`, which `nbcli filter` decides by too):
-  spam when P(spam) >= the spam cut-off, ham when P(spam) <= the ham
-  cut-off, unsure in between. The ham
+- At the cut-offs: spam when P(spam) >= the spam cut-off, ham when P(spam)
+  <= the ham cut-off, unsure in between. `spam_index` (which models are
+  spam models) and `verdict_codes` (their verdicts) are the one rule that
+  predict, eval, filter and serve all decide by. The ham
   false-positive rate is the share of ham called spam, the spam recall the
   share of spam called spam, unsure the share of all documents left unsure.
 - Cut-off for a target false-positive rate (as bogotune does): with n ham
@@ -81,6 +82,38 @@ def cutoff_verdicts(p_spam, spam_cutoff: float, ham_cutoff: float):
     spam = (p_spam >= spam_cutoff) * 1
     ham = (p_spam <= ham_cutoff) * 1
     return SPAM * spam + UNSURE * (1 - spam) * (1 - ham)  # HAM is 0
+
+
+def spam_index(classes, spam_class: str) -> int | None:
+    """The column of `spam_class` if `classes` make a spam model (two
+    classes, one of them `spam_class`), else None: the rule by which
+    predict, eval, filter and serve decide whether a model's documents get
+    a spam/unsure/ham verdict."""
+    return classes.index(spam_class) if len(classes) == 2 and spam_class in classes else None
+
+
+def verdict_codes(log_proba, spam: int, spam_cutoff: float, ham_cutoff: float):
+    """(verdict codes, P(spam)) of a spam model's log-posteriors: one row
+    (an int and a float come back) or a matrix, one row per document
+    (arrays come back). The log-posteriors are the calibrated ones, as the
+    classifier gives them, so the verdict is decided on the probability
+    every command shows. `spam` is the `spam_index`."""
+    if np.ndim(log_proba) == 1:
+        p = math.exp(float(log_proba[spam]))  # one message (filter, serve): no numpy call on the result
+    else:
+        p = np.exp(np.asarray(log_proba, dtype=np.float64)[:, spam])
+    return cutoff_verdicts(p, spam_cutoff, ham_cutoff), p
+
+
+def verdict_counts(codes: np.ndarray, is_spam: np.ndarray, spam_class: str, ham_class: str) -> dict:
+    """How many documents of each true class got each verdict:
+    {ham_class: {"ham": n, "unsure": n, "spam": n}, spam_class: {...}}."""
+    codes = np.asarray(codes)
+    is_spam = np.asarray(is_spam, dtype=bool)
+    return {
+        name: {VERDICTS[k]: int((codes[rows] == k).sum()) for k in (HAM, UNSURE, SPAM)}
+        for name, rows in ((ham_class, ~is_spam), (spam_class, is_spam))
+    }
 
 
 def at_cutoffs(p_spam: np.ndarray, is_spam: np.ndarray, spam_cutoff: float, ham_cutoff: float) -> dict:

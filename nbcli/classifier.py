@@ -117,8 +117,8 @@ class Classifier:
         """Per document, the `top` terms that pushed it most toward its class
         against the runner-up (see `explain.explain`), as JSON-ready dicts:
         {"versus", "log_odds", "prior", "unknown": {"count", "contribution"},
-        "terms": [{"term", "count", "contribution"}]}."""
-        from nbcli.explain import explain
+        "terms": [{"term", "count", "contribution"}], "unit": `explain.unit`}."""
+        from nbcli.explain import explain, unit
 
         out = []
         for e in explain(self.model, X, top):
@@ -130,6 +130,7 @@ class Classifier:
                     "prior": e["prior"],
                     "unknown": {"count": e["unknown"][0], "contribution": e["unknown"][1]},
                     "terms": [{"term": n, "count": t[1], "contribution": t[2]} for n, t in zip(names, e["terms"])],
+                    "unit": unit(self.calibration is not None),
                 }
             )
         return out

@@ -493,12 +493,13 @@ def _load_model(path: str, max_message_bytes: int | None = None):
 @click.argument("inputs", nargs=-1, metavar="[INPUT]...")
 @json_option
 @explain_option
+@cutoff_options
 @message_cap_option
 @read_options
 @jobs_option
 @cluster_option
 @quiet_option
-def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
+def predict(model, inputs, as_json, explain, spam_cutoff, ham_cutoff, spam_class, max_message_bytes, **kw):
     """Classify documents: one line per document on stdout.
 
     INPUT is a file (one document), a folder (every file below it), a
@@ -510,17 +511,23 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
     warning. Inputs that could not be read make the exit status 1 at the
     end (--strict: any skipped input is an error at once).
 
-    TSV output: id<TAB>label<TAB>probability of that label. With --json:
-    {"id", "label", "probability", "probabilities": {class: p, ...},
-    "log_probabilities": {class: log p, ...}}.
+    TSV output: id<TAB>label<TAB>probability of that label (the most
+    probable class). With --json: {"id", "label", "probability",
+    "probabilities": {class: p, ...}, "log_probabilities": {class: log p,
+    ...}}. For a spam model (two classes, one named by --spam-class) each
+    line also ends with the verdict, spam, unsure or ham, from P(spam) and
+    the cut-offs, as filter and serve decide it (TSV: the last column;
+    JSON: "verdict").
 
     --explain N adds the N terms with the largest contributions to the
     log-odds of the chosen class against the runner-up: in TSV, three more
-    columns per term (term, count, contribution); in JSON, "explanation":
-    {"versus", "log_odds", "prior", "unknown": {"count", "contribution"},
-    "terms": [{"term", "count", "contribution"}, ...]}, where the
-    contributions of all terms, the prior and the unknown terms add up to
-    log_odds.
+    columns per term (term, count, contribution), then the unit of the
+    contributions; in JSON, "explanation": {"versus", "log_odds", "prior",
+    "unknown": {"count", "contribution"}, "terms": [{"term", "count",
+    "contribution"}, ...], "unit"}, where the contributions of all terms,
+    the prior and the unknown terms add up to log_odds. They are the event
+    model's own log-odds: for a calibrated model the unit is "raw log-odds,
+    before calibration", not the log-odds of the probability shown.
 
     \b
     Example:
@@ -529,9 +536,11 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
       nbcli predict mail.nb --explain 5 message.eml
       nbcli predict topics.nb sample_corpora/topics/test.jsonl | cut -f2 | sort | uniq -c
     """
+    from nbcli.filtering import Verdicts
     from nbcli.output import prediction_lines
 
     diagnostics = make_diagnostics(kw["quiet"])
+    check_cutoffs(spam_cutoff, ham_cutoff)
     kw["jobs"] = cluster_jobs(kw)
     if not inputs:
         if sys.stdin.isatty():
@@ -542,9 +551,11 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
     from nbcli.walk import Skipped
 
     classifier = _load_model(model, max_message_bytes)
+    classes = classifier.classes
+    verdicts = Verdicts(classes, spam_class, spam_cutoff, ham_cutoff)
+    _check_verdict_options(verdicts, model)
     opts = model_read_opts(classifier, kw, diagnostics, labels=False)
     docs = Corpus([documents_in(path, opts) for path in inputs])
-    classes = classifier.classes
     written = 0
     ascii_json = not stdout_is_utf8()
 
@@ -558,7 +569,9 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
     with diagnostics.progress("classifying", docs.total) as advance:
         for batch, result in classify_docs(classifier, nonempty(docs), kw["jobs"], explain or 0):
             log_proba, why = result if explain else (result, None)
-            lines = prediction_lines([doc.id for doc in batch], classes, log_proba, why, as_json, ascii_json)
+            lines = prediction_lines(
+                [doc.id for doc in batch], classes, log_proba, why, as_json, ascii_json, verdicts.names(log_proba)
+            )
             sys.stdout.write("\n".join(lines) + "\n")
             sys.stdout.flush()
             written += len(batch)
@@ -570,6 +583,21 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
         )
     diagnostics.finish()
     check_inputs()
+
+
+def _check_verdict_options(verdicts, model: str) -> None:
+    """predict's --spam-class/--spam-cutoff/--ham-cutoff decide the verdict
+    of a spam model; for any other model they would do nothing: say so."""
+    ctx = click.get_current_context()
+    given = [f"--{n.replace('_', '-')}" for n in ("spam_class", "spam_cutoff", "ham_cutoff") if is_given(ctx, n)]
+    if given and not verdicts.binary:
+        raise NbcliError(
+            (
+                f"{'/'.join(given)}: {model} has classes {', '.join(verdicts.classes)}; a verdict needs a two-class "
+                f"model with a {verdicts.spam_class!r} class"
+            ),
+            hint="name the spam class with --spam-class, or drop the option",
+        )
 
 
 @cli.command("eval")
@@ -666,7 +694,9 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
     precision, recall, F1 and support, macro and weighted averages, the
     confusion matrix and the log loss; for a two-class model with a spam
     class also the ROC AUC and, at the cut-offs, the ham false-positive
-    rate, spam recall and unsure fraction. Tables for people, or --json.
+    rate, spam recall and unsure fraction, and how many documents of each
+    true class get each verdict (spam, unsure, ham: what predict, filter
+    and serve say of them). Tables for people, or --json.
 
     --fail-under/--fail-over METRIC=V make the exit status 1 when a metric
     is out of bounds (after the report is written), for cron jobs. METRIC is

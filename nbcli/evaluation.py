@@ -66,26 +66,34 @@ def report(
             before = summary(raw, truth)
             before["log_loss"] = float(-raw[rows[known], cols[known]].mean()) if known.any() else None
             out["calibration"]["uncalibrated"] = before
-    if len(classes) == 2 and options.spam_class in classes:
+    from nbcli.binary_metrics import spam_index
+
+    if spam_index(classes, options.spam_class) is not None:
         out["spam_filter"] = spam_filter_report(true_labels, log_proba, classes, options, known)
     return out
 
 
 def spam_filter_report(true_labels, log_proba, classes, options: EvalOptions, known) -> dict:
+    """The spam-filter figures; "verdicts" counts, per true class, the
+    verdicts filter, serve and predict give these documents (the same
+    `binary_metrics.verdict_codes` of the same probabilities), beside the
+    argmax figures of the report."""
     from nbcli import binary_metrics as bm
 
-    s = classes.index(options.spam_class)
+    s = bm.spam_index(classes, options.spam_class)
     lp = log_proba[known]
     is_spam = np.array([t == options.spam_class for t in true_labels], dtype=bool)[known]
     log_odds = lp[:, s] - lp[:, 1 - s]
+    codes, p_spam = bm.verdict_codes(lp, s, options.spam_cutoff, options.ham_cutoff)
     out = {
         "spam_class": options.spam_class,
         "ham_class": classes[1 - s],
         "auc": bm.roc_auc(log_odds, is_spam),
         "spam_cutoff": options.spam_cutoff,
         "ham_cutoff": options.ham_cutoff,
-        **bm.at_cutoffs(np.exp(lp[:, s]), is_spam, options.spam_cutoff, options.ham_cutoff),
+        **bm.at_cutoffs(p_spam, is_spam, options.spam_cutoff, options.ham_cutoff),
         "target_fpr": None,
+        "verdicts": bm.verdict_counts(codes, is_spam, options.spam_class, classes[1 - s]),
     }
     if options.target_fpr is not None:
         out["target_fpr"] = bm.cutoff_for_fpr(log_odds, is_spam, options.target_fpr)

@@ -13,11 +13,27 @@ into one part per term and two constant parts:
 
 where v = transform(x) and u is the number of the document's tokens outside
 the vocabulary; jll_c - jll_r = log P(c | x) - log P(r | x).
+
+These are the event model's own (raw) log-odds. A calibrated model shows
+calibrated probabilities, whose log-odds differ (a message can be "unsure;
+p=0.48" with raw log-odds +3.65), so every explanation says its unit
+(`unit`): "raw log-odds, before calibration" for a calibrated model, plain
+"log-odds" (those of the probability shown) for one without calibration.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+RAW_UNIT = "raw log-odds, before calibration"
+UNIT = "log-odds"
+
+
+def unit(calibrated: bool) -> str:
+    """The unit of a model's explanations: RAW_UNIT when its probabilities
+    are calibrated (they are not the log-odds of the probability shown),
+    else UNIT."""
+    return RAW_UNIT if calibrated else UNIT
 
 
 def explain(model, X, top: int) -> list[dict]:

@@ -12,11 +12,17 @@ kept, so deleting the added line gives back the original exactly.
 
 Verdicts: for a model with two classes, one of them the spam class, P(spam)
 against the cut-offs gives "spam" (p >= spam cut-off), "ham" (p <= ham
-cut-off) or "unsure" (in between; `binary_metrics.cutoff_verdicts`, which
-`nbcli eval` counts by too), and p in the header is P(spam); the ham
+cut-off) or "unsure" (in between), and p in the header is P(spam); the ham
 verdict is written with the other class's name. For any other model the
 verdict is the most probable class and p its probability. A message that
 cannot be classified gets the verdict "error" and passes through unchanged.
+
+One verdict everywhere: `Verdicts` (on `binary_metrics.spam_index` and
+`verdict_codes`) is what filter, serve and predict's "verdict" field take
+the verdict from, and what eval counts, so the same message gets the same
+spam/unsure/ham from every command. p is the calibrated probability; the
+X-NB-Evidence numbers are the event model's own log-odds, before any
+calibration, and the header says so (its unit item, `explain.unit`).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nbcli.binary_metrics import VERDICTS, cutoff_verdicts
+from nbcli.binary_metrics import VERDICTS, spam_index, verdict_codes
 from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF
 
 HEADER = b"X-NB-Class"
@@ -57,15 +63,16 @@ def _folded(name: bytes, items: list[str], eol: bytes, width: int = 78) -> bytes
 
 def evidence_items(explanation: dict) -> list[str]:
     """An explanation (see `Classifier._explanations`) as header items: the
-    class compared with, the prior, unknown terms, then 'term' count
-    contribution."""
-    items = [
-        f"versus {explanation['versus']}",
-        f"log-odds {explanation['log_odds']:+.2f}",
-        f"prior {explanation['prior']:+.2f}",
-    ]
+    class compared with, the unit of the numbers that follow (raw log-odds,
+    before calibration, for a calibrated model: not the units of p), the
+    log-odds, the prior, the unknown terms (only when they contribute),
+    then 'term' count contribution."""
+    items = [f"versus {explanation['versus']}"]
+    if explanation.get("unit"):
+        items.append(f"in {explanation['unit']}")
+    items += [f"log-odds {explanation['log_odds']:+.2f}", f"prior {explanation['prior']:+.2f}"]
     u = explanation["unknown"]
-    if u["count"]:
+    if u["contribution"]:
         items.append(f"unknown terms {u['count']} {u['contribution']:+.2f}")
     items += [f"'{t['term']}' {t['count']} {t['contribution']:+.2f}" for t in explanation["terms"]]
     return items
@@ -158,7 +165,9 @@ def with_header(
 
 @dataclass
 class Verdicts:
-    """Turns a model's log-posteriors into verdicts and header values."""
+    """Turns a model's log-posteriors into verdicts and header values: the
+    one place filter, serve and predict take their verdicts from (eval
+    counts by the same `binary_metrics.verdict_codes`)."""
 
     classes: list[str]
     spam_class: str = "spam"
@@ -166,20 +175,29 @@ class Verdicts:
     ham_cutoff: float = DEFAULT_HAM_CUTOFF
 
     def __post_init__(self):
-        self.binary = len(self.classes) == 2 and self.spam_class in self.classes
+        spam = spam_index(self.classes, self.spam_class)
+        self.binary = spam is not None
         if self.binary:
-            self.spam_index = self.classes.index(self.spam_class)
-            self.ham_name = self.classes[1 - self.spam_index]
+            self.spam_index = spam
+            self.ham_name = self.classes[1 - spam]
 
     def of(self, log_proba: np.ndarray) -> tuple[str, str, float]:
         """(verdict, label for the header, p) for one row of log-posteriors.
         verdict is spam/ham/unsure for a spam model, else the class."""
         if self.binary:
-            p = float(np.exp(log_proba[self.spam_index]))
-            code = cutoff_verdicts(p, self.spam_cutoff, self.ham_cutoff)
+            code, p = verdict_codes(log_proba, self.spam_index, self.spam_cutoff, self.ham_cutoff)
             return VERDICTS[code], (self.ham_name, "unsure", self.spam_class)[code], p
         best = int(np.argmax(log_proba))
         return self.classes[best], self.classes[best], float(np.exp(log_proba[best]))
+
+    def names(self, log_proba: np.ndarray) -> list[str] | None:
+        """The verdicts (spam, unsure or ham) of a batch, one row of
+        log-posteriors per document, as `of` gives them one at a time; None
+        for a model that is not a spam model (`predict` adds no verdict)."""
+        if not self.binary:
+            return None
+        codes, _ = verdict_codes(log_proba, self.spam_index, self.spam_cutoff, self.ham_cutoff)
+        return [VERDICTS[c] for c in codes.tolist()]
 
 
 def header_value(label: str, p: float, model_id: str | None = None) -> str:

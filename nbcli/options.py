@@ -206,7 +206,7 @@ class Limit(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
-# How a two-class spam model's P(spam) becomes a verdict: `filter` and `eval`.
+# How a two-class spam model's P(spam) becomes a verdict: `predict`, `filter`, `eval` and `serve`.
 cutoff_options = _apply(
     [
         click.option(
@@ -447,7 +447,7 @@ explain_option = click.option(
     metavar="N",
     help=(
         "Add the N terms that pushed each decision most, with their contributions in log-odds toward the chosen "
-        "class against the runner-up."
+        "class against the runner-up (the event model's raw log-odds, before any calibration; the output says so)."
     ),
 )
 

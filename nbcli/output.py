@@ -2,10 +2,15 @@
 
 Formats (stable; documented in the README):
 - predict TSV: `id<TAB>label<TAB>probability`, one line per document (with
-  --explain, three more columns per term: term, count, contribution). Tabs,
+  --explain, three more columns per term: term, count, contribution, then
+  one column with the unit of those contributions); for a spam model (see
+  `binary_metrics.spam_index`) one more column at the very end, the verdict
+  (spam, unsure or ham: what filter and serve decide). New columns only
+  ever go at the end, so consumers of the older columns keep working. Tabs,
   newlines and backslashes in ids are escaped as \\t, \\n, \\r and \\\\.
 - predict JSON lines: {"id", "label", "probability", "probabilities",
-  "log_probabilities"} (and "explanation" with --explain).
+  "log_probabilities"}, "verdict" for a spam model, and "explanation" with
+  --explain (its "unit" says what its numbers are in).
 Probabilities are printed as Python/JSON floats (shortest repr that reads
 back exactly).
 """
@@ -39,24 +44,34 @@ def display_text(value: str) -> str:
 UNKNOWN_TERM = "(unknown)"
 
 
-def prediction_tsv(doc_id: str, label: str, probability: float, explanation: dict | None = None) -> str:
+def prediction_tsv(
+    doc_id: str, label: str, probability: float, explanation: dict | None = None, verdict: str | None = None
+) -> str:
     """With an explanation, three more columns per term: term, count,
-    contribution; then, if unknown terms count (--unknown-terms smooth),
-    one more triple for them all: (unknown), their count, their
-    contribution."""
+    contribution; then, if unknown terms contribute (--unknown-terms
+    smooth), one more triple for them all: (unknown), their count, their
+    contribution; then the unit of the contributions. The verdict, if
+    given, is the last column."""
     line = f"{tsv_field(display_text(doc_id))}\t{tsv_field(label)}\t{probability!r}"
     if explanation is not None:
         for t in explanation["terms"]:
             line += f"\t{tsv_field(t['term'])}\t{t['count']}\t{t['contribution']:+.4f}"
         unknown = explanation["unknown"]
-        if unknown["count"]:
+        if unknown["contribution"]:
             line += f"\t{UNKNOWN_TERM}\t{unknown['count']}\t{unknown['contribution']:+.4f}"
+        line += f"\t{explanation['unit']}"
+    if verdict is not None:
+        line += f"\t{verdict}"
     return line
 
 
-def prediction_lines(ids, classes, log_proba, explanations, as_json: bool, ascii_only: bool = False) -> list[str]:
+def prediction_lines(
+    ids, classes, log_proba, explanations, as_json: bool, ascii_only: bool = False, verdicts: list[str] | None = None
+) -> list[str]:
     """predict's output lines for a batch: one per document, TSV or JSON
-    (`explanations`: one per document, or None)."""
+    (`explanations`: one per document, or None; `verdicts`: one per
+    document (`filtering.Verdicts.names`), or None for a model that is not
+    a spam model)."""
     import numpy as np
 
     best = log_proba.argmax(axis=1)
@@ -65,13 +80,16 @@ def prediction_lines(ids, classes, log_proba, explanations, as_json: bool, ascii
     for i, doc_id in enumerate(ids):
         label = classes[best[i]]
         why = explanations[i] if explanations else None
+        verdict = verdicts[i] if verdicts is not None else None
         if as_json:
-            extra = {"explanation": why} if why else {}
+            extra = {"verdict": verdict} if verdict is not None else {}
+            if why:
+                extra["explanation"] = why
             probabilities = dict(zip(classes, proba[i].tolist()))
             logs = dict(zip(classes, log_proba[i].tolist()))
             lines.append(prediction_json(doc_id, label, probabilities, logs, ascii_only, **extra))
         else:
-            lines.append(prediction_tsv(doc_id, label, float(proba[i, best[i]]), why))
+            lines.append(prediction_tsv(doc_id, label, float(proba[i, best[i]]), why, verdict))
     return lines
 
 
@@ -235,6 +253,20 @@ def calibration_lines(cal: dict) -> list[str]:
     return lines + ["  " + line for line in table.lines()]
 
 
+def verdict_table(counts: dict) -> _Table:
+    """{true class: {verdict: n}} (`binary_metrics.verdict_counts`) as a
+    table: a row per true class, a column per verdict, ham to spam."""
+    from nbcli.binary_metrics import VERDICTS
+
+    table = _Table()
+    table.add_column("")
+    for verdict in VERDICTS:
+        table.add_column(verdict, justify="right")
+    for cls, row in counts.items():
+        table.add_row(cls, *(str(row[v]) for v in VERDICTS))
+    return table
+
+
 def spam_filter_lines(sf: dict) -> list[str]:
     """The spam-filter figures of an eval report, for people."""
     lines = [
@@ -243,6 +275,9 @@ def spam_filter_lines(sf: dict) -> list[str]:
         f"{_fmt(sf['ham_fpr'])}, spam recall {_fmt(sf['spam_recall'])}, unsure {_fmt(sf['unsure'])}, "
         f"accuracy on the decided {_fmt(sf['decided_accuracy'])}",
     ]
+    if sf.get("verdicts"):
+        lines += ["  verdicts at the cut-offs, as filter, serve and predict give them (rows: true class)"]
+        lines += ["  " + line for line in verdict_table(sf["verdicts"]).lines()]
     t = sf.get("target_fpr")
     if t:
         where = (

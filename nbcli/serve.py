@@ -412,12 +412,14 @@ class Worker:
             name, label, p = verdicts.of(row)
             s = verdicts.spam_index
             log_odds = float(row[s] - row[1 - s])
-            evidence = []
+            evidence, unit = [], ""
             if whys:
                 why = whys[0]
                 sign = 1.0 if label == verdicts.spam_class or why["versus"] != verdicts.spam_class else -1.0
                 evidence = [(t["term"], sign * t["contribution"]) for t in why["terms"]]
-            verdict = spamd.Verdict(name, label, p, log_odds, p >= self.settings.spam_cutoff, evidence, model_id)
+                unit = why["unit"]  # raw log-odds for a calibrated model: not the score's units
+            # spamd's "is spam" is the one verdict (filtering.Verdicts), as filter and predict give it
+            verdict = spamd.Verdict(name, label, p, log_odds, name == "spam", evidence, model_id, unit=unit)
         except (NbcliError, OSError, ValueError, MemoryError) as exc:
             raise spamd.ProtocolError("EX_SOFTWARE", f"cannot score the message: {exc}") from None
         processed = None

@@ -136,7 +136,9 @@ class Verdict:
     """nbcli's answer for one message: its verdict (spam, ham or unsure),
     the class name for the header, P(spam), the log-odds, whether spamd
     calls it spam, the top evidence ((term, contribution) pairs), and the
-    model's id. scored False: not scored (too big, or an error)."""
+    model's id; unit: what the contributions are in (`explain.unit`: raw
+    log-odds for a calibrated model, unlike the score). scored False: not
+    scored (too big, or an error)."""
 
     verdict: str
     label: str
@@ -146,6 +148,7 @@ class Verdict:
     evidence: list = field(default_factory=list)
     model_id: str = ""
     scored: bool = True
+    unit: str = ""
 
 
 def unscored() -> Verdict:
@@ -195,7 +198,7 @@ def report_text(v: Verdict, t: float) -> str:
         f"required {score_text(t)}, model {v.model_id})",
     ]
     if v.evidence:
-        lines.append(" contribution  term")
+        lines.append(" contribution  term" + (f"  (contributions in {v.unit})" if v.unit else ""))
         lines.extend(f" {c:+12.2f}  {_printable(term)}" for term, c in v.evidence)
     return "\r\n".join(lines) + "\r\n"
 

@@ -145,7 +145,9 @@ class TableClassifier(Classifier):
         event model's) against the runner-up: contribution log P(x_j | c) -
         log P(x_j | c'); they, the prior's difference and nothing else add
         up to the log-odds (missing cells contribute 0, counted as
-        'unknown')."""
+        'unknown'); "unit" as `explain.unit` says."""
+        from nbcli.explain import unit
+
         per_column = self.model.column_log_likelihood(X)  # (n, J, C)
         jll = self.model.joint_log_likelihood(X)
         prior = self.model.log_prior
@@ -170,6 +172,7 @@ class TableClassifier(Classifier):
                         }
                         for j in cols
                     ],
+                    "unit": unit(self.calibration is not None),
                 }
             )
         return out

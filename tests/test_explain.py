@@ -87,12 +87,13 @@ def test_predict_explain_json_and_tsv(mail_model):
         fields = line.split("\t")
         terms = e["terms"][:3]
         # the three terms, then the unknown terms' triple (they can weigh most)
-        # (when there are any)
-        assert len(fields) == 3 + 3 * 3 + (3 if e["unknown"]["count"] else 0)
+        # (when they contribute: issue 25), then the unit and the verdict (a spam model)
+        assert len(fields) == 3 + 3 * 3 + (3 if e["unknown"]["contribution"] else 0) + 2
+        assert fields[-2] == e["unit"] and fields[-1] in ("spam", "unsure", "ham")
         assert fields[3:12:3] == [t["term"] for t in terms]
         assert fields[4:12:3] == [str(t["count"]) for t in terms]
         assert [float(x) for x in fields[5:12:3]] == pytest.approx([t["contribution"] for t in terms], abs=1e-4)
-        if e["unknown"]["count"]:
+        if e["unknown"]["contribution"]:
             assert fields[12:14] == ["(unknown)", str(e["unknown"]["count"])]
             assert float(fields[14]) == pytest.approx(e["unknown"]["contribution"], abs=1e-4)
     assert any(json.loads(line)["explanation"]["unknown"]["count"] for line in result.stdout.splitlines())
