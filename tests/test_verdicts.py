@@ -66,7 +66,7 @@ def test_predict_reports_the_verdict_filter_gives(mail_model, test_mbox, cutoffs
         assert r[3] == ("spam" if p >= spam_cutoff else "ham" if p <= ham_cutoff else "unsure")
 
 
-def test_serve_gives_the_same_verdicts(mail_model, test_mbox, tmp_path):
+def test_serve_gives_the_same_verdicts(mail_model, test_mbox):
     from nbcli import serve, spamd
 
     mbox, _ = test_mbox
