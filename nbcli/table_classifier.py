@@ -265,7 +265,7 @@ def _fit(classes, y, names, kinds, data, settings):
 def _calibrate(classifier, classes, y, names, kinds, data, settings, calibrate, strict) -> None:
     """Fit the calibration map on 5-fold stratified cross-validation scores:
     each fold's rows scored by the model of the other folds' rows."""
-    from nbcli.calibrators import fit as fit_calibration
+    from nbcli.calibrators import fit_cross_validated
     from nbcli.crossval import stratified_folds
     from nbcli.defaults import MIN_CALIBRATION_PER_CLASS, default_calibration
 
@@ -292,7 +292,10 @@ def _calibrate(classifier, classes, y, names, kinds, data, settings, calibrate, 
         part = _fit(classes, y[train], names, kinds, [d[train] for d in data], settings)
         scores[test] = part.predict_log_proba(part.encode([d[test] for d in data]))
     method = default_calibration(len(classes)) if calibrate == "default" else calibrate
-    classifier.calibration = fit_calibration(method, scores, y)
+    classifier.calibration, skipped = fit_cross_validated(method, scores, y, classes, strict)
+    if skipped is not None:
+        classifier.meta["calibration"] = {"skipped": skipped}
+        return
     classifier.meta["calibration"] = {"source": "cross-validation", "model_documents": int(len(y))}
 
 

@@ -523,7 +523,7 @@ def _fit(
         fit=table.fit,
     )
     if calibrate is not None:
-        from nbcli.calibrators import fit as fit_calibration
+        from nbcli.calibrators import fit_cross_validated
         from nbcli.defaults import MIN_CALIBRATION_PER_CLASS
         from nbcli.heldout import heldout_problem, heldout_scores
 
@@ -555,7 +555,10 @@ def _fit(
             from nbcli.defaults import default_calibration
 
             calibrate = default_calibration(len(classes))
-        classifier.calibration = fit_calibration(calibrate, scores, truth)
+        classifier.calibration, skipped = fit_cross_validated(calibrate, scores, truth, classes, strict)
+        if skipped is not None:
+            classifier.meta["calibration"] = {"skipped": skipped}
+            return classifier
         classifier.meta["calibration"] = calibration_meta(classifier, "cross-validation")
     return classifier
 
