@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, listed
 
 
 @dataclass
@@ -66,7 +66,7 @@ def report(
     if len(true_labels) and not known.any():
         raise NbcliError(
             f"no document's label is a class of the model: the documents are labelled "
-            f"{_names(sorted(set(true_labels)))}, the classes are {_names(classes)}",
+            f"{listed(sorted(set(true_labels)), 5)}, the classes are {listed(classes, 5)}",
             hint="evaluate on documents of the model's classes (class folders named after them, or --label CLASS=PATH)",
         )
     log_p_true = np.where(known, log_proba[rows, cols] if len(rows) else np.zeros(0), np.nan)
@@ -84,12 +84,6 @@ def report(
     if len(classes) == 2 and options.spam_class in classes:
         out["spam_filter"] = spam_filter_report(true_labels, log_proba, classes, options, known)
     return out
-
-
-def _names(names: list[str], most: int = 5) -> str:
-    """'a, b, c', the first `most` names and '(and N more)'."""
-    text = ", ".join(names[:most])
-    return f"{text} (and {len(names) - most} more)" if len(names) > most else text
 
 
 def spam_filter_report(true_labels, log_proba, classes, options: EvalOptions, known) -> dict:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nbcli.classifier import Classifier
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, listed
 from nbcli.sources import Document
 
 
@@ -58,7 +58,7 @@ class TableColumns:
         missing = [n for n in [*wanted, *self.categorical, *self.numeric] if n not in seen]
         if missing:
             raise NbcliError(
-                f"the table has no field {missing[0]!r} (its fields: {', '.join(fields[:20])})",
+                f"the table has no field {missing[0]!r} (its fields: {listed(fields, 20)})",
                 hint="name the columns as the header does",
             )
         names = [n for n in wanted if n not in set(self.ignore)]
@@ -136,7 +136,7 @@ class TableClassifier(Classifier):
             if not isinstance(doc, Mapping):
                 raise NbcliError(
                     "a table model classifies rows of a table (.csv, .tsv, .jsonl), not documents",
-                    hint="give a table with the model's columns: " + ", ".join(self.names[:10]),
+                    hint="give a table with the model's columns: " + listed(self.names),
                 )
         return self.model.encode(row_columns(docs, self.names))
 
