@@ -340,6 +340,7 @@ def train(
                 jobs=kw["jobs"],
                 calibrate=method,
                 strict=strict,
+                bar=advance,
             )
         skipped = classifier.meta.get("calibration", {}).get("skipped")
         if skipped:
