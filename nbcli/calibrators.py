@@ -412,6 +412,9 @@ class Calibration:
         return self.method == "platt" and bool(self.params["a"][0] > 0.0)
 
 
+RANKS_AGAINST = "rank against the model"  # in every NotIncreasing message
+
+
 class NotIncreasing(NbcliError):
     """A fitted map that does not increase with the model's score."""
 
@@ -453,7 +456,7 @@ def fit_increasing(
     cal = fit(method, log_proba, truth)
     problem = _not_increasing(cal, classes)
     if problem is not None:
-        raise NotIncreasing(f"{source} rank against the model: {problem}", hint=hint)
+        raise NotIncreasing(f"{source} {RANKS_AGAINST}: {problem}", hint=hint)
     return cal
 
 

@@ -436,7 +436,10 @@ def _train_table(corpus, label_pairs, calibrate, kw, diagnostics):
         )
     skipped = (classifier.meta.get("calibration") or {}).get("skipped")
     if skipped:
-        diagnostics.info(f"not calibrated: {skipped} (--calibrate METHOD fits one anyway)")
+        from nbcli.calibrators import RANKS_AGAINST
+
+        anyway = "" if RANKS_AGAINST in skipped else " (--calibrate METHOD fits one anyway)"
+        diagnostics.info(f"not calibrated: {skipped}{anyway}")
     classifier.meta.pop("notes", None)
     return classifier
 

@@ -294,3 +294,21 @@ def test_a_cut_list_of_the_model_columns_says_how_many_more(tmp_path):
     result = run(["predict", model, tmp_path / "note.txt"])
     assert result.exit_code == 1 and result.stderr.count("\n") == 1
     assert "the model's columns: c00, c01, c02, c03, c04, c05, c06, c07, c08, c09, … (and 10 more)" in result.stderr
+
+
+def test_a_cross_validated_map_that_falls_is_not_kept(tmp_path):
+    """Each value is in one row of each class: a held-out row's value is
+    left only in the other class, so every held-out row is scored wrong and
+    platt's slope is negative; the model is left uncalibrated, or refused
+    when the method is asked for."""
+    table = tmp_path / "anti.csv"
+    table.write_text("x,label\n" + "".join(f"v{i},a\nv{i},b\n" for i in range(30)))
+    model = tmp_path / "anti.nb"
+    base = ["train", table, "--features", "all", "--label-field", "label", "-o", model]
+    result = run(base)
+    assert result.exit_code == 0, result.stderr
+    assert "not calibrated: the corpus's own documents, cross-validated, rank against the model" in result.stderr
+    assert "fits one anyway" not in result.stderr
+    assert json.loads(run(["info", model, "--json"]).stdout)["calibration"]["method"] is None
+    result = run([*base, "--calibrate", "platt"])
+    assert result.exit_code == 1 and "cannot calibrate by cross-validation" in result.stderr
