@@ -65,9 +65,10 @@ documents the model got wrong has a < 0, and took a spam filter's ROC AUC
 from 0.88 to 0.12), and a flat one gives every document the same
 probability. `fit_increasing` (what `nbcli calibrate` and `train
 --calibrate` use) refuses such a map with `NotIncreasing`, naming it:
-- temperature: always increasing (T > 0; a held-out set that ranks against
-  the model drives T to MAX_TEMPERATURE, an all but uniform map that still
-  keeps every predicted class);
+- temperature: increasing for every T > 0, but a held-out set that ranks
+  against the model (or carries no information) drives T to its bound
+  MAX_TEMPERATURE, where every probability is all but 1/C: that map is
+  refused as flat;
 - platt: the slope a of every map (each class's, for several classes) must
   be > 0; a = 0 (one score for every document) is flat;
 - isotonic: non-decreasing by construction; every map must rise somewhere
@@ -427,7 +428,10 @@ def _not_increasing(cal: Calibration, classes: list[str] | None) -> str | None:
             return ""
         return f" of class {classes[j] if classes else j}"
 
-    if cal.method == "platt":
+    if cal.method == "temperature":
+        if cal.params["temperature"][0] >= MAX_TEMPERATURE:
+            return f"the temperature map is flat (T = {MAX_TEMPERATURE:g}, its bound): every probability would be 1/C"
+    elif cal.method == "platt":
         for j, a in enumerate(cal.params["a"].tolist()):
             if not a > 0.0:
                 return f"the platt map{which(j)} has slope a = {a:.3g}, not positive: it would reverse the ranking"

@@ -342,14 +342,14 @@ def train(
                 strict=strict,
                 bar=advance,
             )
-        skipped = classifier.meta.get("calibration", {}).get("skipped")
-        if skipped:
-            diagnostics.info(f"not calibrated: {skipped}")
     modelfile.save(classifier, output)
     counts = ", ".join(f"{c} {int(n)}" for c, n in zip(classifier.classes, classifier.model.class_count))
     diagnostics.info(
         f"wrote {output}: {classifier.meta['n_documents']} documents ({counts}), {len(classifier.vocabulary)} terms"
     )
+    skipped = (classifier.meta.get("calibration") or {}).get("skipped")
+    if skipped:  # what was written, then why it has no map
+        diagnostics.info(f"not calibrated: {skipped}")
     diagnostics.finish()
     check_inputs()
 

@@ -214,7 +214,7 @@ def test_calibrate_never_turns_the_model_upside_down(tmp_path):
     assert auc > 0.95
     # every document labelled the other way: held-out documents the model gets all wrong
     swapped = ["--label", f"ham={MAIL / 'test' / 'spam'}", "--label", f"spam={MAIL / 'test' / 'ham'}"]
-    for method in ("platt", "isotonic"):
+    for method in ("platt", "isotonic", "temperature"):
         result = run(["calibrate", model, *swapped, "--method", method])
         assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.stderr
         assert "the held-out documents rank against the model" in result.stderr
