@@ -581,8 +581,8 @@ def calibrate(model, heldout, label_pairs, method, output, as_json, **kw):
         _check_heldout(current.classes, truth, left_out, model)
         if left_out:
             diagnostics.warn(
-                f"left out {left_out} held-out documents {model} was trained on (its record holds them): "
-                "its scores of them flatter it"
+                f"left out {left_out} held-out document{'s' if left_out != 1 else ''} {model} was trained on "
+                "(its record holds them): its scores of them flatter it"
             )
     with modelfile.locked(target):
         if _stamp(model) != stamp:

@@ -245,7 +245,7 @@ def test_calibrate_refuses_too_few_one_sided_or_learned_documents(tmp_path):
     learned = MAIL / "train" / "ham" / sorted(p.name for p in (MAIL / "train" / "ham").iterdir())[0]
     result = run(["calibrate", model, MAIL / "test", "--label", f"ham={learned}", "--json"])
     assert result.exit_code == 0, result.stderr
-    assert f"left out 1 held-out documents {model} was trained on" in result.stderr
+    assert f"left out 1 held-out document {model} was trained on" in result.stderr
     assert json.loads(result.stdout)["documents"] == 175
 
 
