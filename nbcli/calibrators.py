@@ -75,7 +75,11 @@ probability. `fit_increasing` (what `nbcli calibrate` and `train
   (last y > first y), a map that never rises is flat.
 `fit` itself fits any map (the oracle tests compare it to scikit-learn's,
 which has no such rule); a model file with a falling map still loads, and
-`info` says the map reverses the ranking.
+`info` says the map reverses the ranking. How many documents a map needs
+is the callers' rule: `nbcli calibrate` refuses fewer than
+`defaults.MIN_CALIBRATION_PER_CLASS` (20) of some class, and leaves out
+the documents the model's record shows it learned; `train`'s default map
+needs as many, a method asked for (`--calibrate METHOD`) two.
 
 `keeps_ranking`: temperature and platt with a > 0 are increasing maps of
 the binary log-odds, so they keep the order of documents and the ROC AUC.
