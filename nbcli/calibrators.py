@@ -59,6 +59,28 @@ Fitting.
   come, below the loss's rounding; quadratic convergence then leaves the
   gradient at rounding level) and one last full Newton step is taken.
 
+Increasing maps only. A calibration map must increase with the model's
+score: a map that falls turns the model upside down (a platt fit on six
+documents the model got wrong has a < 0, and took a spam filter's ROC AUC
+from 0.88 to 0.12), and a flat one gives every document the same
+probability. `fit_increasing` (what `nbcli calibrate` and `train
+--calibrate` use) refuses such a map with `NotIncreasing`, naming it:
+- temperature: increasing for every T > 0, but a held-out set that ranks
+  against the model (or carries no information) drives T to its bound
+  MAX_TEMPERATURE, where every probability is all but 1/C: that map is
+  refused as flat;
+- platt: the slope a of every map (each class's, for several classes) must
+  be > 0; a = 0 (one score for every document) is flat;
+- isotonic: non-decreasing by construction; every map must rise somewhere
+  (last y > first y), a map that never rises is flat.
+`fit` itself fits any map (the oracle tests compare it to scikit-learn's,
+which has no such rule); a model file with a falling map still loads, and
+`info` says the map reverses the ranking. How many documents a map needs
+is the callers' rule: `nbcli calibrate` refuses fewer than
+`defaults.MIN_CALIBRATION_PER_CLASS` (20) of some class, and leaves out
+the documents the model's record shows it learned; `train`'s default map
+needs as many, a method asked for (`--calibrate METHOD`) two.
+
 `keeps_ranking`: temperature and platt with a > 0 are increasing maps of
 the binary log-odds, so they keep the order of documents and the ROC AUC.
 Isotonic ties scores (flat steps), and the several-class normalisation of
@@ -378,6 +400,11 @@ class Calibration:
         steps = "/".join(str(int(n)) for n in np.diff(self.params["offsets"]))
         return f"isotonic, {steps} steps"
 
+    def not_increasing(self, classes: list[str] | None = None) -> str | None:
+        """Why the map does not increase with the model's score, naming the
+        class of the map (`classes`); None when it does."""
+        return _not_increasing(self, classes)
+
     @property
     def keeps_ranking(self) -> bool:
         """True when the calibrated binary log-odds order documents as the
@@ -388,6 +415,74 @@ class Calibration:
         if self.method == "temperature":
             return True
         return self.method == "platt" and bool(self.params["a"][0] > 0.0)
+
+
+RANKS_AGAINST = "rank against the model"  # in every NotIncreasing message
+
+
+class NotIncreasing(NbcliError):
+    """A fitted map that does not increase with the model's score."""
+
+
+def _not_increasing(cal: Calibration, classes: list[str] | None) -> str | None:
+    """Why the map does not increase with the model's score (None: it does)."""
+
+    def which(j: int) -> str:
+        if _binary(cal.n_classes):
+            return ""
+        return f" of class {classes[j] if classes else j}"
+
+    if cal.method == "temperature":
+        if cal.params["temperature"][0] >= MAX_TEMPERATURE:
+            return f"the temperature map is flat (T = {MAX_TEMPERATURE:g}, its bound): every probability would be 1/C"
+    elif cal.method == "platt":
+        for j, a in enumerate(cal.params["a"].tolist()):
+            if not a > 0.0:
+                return f"the platt map{which(j)} has slope a = {a:.3g}, not positive: it would reverse the ranking"
+    elif cal.method == "isotonic":
+        ys, offsets = cal.params["y"], cal.params["offsets"]
+        for j in range(len(offsets) - 1):
+            if not ys[offsets[j + 1] - 1] > ys[offsets[j]]:
+                return f"the isotonic map{which(j)} is flat: it would give every document the same probability"
+    return None
+
+
+_HELDOUT_HINT = "calibrate on a random sample of new labelled documents of every class, not on the model's mistakes"
+
+
+def fit_increasing(
+    method: str,
+    log_proba: np.ndarray,
+    truth: np.ndarray,
+    classes: list[str] | None = None,
+    source: str = "the held-out documents",
+    hint: str = _HELDOUT_HINT,
+) -> Calibration:
+    """`fit`, refusing (NotIncreasing, saying that `source` ranks against the
+    model) a map that does not increase with the model's score (see
+    "Increasing maps only"); classes name the maps."""
+    cal = fit(method, log_proba, truth)
+    problem = _not_increasing(cal, classes)
+    if problem is not None:
+        raise NotIncreasing(f"{source} {RANKS_AGAINST}: {problem}", hint=hint)
+    return cal
+
+
+def fit_cross_validated(
+    method: str, log_proba: np.ndarray, truth: np.ndarray, classes: list[str], strict: bool
+) -> tuple[Calibration | None, str | None]:
+    """`train --calibrate`'s map, on cross-validation scores: (the map, None),
+    or for a map that would not increase (None, why), which `strict` (the
+    method was asked for) makes an NbcliError instead."""
+    try:
+        return fit_increasing(method, log_proba, truth, classes, "the corpus's own documents, cross-validated,"), None
+    except NotIncreasing as exc:
+        if strict:
+            raise NbcliError(
+                f"cannot calibrate by cross-validation: {exc.message}",
+                hint="train with --calibrate none, then fit a map on other documents: nbcli calibrate MODEL HELDOUT",
+            ) from None
+        return None, exc.message
 
 
 def _check_isotonic(x: np.ndarray, y: np.ndarray, offsets: np.ndarray, k: int) -> None:

@@ -340,15 +340,16 @@ def train(
                 jobs=kw["jobs"],
                 calibrate=method,
                 strict=strict,
+                bar=advance,
             )
-        skipped = classifier.meta.get("calibration", {}).get("skipped")
-        if skipped:
-            diagnostics.info(f"not calibrated: {skipped}")
     modelfile.save(classifier, output)
     counts = ", ".join(f"{c} {int(n)}" for c, n in zip(classifier.classes, classifier.model.class_count))
     diagnostics.info(
         f"wrote {output}: {classifier.meta['n_documents']} documents ({counts}), {len(classifier.vocabulary)} terms"
     )
+    skipped = (classifier.meta.get("calibration") or {}).get("skipped")
+    if skipped:  # what was written, then why it has no map
+        diagnostics.info(f"not calibrated: {skipped}")
     diagnostics.finish()
     check_inputs()
 
@@ -435,7 +436,10 @@ def _train_table(corpus, label_pairs, calibrate, kw, diagnostics):
         )
     skipped = (classifier.meta.get("calibration") or {}).get("skipped")
     if skipped:
-        diagnostics.info(f"not calibrated: {skipped} (--calibrate METHOD fits one anyway)")
+        from nbcli.calibrators import RANKS_AGAINST
+
+        anyway = "" if RANKS_AGAINST in skipped else " (--calibrate METHOD fits one anyway)"
+        diagnostics.info(f"not calibrated: {skipped}{anyway}")
     classifier.meta.pop("notes", None)
     return classifier
 

@@ -524,7 +524,10 @@ def calibrate(model, heldout, label_pairs, method, output, as_json, **kw):
     calibration is stale, or after 'train --from-model' or 'merge'. MODEL is
     replaced atomically (or -o writes a new file). The figures said are on
     the documents the map was fitted to, so they flatter it: judge it with
-    'nbcli eval --calibration' on other documents.
+    'nbcli eval --calibration' on other documents. A map needs at least 20
+    documents of every class, left out are those the model's record shows
+    it was trained on, and a map that would reverse the model's ranking
+    (fitted on its mistakes) is refused.
 
     \b
     Example:
@@ -557,22 +560,29 @@ def calibrate(model, heldout, label_pairs, method, output, as_json, **kw):
     scores = None
     if method != "none":
         docs = labeled_corpus(heldout, pairs, model_read_opts(current, kw, diagnostics))
+        learned: list[bool] = []  # per document: the model's record holds it
         with diagnostics.progress("scoring", docs.total) as advance:
             labels, scores = score_labelled(
-                current.uncalibrated(), docs, progress=lambda batch: advance(docs.progress(batch)), jobs=kw["jobs"]
+                current.uncalibrated(),
+                _marking_learned(current, docs, learned),
+                progress=lambda batch: advance(docs.progress(batch)),
+                jobs=kw["jobs"],
             )
         index = {c: i for i, c in enumerate(current.classes)}
         foreign = sorted({lab for lab in labels if lab not in index})
         if foreign:
             diagnostics.warn(f"skipped the documents of classes {model} does not have: {', '.join(foreign)}")
         known = np.array([lab in index for lab in labels], dtype=bool)
-        truth = np.array([index[lab] for lab in labels if lab in index], dtype=np.int64)
+        trained_on = np.array(learned, dtype=bool) if learned else np.zeros(len(labels), dtype=bool)
+        left_out = int((known & trained_on).sum())
+        known &= ~trained_on
+        truth = np.array([index[lab] for lab, k in zip(labels, known) if k], dtype=np.int64)
         scores = scores[known]
-        missing = [c for c in current.classes if c not in set(labels)]
-        if missing:
-            raise NbcliError(
-                f"the held-out documents have none of class {', '.join(missing)}",
-                hint="a calibration map is fitted on documents of every class",
+        _check_heldout(current.classes, truth, left_out, model)
+        if left_out:
+            diagnostics.warn(
+                f"left out {left_out} held-out document{'s' if left_out != 1 else ''} {model} was trained on "
+                "(its record holds them): its scores of them flatter it"
             )
     with modelfile.locked(target):
         if _stamp(model) != stamp:
@@ -584,10 +594,10 @@ def calibrate(model, heldout, label_pairs, method, output, as_json, **kw):
         meta = {k: v for k, v in current.meta.items() if k != "calibration"}
         result = {"model": target, "method": None}
         if scores is not None:
-            from nbcli.calibrators import fit
+            from nbcli.calibrators import fit_increasing
             from nbcli.training import calibration_meta
 
-            updated.calibration = fit(method, scores, truth)
+            updated.calibration = fit_increasing(method, scores, truth, updated.classes)
             updated.meta = {**meta, "calibration": {}}
             updated.meta["calibration"] = calibration_meta(updated, f"held-out: {' '.join([*heldout, *label_pairs])}")
             before, after = summary(scores, truth), summary(updated.calibration.apply(scores), truth)
@@ -615,6 +625,44 @@ def calibrate(model, heldout, label_pairs, method, output, as_json, **kw):
         write_json(result)
     diagnostics.finish()
     check_inputs()
+
+
+def _marking_learned(classifier, docs, learned: list):
+    """The documents, as they pass, appending to `learned` whether the
+    classifier's record holds each (its content digest, in any class). An
+    extra analysis of each document, only for a model with a record."""
+    from nbcli.identity import digests
+    from nbcli.sources import batches
+
+    record = classifier.record
+    if record is None or not len(record):
+        yield from docs
+        return
+    for batch in batches(docs):
+        if batch:
+            tokens = classifier.analyzer.analyze([d.data for d in batch], [d.kind for d in batch])
+            learned.extend(len(record.find(digest)) > 0 for digest in digests(tokens.hashes, tokens.doc_ptr))
+        yield from batch
+
+
+def _check_heldout(classes: list[str], truth, left_out: int, model: str) -> None:
+    """Refuse held-out documents too few to fit a map on: fewer than
+    MIN_CALIBRATION_PER_CLASS of some class (none at all, as /dev/null
+    gives, is one-sided)."""
+    import numpy as np
+
+    from nbcli.defaults import MIN_CALIBRATION_PER_CLASS
+
+    per_class = np.bincount(truth, minlength=len(classes))
+    if per_class.min() >= MIN_CALIBRATION_PER_CLASS:
+        return
+    c = int(per_class.argmin())
+    besides = f", after leaving out the {left_out} {model} was trained on" if left_out else ""
+    raise NbcliError(
+        f"the held-out documents have {int(per_class[c]) or 'none'} of class {classes[c]}{besides}: "
+        f"a calibration map needs at least {MIN_CALIBRATION_PER_CLASS} of every class",
+        hint="give more labelled documents of every class that the model was not trained on",
+    )
 
 
 COMMANDS = (learn, forget, merge, dump, load_, prune, calibrate)

@@ -49,9 +49,11 @@ class Diagnostics:
 
     @contextmanager
     def progress(self, description: str, total: int | None = None):
-        """A callable advance(n) that moves a progress bar (or does nothing)."""
+        """A callable advance(n) that moves a progress bar (or does nothing);
+        advance.phase(description, total) relabels the same bar for the next
+        phase of the work and starts it from 0 (see `Advance`)."""
         if not self.show_progress:
-            yield lambda n: None
+            yield Advance()
             return
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -68,6 +70,25 @@ class Diagnostics:
             task = bar.add_task(description, total=total)
             self._console = console
             try:
-                yield lambda n: bar.advance(task, n)
+                yield Advance(bar, task)
             finally:
                 self._console = None
+
+
+class Advance:
+    """A progress bar's handle: advance(n) moves it by n; phase(description,
+    total) names the next phase of the work (training's calibration after
+    its counting pass) and restarts the count, so the bar never sits full
+    and unlabelled while work goes on. Without a bar both do nothing."""
+
+    def __init__(self, bar=None, task=None):
+        self._bar = bar
+        self._task = task
+
+    def __call__(self, n) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._task, n)
+
+    def phase(self, description: str, total: int | None = None) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, description=description, total=total, completed=0)

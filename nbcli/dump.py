@@ -20,7 +20,12 @@ Counts are written as integers, other numbers as the shortest text that
 reads back as the same float, so `load` gives the identical model: the same
 arrays, the same meta, tables derived by training's own code. Loading
 checks everything a model file's loader checks (it goes through the same
-invariant checks), each line once: linear in the text.
+invariant checks), each line once: linear in the text. Before that, every
+count (class_count, a term's counts and document frequencies, a record
+line's copies) must be a whole number within the model file's bound
+(0..2^48; copies from 1), a record line's date a whole number of seconds
+within +-2^62, and no document may have two record lines in one class (the
+record would count it twice): each is a one-line error naming the line.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from nbcli.errors import NbcliError
 
 VERSION = 1
 COLUMNS = ["term", "count", "doc_freq", "fit", "last_seen"]
+_MAX_COUNT = 1 << 48  # modelfile's bound on every count
+_MAX_WHEN = 1 << 62
 _EPOCH = datetime.date(1970, 1, 1).toordinal()
 
 
@@ -129,7 +136,7 @@ def load_lines(lines, name: str = "dump"):
         n_terms, n_record = header.get("terms"), header.get("record")
         if not all(isinstance(n, int) and n >= 0 for n in (n_terms, n_record)):
             raise _Bad("bad term or record count")
-        class_count = np.array(_vector(header.get("class_count"), n_classes), dtype=np.float64)
+        class_count = np.array(_counts(header.get("class_count"), n_classes), dtype=np.float64)
         texts, tf_rows, df_rows, fit_rows, seen = [], [], [], [], []
         for _ in range(n_terms):
             number += 1
@@ -137,11 +144,12 @@ def load_lines(lines, name: str = "dump"):
             if len(row) != 5 or not isinstance(row[0], str):
                 raise _Bad("a term line is [term, counts, doc_freq, fit, last_seen]")
             texts.append(row[0])
-            tf_rows.append(_vector(row[1], n_classes))
-            df_rows.append(None if row[2] is None else _vector(row[2], n_classes))
+            tf_rows.append(_counts(row[1], n_classes))
+            df_rows.append(None if row[2] is None else _counts(row[2], n_classes))
             fit_rows.append(None if row[3] is None else _vector(row[3], n_classes))
             seen.append(_parse_day(row[4]))
         entries = ([], [], [], [], [])
+        first_line: dict[tuple, int] = {}  # (digest, class) -> the line that recorded it
         for _ in range(n_record):
             number += 1
             entry = _json(next(it, ""), dict)
@@ -153,8 +161,16 @@ def load_lines(lines, name: str = "dump"):
                 when = entry["when"]
             except (KeyError, TypeError, ValueError) as exc:
                 raise _Bad(f"bad record line ({type(exc).__name__}: {exc})") from None
-            if len(digest) != 2 or not isinstance(copies, int) or copies < 1 or not isinstance(when, int):
+            if len(digest) != 2 or not 0 <= message_id < 1 << 64:
                 raise _Bad("bad record line")
+            if not _whole(copies, 1):
+                raise _Bad(f"bad record line: copies {copies!r} is not a whole number in 1..2^48")
+            if type(when) is not int or not -_MAX_WHEN <= when <= _MAX_WHEN:
+                raise _Bad(f"bad record line: when {when!r} is not a whole number of seconds within +-2^62")
+            key = (entry["digest"].lower(), label)
+            if key in first_line:
+                raise _Bad(f"the record has document {key[0]} in class {entry['class']} again (line {first_line[key]})")
+            first_line[key] = number
             for part, value in zip(entries, (digest, label, copies, message_id, when)):
                 part.append(value)
         number += 1
@@ -249,6 +265,20 @@ def _vector(values, n: int) -> list:
     for v in values:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
             raise _Bad("expected numbers")
+    return values
+
+
+def _whole(value, low: int = 0) -> bool:
+    """value is an int (not a bool, not a float) in low..MAX_COUNT."""
+    return type(value) is int and low <= value <= _MAX_COUNT
+
+
+def _counts(values, n: int) -> list:
+    """n whole numbers in 0..MAX_COUNT (a dump writes counts as integers)."""
+    values = _vector(values, n)
+    for v in values:
+        if not _whole(v):
+            raise _Bad(f"bad count {v!r}: counts are whole numbers in 0..2^48")
     return values
 
 

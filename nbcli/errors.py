@@ -24,3 +24,11 @@ class NbcliError(Exception):
 
 class ModelFileError(NbcliError):
     """A model file that is missing, unreadable, corrupt, foreign or too new."""
+
+
+def listed(names, most: int = 10) -> str:
+    """Names for a one-line message: 'a, b, c', or the first `most` of
+    them and '… (and N more)', so a long list says it was cut."""
+    names = [str(n) for n in names]
+    text = ", ".join(names[:most])
+    return f"{text}, … (and {len(names) - most} more)" if len(names) > most else text

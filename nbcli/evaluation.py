@@ -4,6 +4,13 @@ No I/O. `report` is the whole report as a JSON-ready dict (the stable
 `nbcli eval --json` schema, see the README); `flat_metrics` names each
 figure for `--fail-under`/`--fail-over` and for cross-validation, and
 `check_limits` says which limit a report breaks.
+
+Undefined figures are None (the table prints "-"), never 0: the AUC
+without both classes, a class's precision, recall or F1 over no documents
+(see `metrics`), the spam-filter rates of a class with no documents (ham
+false-positive rate, spam recall, also at --target-fpr's cut-off); a
+limit on one is "not reported". Documents of which none is labelled with
+a class of the model are refused: an accuracy of 0 would blame the model.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, listed
 
 
 @dataclass
@@ -43,7 +50,9 @@ def report(
     true class is one of the two. With options.calibration and the event
     model's raw log-posteriors `uncalibrated` (a calibrated model's), the
     calibration block also has "uncalibrated": the same figures and the
-    log loss before the calibration map."""
+    log loss before the calibration map. Documents none of whose labels is
+    one of `classes` are an NbcliError: there is nothing to judge (an
+    accuracy of 0 would read as a model that got everything wrong)."""
     from nbcli.metrics import classification_report
 
     options = options or EvalOptions()
@@ -54,6 +63,12 @@ def report(
     rows = np.arange(len(true_labels))
     cols = np.array([index.get(t, 0) for t in true_labels], dtype=np.int64)
     known = np.array([t in index for t in true_labels], dtype=bool)
+    if len(true_labels) and not known.any():
+        raise NbcliError(
+            f"no document's label is a class of the model: the documents are labelled "
+            f"{listed(sorted(set(true_labels)), 5)}, the classes are {listed(classes, 5)}",
+            hint="evaluate on documents of the model's classes (class folders named after them, or --label CLASS=PATH)",
+        )
     log_p_true = np.where(known, log_proba[rows, cols] if len(rows) else np.zeros(0), np.nan)
     out = classification_report(list(true_labels), pred, list(classes), log_p_true)
     if options.calibration:
@@ -97,6 +112,11 @@ def spam_filter_report(true_labels, log_proba, classes, options: EvalOptions, kn
     }
     if options.target_fpr is not None:
         out["target_fpr"] = bm.cutoff_for_fpr(log_odds, is_spam, options.target_fpr)
+    # a rate of a class with no documents is undefined (None, "-" in the table), as the AUC is, not 0
+    for rates in (out, out["target_fpr"] or {}):
+        for key, documents in (("ham_fpr", ~is_spam), ("spam_recall", is_spam)):
+            if key in rates and not documents.any():
+                rates[key] = None
     if options.target_unsure is not None:
         from nbcli.calibration import unsure_band
 
@@ -140,13 +160,12 @@ def flat_metrics(rep: dict) -> dict[str, float]:
     if sf:
         if sf["auc"] is not None:
             out["auc"] = sf["auc"]
-        for key in ("ham_fpr", "spam_recall", "unsure"):
-            out[key] = sf[key]
-        if sf.get("decided_accuracy") is not None:
-            out["decided_accuracy"] = sf["decided_accuracy"]
-        if sf.get("target_fpr"):
-            out["target_spam_recall"] = sf["target_fpr"]["spam_recall"]
-            out["target_ham_fpr"] = sf["target_fpr"]["ham_fpr"]
+        for key in ("ham_fpr", "spam_recall", "unsure", "decided_accuracy"):
+            if sf.get(key) is not None:  # None: no documents of the class
+                out[key] = sf[key]
+        for key in ("spam_recall", "ham_fpr"):
+            if sf.get("target_fpr") and sf["target_fpr"][key] is not None:
+                out[f"target_{key}"] = sf["target_fpr"][key]
         if sf.get("target_unsure") and sf["target_unsure"]["decided_accuracy"] is not None:
             out["target_unsure_accuracy"] = sf["target_unsure"]["decided_accuracy"]
     cal = rep.get("calibration")
@@ -183,7 +202,10 @@ def check_limits(
             if name not in metrics:
                 raise NbcliError(
                     f"--fail-{word} {name}: this evaluation does not report {name}",
-                    hint="spam-filter metrics need a two-class model with a spam class; target_* need --target-fpr",
+                    hint=(
+                        "spam-filter metrics need a two-class model with a spam class (and a rate, documents of "
+                        "its class); target_* need --target-fpr"
+                    ),
                 )
             if broken(metrics[name], limit):
                 return f"{name} {metrics[name]:.6g} is {word} {limit:g} (--fail-{word} {name}={limit:g})"

@@ -220,6 +220,7 @@ def heldout_scores(
     transform: tuple[bool, bool] | None,
     scale: float,
     k: int | None = None,
+    progress=None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(raw log P(class | document) of each sampled document under the model
     trained without its group, shape (n, C); their true class columns (n,)).
@@ -227,7 +228,8 @@ def heldout_scores(
     the sums of the documents' transformed counts, (tf_log, length_norm) =
     transform, in units of 1/scale (None: not kept). fit_part(classes,
     class_count, vocab, tf, df, fit, mail_docs) builds a part's Classifier
-    (`training.fit_part`, passed in: training calls this module)."""
+    (`training.fit_part`, passed in: training calls this module).
+    progress(1) is called as each of the k group models is done."""
     if k is None:
         k = groups_for(len(heldout), int(class_count.sum()))
     group = heldout.groups(k)
@@ -274,6 +276,8 @@ def heldout_scores(
         block = np.full((len(rows), C), -np.inf)
         block[:, present] = scored
         log_proba[rows] = block
+        if progress is not None:
+            progress(1)
     return log_proba, heldout.cls.copy()
 
 

@@ -2,9 +2,15 @@
 
 Definitions follow the usual (and scikit-learn's) conventions:
 - precision_c = TP_c / (TP_c + FP_c), recall_c = TP_c / (TP_c + FN_c),
-  F1_c = 2 P R / (P + R); a ratio with a zero denominator is 0.
+  F1_c = 2 P R / (P + R). A class's ratio with a zero denominator is
+  undefined: None in the report ("-" in the table, as an AUC without both
+  classes is): the recall and F1 of a class with no documents, the
+  precision and F1 of a class nothing was predicted as. (F1 is 0 when P
+  and R are both 0.)
 - macro average: the plain mean over classes; weighted average: the mean
-  weighted by support (the number of true documents of the class).
+  weighted by support (the number of true documents of the class). An
+  undefined ratio counts as 0 in them, as with scikit-learn's
+  zero_division=0, so that the averages stay numbers and match it.
 - The classes reported are the model's classes that occur among the true or
   predicted labels, then true labels the model does not know.
 - log loss: the mean of -log P(true class | document), with the
@@ -70,9 +76,9 @@ def classification_report(
         "classes": [
             {
                 "class": lab,
-                "precision": float(precision[i]),
-                "recall": float(recall[i]),
-                "f1": float(f1[i]),
+                "precision": float(precision[i]) if predicted[i] else None,
+                "recall": float(recall[i]) if support[i] else None,
+                "f1": float(f1[i]) if predicted[i] and support[i] else None,
                 "support": int(support[i]),
             }
             for i, lab in enumerate(labels)

@@ -1040,6 +1040,9 @@ def _em_info(em) -> dict | None:
 
 def _calibration_effect(cal) -> str:
     """What a map does to the model's decisions, in words, for info."""
+    if cal.not_increasing() is not None:  # fitted before nbcli refused such maps
+        what = "reverses the model's ranking" if cal.method == "platt" else "gives every document the same probability"
+        return f"{what}: refit it (nbcli calibrate MODEL HELDOUT)"
     if cal.keeps_ranking:
         return "keeps the ranking"
     if cal.method == "isotonic":

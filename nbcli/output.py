@@ -357,7 +357,10 @@ def render_info(info: dict, file) -> None:
     record = info.get("record")
     if record is not None:
         per_class = ", ".join(f"{c} {n}" for c, n in record["per_class"].items())
-        _print(file, f"record:      {record['entries']} learned documents ({per_class}), {record['bytes']} bytes")
+        total = sum(record["per_class"].values())
+        # an entry is a document in a class, its copies counted once: say so when the class counts hold copies
+        entries = f": {record['entries']} distinct (copies counted once);" if total != record["entries"] else ","
+        _print(file, f"record:      {total} learned documents ({per_class}){entries} {record['bytes']} bytes")
     cal = info.get("calibration")
     if cal is not None:
         _print(file, f"calibration: {calibration_text(cal)}")

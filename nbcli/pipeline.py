@@ -103,9 +103,17 @@ def _chain(first, rest):
 
 
 def train(
-    docs, analyzer_options, options, progress=None, jobs: int = 1, calibrate: str | None = None, strict: bool = True
+    docs,
+    analyzer_options,
+    options,
+    progress=None,
+    jobs: int = 1,
+    calibrate: str | None = None,
+    strict: bool = True,
+    bar=None,
 ):
-    """`training.train` with the counting pass on `jobs` workers."""
+    """`training.train` with the counting pass on `jobs` workers; bar: see
+    `training.from_table`."""
     from nbcli import training
 
     training.check_trainable(docs, options, calibrate)
@@ -118,7 +126,7 @@ def train(
         options.first_pass_transform,
         training.sample_size(calibrate),
     )
-    return training.from_table(table, docs, analyzer_options, options, calibrate, strict)
+    return training.from_table(table, docs, analyzer_options, options, calibrate, strict, bar)
 
 
 def count_corpus(

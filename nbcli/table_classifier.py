@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nbcli.classifier import Classifier
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, listed
 from nbcli.sources import Document
 
 
@@ -58,7 +58,7 @@ class TableColumns:
         missing = [n for n in [*wanted, *self.categorical, *self.numeric] if n not in seen]
         if missing:
             raise NbcliError(
-                f"the table has no field {missing[0]!r} (its fields: {', '.join(fields[:20])})",
+                f"the table has no field {missing[0]!r} (its fields: {listed(fields, 20)})",
                 hint="name the columns as the header does",
             )
         names = [n for n in wanted if n not in set(self.ignore)]
@@ -136,7 +136,7 @@ class TableClassifier(Classifier):
             if not isinstance(doc, Mapping):
                 raise NbcliError(
                     "a table model classifies rows of a table (.csv, .tsv, .jsonl), not documents",
-                    hint="give a table with the model's columns: " + ", ".join(self.names[:10]),
+                    hint="give a table with the model's columns: " + listed(self.names),
                 )
         return self.model.encode(row_columns(docs, self.names))
 
@@ -268,7 +268,7 @@ def _fit(classes, y, names, kinds, data, settings):
 def _calibrate(classifier, classes, y, names, kinds, data, settings, calibrate, strict) -> None:
     """Fit the calibration map on 5-fold stratified cross-validation scores:
     each fold's rows scored by the model of the other folds' rows."""
-    from nbcli.calibrators import fit as fit_calibration
+    from nbcli.calibrators import fit_cross_validated
     from nbcli.crossval import stratified_folds
     from nbcli.defaults import MIN_CALIBRATION_PER_CLASS, default_calibration
 
@@ -295,7 +295,10 @@ def _calibrate(classifier, classes, y, names, kinds, data, settings, calibrate, 
         part = _fit(classes, y[train], names, kinds, [d[train] for d in data], settings)
         scores[test] = part.predict_log_proba(part.encode([d[test] for d in data]))
     method = default_calibration(len(classes)) if calibrate == "default" else calibrate
-    classifier.calibration = fit_calibration(method, scores, y)
+    classifier.calibration, skipped = fit_cross_validated(method, scores, y, classes, strict)
+    if skipped is not None:
+        classifier.meta["calibration"] = {"skipped": skipped}
+        return
     classifier.meta["calibration"] = {"source": "cross-validation", "model_documents": int(len(y))}
 
 

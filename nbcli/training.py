@@ -504,10 +504,12 @@ def _fit(
     options: TrainOptions,
     calibrate: str | None = None,
     strict: bool = True,
+    bar=None,
 ) -> Classifier:
     """Prune the vocabulary, smooth the counts, and build the Classifier;
     calibrate it on held-out scores of the table's sample (strict: refuse
-    a corpus too small for that; otherwise the meta says why it was not)."""
+    a corpus too small for that; otherwise the meta says why it was not;
+    bar: see `from_table`)."""
     classes, class_count, vocab, tf, df = table.finish()
     classifier = fit_counts(
         classes,
@@ -523,9 +525,9 @@ def _fit(
         fit=table.fit,
     )
     if calibrate is not None:
-        from nbcli.calibrators import fit as fit_calibration
+        from nbcli.calibrators import fit_cross_validated
         from nbcli.defaults import MIN_CALIBRATION_PER_CLASS
-        from nbcli.heldout import heldout_problem, heldout_scores
+        from nbcli.heldout import groups_for, heldout_problem, heldout_scores
 
         heldout = table.heldout
         problem = heldout_problem(heldout, classes, 2 if strict else MIN_CALIBRATION_PER_CLASS)
@@ -538,6 +540,9 @@ def _fit(
             classifier.meta["calibration"] = {"skipped": problem}
             return classifier
         fit_one = functools.partial(fit_part, analyzer_options=analyzer_options, options=options, texts=False)
+        k = groups_for(len(heldout), int(class_count.sum()))
+        if bar is not None:
+            bar.phase(f"calibrating ({len(heldout)} held-out documents, {k} models)", k)
         scores, truth = heldout_scores(
             heldout,
             classes,
@@ -550,12 +555,17 @@ def _fit(
             fit_one,
             table.transform,
             FIT_SCALE,
+            k,
+            bar,
         )
         if calibrate == "default":
             from nbcli.defaults import default_calibration
 
             calibrate = default_calibration(len(classes))
-        classifier.calibration = fit_calibration(calibrate, scores, truth)
+        classifier.calibration, skipped = fit_cross_validated(calibrate, scores, truth, classes, strict)
+        if skipped is not None:
+            classifier.meta["calibration"] = {"skipped": skipped}
+            return classifier
         classifier.meta["calibration"] = calibration_meta(classifier, "cross-validation")
     return classifier
 
@@ -928,12 +938,15 @@ def from_table(
     options: TrainOptions,
     calibrate: str | None = None,
     strict: bool = True,
+    bar=None,
 ) -> Classifier:
     """The Classifier of the counts of `docs`; complement's document
     transforms read `docs` a second time (`transformed_sums`); with a
     calibration method, calibrated on the held-out scores of the documents
-    the table sampled (see `heldout`; strict: see `_fit`)."""
-    classifier = _fit(table, analyzer_options, options, calibrate, strict)
+    the table sampled (see `heldout`; strict: see `_fit`). bar: the
+    progress bar (`diagnostics.Advance`), relabelled when the calibration
+    starts and advanced by one per cross-validation model."""
+    classifier = _fit(table, analyzer_options, options, calibrate, strict, bar)
     if options.needs_second_pass:
         classifier.model = classifier.model.rebuilt(fit_count=transformed_sums(classifier, docs))
     return classifier

@@ -204,6 +204,84 @@ def test_calibrate_refits_removes_and_refuses(tmp_path):
     assert result.exit_code == 1 and "nope.nb: no such model file" in result.stderr
 
 
+def test_calibrate_never_turns_the_model_upside_down(tmp_path):
+    """Issue 25: calibrating on the model's mistakes fitted a platt map of
+    negative slope, and the ROC AUC on fresh mail fell from 0.99 to 0.005."""
+    model = tmp_path / "m.nb"
+    assert run(["train", MAIL / "train", "-o", model, "-q"]).exit_code == 0
+    before = model.read_bytes()
+    auc = json.loads(run(["eval", model, MAIL / "test", "--json"]).stdout)["spam_filter"]["auc"]
+    assert auc > 0.95
+    # every document labelled the other way: held-out documents the model gets all wrong
+    swapped = ["--label", f"ham={MAIL / 'test' / 'spam'}", "--label", f"spam={MAIL / 'test' / 'ham'}"]
+    for method in ("platt", "isotonic", "temperature"):
+        result = run(["calibrate", model, *swapped, "--method", method])
+        assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.stderr
+        assert "the held-out documents rank against the model" in result.stderr
+        assert model.read_bytes() == before  # nothing written
+    assert json.loads(run(["eval", model, MAIL / "test", "--json"]).stdout)["spam_filter"]["auc"] == auc
+
+
+def test_calibrate_refuses_too_few_one_sided_or_learned_documents(tmp_path):
+    model = tmp_path / "m.nb"
+    assert run(["train", MAIL / "train", "-o", model, "-q"]).exit_code == 0
+    before = model.read_bytes()
+    misfiled = tmp_path / "misfiled"
+    for label in ("ham", "spam"):  # three documents of each class, as a user's "misfiled" folder
+        (misfiled / label).mkdir(parents=True)
+        for path in sorted((MAIL / "test" / label).iterdir())[:3]:
+            shutil.copy(path, misfiled / label / path.name)
+    cases = [
+        ([misfiled], "have 3 of class ham: a calibration map needs at least 20 of every class"),
+        (["--label", "ham=/dev/null", "--label", f"spam={MAIL / 'test' / 'spam'}"], "have 1 of class ham"),
+        ([MAIL / "train"], f"have none of class ham, after leaving out the 525 {model} was trained on"),
+    ]
+    for heldout, message in cases:
+        result = run(["calibrate", model, *heldout])
+        assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.stderr
+        assert message in result.stderr
+        assert model.read_bytes() == before
+    # documents it learned among new ones: left out, said in one line, the map fitted on the rest
+    learned = MAIL / "train" / "ham" / sorted(p.name for p in (MAIL / "train" / "ham").iterdir())[0]
+    result = run(["calibrate", model, MAIL / "test", "--label", f"ham={learned}", "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert f"left out 1 held-out document {model} was trained on" in result.stderr
+    assert json.loads(result.stdout)["documents"] == 175
+
+
+def test_info_says_a_stored_map_reverses_the_ranking(tmp_path):
+    """A model file calibrated before the rule still loads; info says what its map does."""
+    from nbcli import calibrators
+
+    model = tmp_path / "m.nb"
+    assert run(["train", MAIL / "train", "-o", model, "-q"]).exit_code == 0
+    classifier = modelfile.load(str(model))
+    docs = mail_docs("test")
+    raw = classifier.uncalibrated().score([d.data for d in docs], [d.kind for d in docs])
+    wrong = np.array([0 if d.label == "spam" else 1 for d in docs])
+    classifier.calibration = calibrators.fit("platt", raw, wrong)
+    modelfile.save(classifier, str(model))
+    assert "reverses the model's ranking: refit it (nbcli calibrate MODEL HELDOUT)" in run(["info", model]).stdout
+
+
+def test_train_does_not_keep_a_cross_validated_map_that_falls(tmp_path):
+    """Each document's words are in the other class's documents only: every
+    document held out is classified wrong, and platt's slope is negative."""
+    corpus = tmp_path / "corpus"
+    for label, other in (("a", "left"), ("b", "right")):
+        (corpus / label).mkdir(parents=True)
+        for i in range(40):
+            (corpus / label / f"{i}.txt").write_text(f"word{i} {other}{i}\n")
+    model = tmp_path / "m.nb"
+    result = run(["train", corpus, "-o", model])
+    assert result.exit_code == 0, result.stderr
+    assert "not calibrated: the corpus's own documents, cross-validated, rank against the model" in result.stderr
+    assert info(model)["calibration"]["method"] is None
+    for method in ("platt", "isotonic"):
+        result = run(["train", corpus, "-o", model, "--calibrate", method])
+        assert result.exit_code == 1 and "cannot calibrate by cross-validation" in result.stderr
+
+
 def test_eval_calibration_reports_before_and_after(tmp_path):
     model = tmp_path / "m.nb"
     assert run(["train", MAIL / "train", "-o", model, "-q"]).exit_code == 0

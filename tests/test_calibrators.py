@@ -273,6 +273,53 @@ def test_fit_refuses():
         cal.apply(np.zeros((1, 3)))
 
 
+# ---- increasing maps only (issue 25)
+
+
+def test_a_map_that_would_reverse_or_flatten_the_ranking_is_refused():
+    """Scores that rank against the truths (a model's mistakes): platt's
+    slope is negative, isotonic pools everything into one flat step,
+    temperature runs to its bound (all but uniform); each refused, naming
+    the map."""
+    rng = np.random.default_rng(12)
+    s, y, _ = binary_data(200, rng)
+    wrong = binary_rows(-s)
+    assert cb.fit("platt", wrong, y).params["a"][0] < 0  # what nbcli calibrate used to store
+    with pytest.raises(cb.NotIncreasing, match=r"platt map has slope a = -[0-9.e-]+, not positive"):
+        cb.fit_increasing("platt", wrong, y)
+    with pytest.raises(cb.NotIncreasing, match="isotonic map is flat"):
+        cb.fit_increasing("isotonic", wrong, y)
+    assert cb.fit("temperature", wrong, y).params["temperature"][0] == cb.MAX_TEMPERATURE
+    with pytest.raises(cb.NotIncreasing, match=r"temperature map is flat \(T = 1e\+06"):
+        cb.fit_increasing("temperature", wrong, y)
+    for method in cb.METHODS:  # scores that rank with the truths pass, every map increasing
+        cal = cb.fit_increasing(method, binary_rows(s), y)
+        grid = np.linspace(-300.0, 300.0, 601)
+        z = cal.apply(binary_rows(grid))
+        assert np.all(np.diff(z[:, 1] - z[:, 0]) >= 0) and z[-1, 1] > z[0, 1]
+
+
+def test_several_classes_name_the_map_that_falls():
+    rng = np.random.default_rng(13)
+    lp, y, _ = multi_data(300, rng)
+    flipped = lp.copy()
+    flipped[:, 2] = np.where(y == 2, -50.0, 0.0)  # class 2's score is highest where it is not class 2
+    with pytest.raises(cb.NotIncreasing, match="platt map of class pear has slope"):
+        cb.fit_increasing("platt", flipped, y, ["apple", "fig", "pear"])
+    assert cb.fit_increasing("platt", lp, y, ["apple", "fig", "pear"]).not_increasing() is None
+
+
+def test_cross_validated_maps_are_skipped_or_refused():
+    rng = np.random.default_rng(14)
+    s, y, _ = binary_data(200, rng)
+    cal, skipped = cb.fit_cross_validated("platt", binary_rows(-s), y, ["ham", "spam"], strict=False)
+    assert cal is None and "rank against the model" in skipped
+    with pytest.raises(NbcliError, match="cannot calibrate by cross-validation: .* rank against the model"):
+        cb.fit_cross_validated("platt", binary_rows(-s), y, ["ham", "spam"], strict=True)
+    cal, skipped = cb.fit_cross_validated("platt", binary_rows(s), y, ["ham", "spam"], strict=True)
+    assert skipped is None and cal.keeps_ranking
+
+
 # ---- the model file
 
 

@@ -143,6 +143,46 @@ def test_spam_filter_metrics_agree_with_scikit_learn(mail_model):
     )
 
 
+def test_eval_on_documents_of_no_class_of_the_model_is_an_error(tmp_path, mail_model):
+    model, _ = mail_model
+    for name, text in (("politics", "the vote and the election"), ("sports", "a goal in the match")):
+        (tmp_path / "news" / name).mkdir(parents=True)
+        (tmp_path / "news" / name / "1.txt").write_text(text)
+    result = run(["eval", model, tmp_path / "news"])
+    assert result.exit_code == 1 and result.stdout == "" and result.stderr.count("\n") == 1
+    assert "no document's label is a class of the model: the documents are labelled politics, sports" in (result.stderr)
+    assert "the classes are ham, spam" in result.stderr
+    predictions = run(["predict", model, tmp_path / "news", "--json"]).stdout
+    truth = tmp_path / "truth.tsv"
+    truth.write_text(
+        "".join(
+            f"{json.loads(line)['id']}\t{json.loads(line)['id'].split('/')[-2]}\n" for line in predictions.splitlines()
+        )
+    )
+    result = run(["eval", "--predictions", "-", "--truth", truth], input=predictions)
+    assert result.exit_code == 1 and "no document's label is a class of the model" in result.stderr
+
+
+def test_metrics_of_a_class_without_documents_are_dashes_not_zeros(mail_model):
+    """Only ham: the spam class has no documents, so its recall and F1 and
+    the spam recall are undefined (as the AUC is); its precision is 0 (the
+    model called some ham spam)."""
+    model, test_dir = mail_model
+    ham_only = ["--label", f"ham={test_dir / 'ham'}"]
+    result = run(["eval", model, *ham_only, "--target-fpr", "0.01"])
+    assert result.exit_code == 0, result.stderr
+    spam_row = next(line for line in result.stdout.splitlines() if line.startswith("  spam "))
+    assert spam_row.split() == ["spam", "0.0000", "-", "-", "0"]
+    assert "spam recall -, unsure" in result.stdout and "ham false-positive rate 0.0095, spam recall -" in result.stdout
+    report = json.loads(run(["eval", model, *ham_only, "--json", "--target-fpr", "0.01"]).stdout)
+    spam = next(row for row in report["classes"] if row["class"] == "spam")
+    assert (spam["precision"], spam["recall"], spam["f1"], spam["support"]) == (0.0, None, None, 0)
+    assert report["spam_filter"]["spam_recall"] is None and report["spam_filter"]["target_fpr"]["spam_recall"] is None
+    assert report["spam_filter"]["ham_fpr"] == 0.0
+    result = run(["eval", model, *ham_only, "--fail-under", "spam_recall=0.5"])
+    assert result.exit_code == 1 and "this evaluation does not report spam_recall" in result.stderr
+
+
 def test_fail_under_and_over_exit_codes(mail_model):
     model, test_dir = mail_model
     ok = run(["eval", model, test_dir, "--json", "--fail-under", "accuracy=0.5", "--fail-over", "ham_fpr=0.5"])

@@ -49,3 +49,21 @@ def test_info_on_a_bad_file(tmp_path):
     result = run(["info", tmp_path / "x.nb"])
     assert result.exit_code == 1 and result.stdout == ""
     assert result.stderr.startswith(f"nbcli: error: {tmp_path / 'x.nb'} is ") and result.stderr.count("\n") == 1
+
+
+def test_record_line_says_what_copies_make_of_the_count(tmp_path):
+    """A document learned three times counts three times in its class but is
+    one record entry: the line says so, so that the numbers add up."""
+    root = tmp_path / "c"
+    for label, texts in (("ham", ["lunch at noon", "the meeting moved"]), ("spam", ["cheap pills now"])):
+        (root / label).mkdir(parents=True)
+        for i, text in enumerate(texts):
+            (root / label / f"{i}.txt").write_text(text)
+    (root / "ham" / "copy1.txt").write_text("lunch at noon")
+    (root / "ham" / "copy2.txt").write_text("lunch at noon")
+    model = tmp_path / "m.nb"
+    assert run(["train", root, "-o", model, "-q", "--calibrate", "none"]).exit_code == 0
+    line = next(x for x in run(["info", model]).stdout.splitlines() if x.startswith("record:"))
+    assert line == "record:      5 learned documents (ham 4, spam 1): 3 distinct (copies counted once); 120 bytes"
+    record = json.loads(run(["info", model, "--json"]).stdout)["record"]
+    assert record["entries"] == 3 and record["per_class"] == {"ham": 4, "spam": 1}

@@ -11,7 +11,7 @@ from nbcli import __version__
 from nbcli.cli import cli
 from nbcli.diagnostics import Diagnostics
 
-from conftest import make_docs, run, run_process
+from conftest import SAMPLES, make_docs, run, run_process
 
 
 def test_version():
@@ -53,12 +53,12 @@ def test_predict_does_not_import_scipy_joblib_or_rich(small_model, tmp_path):
     assert "HEAVY []" in proc.stderr and proc.stdout.count("\t") == 2
 
 
-def test_progress_bars_only_when_stderr_is_a_terminal(tmp_path, make_class_folders):
-    texts, labels = make_docs(3000, seed=3, classes=["code", "food"])
-    corpus = make_class_folders(texts, labels)
+def _on_a_terminal(args):
+    """(the process, what it wrote to stderr) for `python -m nbcli ARGS` with
+    stderr a terminal (a pty)."""
     master, slave = pty.openpty()
     proc = subprocess.run(
-        [sys.executable, "-m", "nbcli", "train", str(corpus), "-o", str(tmp_path / "m.nb")],
+        [sys.executable, "-m", "nbcli", *map(str, args)],
         stdout=subprocess.PIPE,
         stderr=slave,
         timeout=120,
@@ -74,10 +74,25 @@ def test_progress_bars_only_when_stderr_is_a_terminal(tmp_path, make_class_folde
     except OSError:
         pass
     os.close(master)
+    return proc, seen
+
+
+def test_progress_bars_only_when_stderr_is_a_terminal(tmp_path, make_class_folders):
+    texts, labels = make_docs(3000, seed=3, classes=["code", "food"])
+    corpus = make_class_folders(texts, labels)
+    proc, seen = _on_a_terminal(["train", corpus, "-o", tmp_path / "m.nb"])
     assert proc.returncode == 0 and proc.stdout == b""
     assert b"training" in seen and b"wrote" in seen  # the bar and the summary went to the terminal
     quiet = run_process(["train", corpus, "-o", tmp_path / "m2.nb"])
     assert quiet.stdout == b"" and b"training" not in quiet.stderr  # not a terminal: no bar
+
+
+def test_the_training_bar_names_its_calibration_phase(tmp_path):
+    """After the counting pass the bar said 525/525 "training" while the
+    cross-validation models were built: it now says what runs, from 0."""
+    proc, seen = _on_a_terminal(["train", SAMPLES / "mail" / "train", "-o", tmp_path / "m.nb"])
+    assert proc.returncode == 0
+    assert b"calibrating (525 held-out documents, 5 models)" in seen
 
 
 def test_diagnostics_limits_warnings():

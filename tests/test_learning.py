@@ -367,6 +367,27 @@ def test_load_refuses_damaged_text_naming_the_line(dump_text):
     assert "not an nbcli dump" in str(load_error(['{"hello": 1}']))
 
 
+@pytest.mark.parametrize("count", [1e30, 2**63, 1.5, -1])
+def test_load_refuses_a_count_that_is_not_a_whole_number_in_range(dump_text, count):
+    header = json.loads(dump_text[0])
+    header["class_count"][0] = count
+    assert "line 1: bad count" in str(load_error([json.dumps(header), *dump_text[1:]]))
+    row = json.loads(dump_text[1])
+    row[1][0] = count
+    assert "line 2: bad count" in str(load_error([dump_text[0], json.dumps(row), *dump_text[2:]]))
+    record = json.loads(dump_text[-1])
+    record["copies"] = count
+    assert f"line {len(dump_text)}: bad record line: copies" in str(load_error([*dump_text[:-1], json.dumps(record)]))
+
+
+def test_load_refuses_a_record_line_given_twice(dump_text):
+    header = json.loads(dump_text[0])
+    header["record"] += 1
+    lines = [json.dumps(header), *dump_text[1:], dump_text[-1]]
+    message = str(load_error(lines))
+    assert f"line {len(lines)}: the record has document" in message and f"again (line {len(lines) - 1})" in message
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_load_of_mutated_dumps_raises_only_nbcli_errors(dump_text, data):

@@ -278,3 +278,37 @@ def test_serve_refuses_a_table_model(tmp_path):
     assert run(["train", table, "--features", "all", "-o", model, "-q"]).exit_code == 0
     result = run(["serve", model, "--socket", tmp_path / "s.sock"])
     assert result.exit_code == 1 and "is a table model; a spamd server classifies mail" in result.stderr
+
+
+def test_a_cut_list_of_the_model_columns_says_how_many_more(tmp_path):
+    """The hint names ten of a model's twenty columns: it says the rest exist."""
+    columns = [f"c{i:02d}" for i in range(20)]
+    rows = [",".join([*columns, "label"])]
+    rows += [",".join(["xyz"[(r * 7 + i) % 3] for i in range(20)] + ["ab"[r % 2]]) for r in range(12)]
+    table = tmp_path / "wide.csv"
+    table.write_text("\n".join(rows) + "\n")
+    model = tmp_path / "wide.nb"
+    args = ["train", table, "--features", "all", "--label-field", "label", "-o", model, "--calibrate", "none", "-q"]
+    assert run(args).exit_code == 0
+    (tmp_path / "note.txt").write_text("hello")
+    result = run(["predict", model, tmp_path / "note.txt"])
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert "the model's columns: c00, c01, c02, c03, c04, c05, c06, c07, c08, c09, … (and 10 more)" in result.stderr
+
+
+def test_a_cross_validated_map_that_falls_is_not_kept(tmp_path):
+    """Each value is in one row of each class: a held-out row's value is
+    left only in the other class, so every held-out row is scored wrong and
+    platt's slope is negative; the model is left uncalibrated, or refused
+    when the method is asked for."""
+    table = tmp_path / "anti.csv"
+    table.write_text("x,label\n" + "".join(f"v{i},a\nv{i},b\n" for i in range(30)))
+    model = tmp_path / "anti.nb"
+    base = ["train", table, "--features", "all", "--label-field", "label", "-o", model]
+    result = run(base)
+    assert result.exit_code == 0, result.stderr
+    assert "not calibrated: the corpus's own documents, cross-validated, rank against the model" in result.stderr
+    assert "fits one anyway" not in result.stderr
+    assert json.loads(run(["info", model, "--json"]).stdout)["calibration"]["method"] is None
+    result = run([*base, "--calibrate", "platt"])
+    assert result.exit_code == 1 and "cannot calibrate by cross-validation" in result.stderr

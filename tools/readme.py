@@ -6,6 +6,12 @@ under it is compared with (or, with --update, replaced by) what it printed.
 Outputs containing "..." are elided by hand and only run, not compared;
 commands mentioning path/to are illustrations and not run.
 
+Every ```python block is run too, as a script in the same kind of scratch
+folder: each line that calls print( ends with `# WHAT IT PRINTS` (one line
+per print, in order), and those comments are compared with (or replaced
+by) what the script printed; a script that fails, or prints another number
+of lines, makes the block differ, with its error or its extra lines.
+
     python tools/readme.py            # exit 1 and show the differences if any
     python tools/readme.py --update   # rewrite the outputs in README.md
 """
@@ -23,6 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
 BLOCK = re.compile(r"(```console\n)(.*?)(```)", re.S)
+PYTHON = re.compile(r"(```python\n)(.*?)(```)", re.S)
+PRINTED = re.compile(r"^(?P<code>.*\bprint\(.*?)(?:  # (?P<shown>.*))?$")
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")
 
 
@@ -51,7 +59,27 @@ def run_examples(readme: str, workdir: Path, python_bin: Path) -> str:
             out.append("$ " + command + "\n" + shown)
         return match.group(1) + "".join(out) + match.group(3)
 
-    return BLOCK.sub(block, readme)
+    return PYTHON.sub(lambda m: python_block(m, workdir, python_bin), BLOCK.sub(block, readme))
+
+
+def python_block(match, workdir: Path, python_bin: Path) -> str:
+    """A ```python block with each print line's comment replaced by the line
+    the script printed there (see the module docstring)."""
+    code = match.group(2)
+    python = python_bin / "python" if (python_bin / "python").exists() else Path(sys.executable)
+    proc = subprocess.run(
+        [str(python), "-c", code], cwd=workdir, capture_output=True, text=True, timeout=600, env=dict(os.environ)
+    )
+    printed = proc.stdout.splitlines()
+    lines = code.splitlines()
+    prints = [i for i, line in enumerate(lines) if PRINTED.match(line)]
+    for i, out in zip(prints, printed):
+        lines[i] = f"{PRINTED.match(lines[i]).group('code')}  # {out}"
+    problems = printed[len(prints) :] if len(printed) > len(prints) else []
+    if proc.returncode != 0 or len(printed) < len(prints):
+        problems.append(f"exit status {proc.returncode}: {proc.stderr.strip()[-500:]}")
+    tail = "".join(f"# NOT SHOWN: {p}\n" for p in problems)
+    return match.group(1) + "\n".join(lines) + "\n" + tail + match.group(3)
 
 
 def main() -> int:
