@@ -427,3 +427,16 @@ def test_a_worker_address_is_not_a_scheduler(tmp_path, processes):
     assert result.stderr == f"nbcli: error: {worker} is a Dask Worker, not a scheduler; " + (
         "give the scheduler's address (the one `dask worker` is given)\n"
     )
+
+
+def test_a_bad_timeout_or_an_address_without_a_port_is_one_line(tmp_path, monkeypatch):
+    model = tmp_path / "m.nb"
+    ok(run(["train", MAIL / "train", "-o", model, "-q"]))
+    monkeypatch.setenv("NBCLI_CLUSTER_TIMEOUT", "soon")
+    result = run(["predict", model, MAIL / "test", "--cluster", "tcp://127.0.0.1:1"])
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("nbcli: error: NBCLI_CLUSTER_TIMEOUT=soon: not a number of seconds")
+    monkeypatch.delenv("NBCLI_CLUSTER_TIMEOUT")
+    result = run(["predict", model, MAIL / "test", "--cluster", "tcp://127.0.0.1"])
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert "missing port number" in result.stderr and "8786" in result.stderr
