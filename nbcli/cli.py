@@ -185,7 +185,8 @@ def cli():
     multiple=True,
     metavar="PATH",
     help="Also learn from these unlabelled documents by EM (Nigam et al. 2000): their expected counts, weighted by "
-    "--em-weight, join the labelled counts. Repeatable; --model multinomial or bernoulli.",
+    "--em-weight, join the labelled counts. Repeatable; --model multinomial or bernoulli. A document also in "
+    "the labelled corpus is skipped (a warning counts them).",
 )
 @click.option(
     "--em-weight",
@@ -387,6 +388,9 @@ def _train_em(corpus, label_pairs, unlabeled, calibrate, weight, max_iter, tol, 
         components=components,
         e_tokens=tokens,
     )
+    skipped = classifier.meta["em"]["unlabelled_skipped_as_labelled"]
+    if skipped:
+        diagnostics.warn(f"--unlabeled: skipped {skipped} documents also in the labelled corpus (each counts once)")
     diagnostics.info("not calibrated: EM models give their raw posteriors (nbcli calibrate MODEL HELDOUT fits a map)")
     return classifier
 

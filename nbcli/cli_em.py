@@ -33,6 +33,20 @@ def _k(value: str):
     return k
 
 
+SIZES_SHOWN = 10  # the summary line names at most this many clusters
+
+
+def cluster_sizes(classes, counts) -> str:
+    """ "cluster1 12, cluster2 8, ...": the first SIZES_SHOWN clusters' sizes,
+    then how many more there are and how many of all are empty."""
+    shown = ", ".join(f"{c} {n:.0f}" for c, n in zip(classes[:SIZES_SHOWN], counts[:SIZES_SHOWN]))
+    more = len(classes) - SIZES_SHOWN
+    if more <= 0:
+        return shown
+    empty = sum(1 for n in counts if round(float(n)) == 0)
+    return f"{shown}, and {more} more; {empty} empty"
+
+
 def em_log(diagnostics, what: str):
     """A callback printing EM's objective per iteration on stderr."""
 
@@ -51,7 +65,9 @@ def em_log(diagnostics, what: str):
     type=_k,
     required=True,
     metavar="K|auto",
-    help="Clusters: a number (2 or more), or auto: the k in 1..10 with the lowest BIC.",
+    help="Clusters: a number (2 or more), or auto: the k in 1..10 with the lowest BIC. At most the number of "
+    "distinct documents (identical ones go to one cluster), and refused when the memory it needs (about k x "
+    "terms x 56 bytes) is more than this machine has available.",
 )
 @click.option(
     "--restarts",
@@ -124,7 +140,7 @@ def cluster(corpus, output, k, restarts, seed, kind, alpha, **kw):
         f"{fit.objective[0]:.6f} -> {fit.objective[-1]:.6f}"
     )
     modelfile.save(model, output)
-    sizes = ", ".join(f"{c} {n:.0f}" for c, n in zip(model.classes, model.model.class_count))
+    sizes = cluster_sizes(model.classes, model.model.class_count)
     diagnostics.info(
         f"wrote {output}: {model.meta['n_documents']} documents in {len(model.classes)} clusters ({sizes})"
     )
@@ -152,7 +168,7 @@ def _cluster_table(corpus, output, k, restarts, seed, kw, diagnostics) -> None:
         f"objective {fit['objective']:.6f}"
     )
     modelfile.save(model, output)
-    sizes = ", ".join(f"{c} {n:.0f}" for c, n in zip(model.classes, model.model.class_count))
+    sizes = cluster_sizes(model.classes, model.model.class_count)
     diagnostics.info(f"wrote {output}: {model.meta['n_documents']} rows in {len(model.classes)} clusters ({sizes})")
     diagnostics.finish()
     check_inputs()

@@ -30,6 +30,15 @@ worker. A worker lost mid-run is Dask's to handle: the scheduler reruns
 its tasks elsewhere, and a task that keeps killing workers ends the run
 with one line (`distributed.scheduler.allowed-failures`).
 
+Connecting: a scheduler's address is checked before Dask's client is made,
+in at most NBCLI_CLUSTER_TIMEOUT seconds (CONNECT_TIMEOUT, 10, by default;
+the same wait then bounds the client's connection and the wait for a
+worker): an unknown scheme, tls:// without Dask's TLS settings, a refused
+connection, a peer that does not answer (a tarpit, a hung scheduler) or
+answers in another protocol (SSH, HTTP), and a worker's address are each
+one line (`_check_remote`). Dask's own handshake has no timeout, and reads
+another protocol's first bytes as a frame length.
+
 `map` and `map_reduce` keep at most IN_FLIGHT_PER_THREAD tasks per worker
 thread queued; `map` yields results in input order (an exception in place
 of a result, as the local executors do). A run that loses its scheduler,
@@ -48,7 +57,8 @@ from concurrent.futures import CancelledError
 from nbcli.errors import NbcliError
 from nbcli.executor import IDLE
 
-CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler, and for it to have a worker
+CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler, and for it to have a worker (default)
+TIMEOUT_VARIABLE = "NBCLI_CLUSTER_TIMEOUT"  # sets those seconds
 IN_FLIGHT_PER_THREAD = 3
 POLL = 2.0  # seconds between checks that the cluster is still there, while waiting for a result
 NO_WORKERS_TIMEOUT = 60.0  # a cluster with no worker for this long ends the run (no silent hang in cron)
@@ -355,6 +365,7 @@ class Session:
         import logging
 
         distributed = _import_distributed()
+        timeout = connect_timeout()
         # Dask's own log lines are not nbcli's diagnostics: what fails is said in
         # one line here (Dask's logging config sets levels on its sub-loggers too)
         for name in ["distributed", *logging.root.manager.loggerDict]:
@@ -386,9 +397,9 @@ class Session:
                     )
                 target = self.cluster
             else:
-                _reachable(self.address)
+                _check_remote(self.address, timeout)
                 target = self.address
-            self.client = distributed.Client(target, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            self.client = distributed.Client(target, timeout=timeout, set_as_default=False)
         except NbcliError:
             raise
         except RuntimeError as exc:  # LocalCluster: a worker process did not start
@@ -397,11 +408,10 @@ class Session:
         except (OSError, TimeoutError) as exc:
             self.__exit__(None, None, None)
             raise NbcliError(
-                f"cannot reach the Dask scheduler at {self.address}: {_first_line(exc)}",
-                hint="start one with `dask scheduler` (and `dask worker ADDRESS` on each machine), or use local:N",
+                f"cannot reach the Dask scheduler at {self.address}: {_first_line(exc)}", hint=_REACH_HINT
             ) from None
         try:
-            self.client.wait_for_workers(1, timeout=CONNECT_TIMEOUT)
+            self.client.wait_for_workers(1, timeout=timeout)
         except (OSError, TimeoutError):
             self.__exit__(None, None, None)
             raise NbcliError(
@@ -428,26 +438,128 @@ class Session:
         self.client = self.cluster = self.executor = None
 
 
-def _reachable(address: str) -> None:
-    """For a tcp:// address, a refused connection is said at once (Dask's
-    client would retry it for CONNECT_TIMEOUT seconds)."""
-    import socket
-    from urllib.parse import urlsplit
+_REACH_HINT = "start one with `dask scheduler` (and `dask worker ADDRESS` on each machine), or use local:N"
 
-    if not address.startswith("tcp://"):
+
+def connect_timeout() -> float:
+    """Seconds to reach a scheduler (and for it to answer, and to have a
+    worker): NBCLI_CLUSTER_TIMEOUT if set, else CONNECT_TIMEOUT."""
+    import os
+
+    value = os.environ.get(TIMEOUT_VARIABLE, "").strip()
+    if not value:
+        return CONNECT_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds <= 3600:
+        raise NbcliError(
+            f"{TIMEOUT_VARIABLE}={value}: not a number of seconds from 0 to 3600",
+            hint=f"unset it for the default, {CONNECT_TIMEOUT:g} s",
+        )
+    return seconds
+
+
+def _check_remote(address: str, timeout: float) -> None:
+    """A scheduler's address is said to be wrong in one line before Dask's
+    client is made: an unknown scheme, tls:// without Dask's TLS settings,
+    a refused connection (at once: Dask would retry it), and anything that
+    is not a Dask scheduler answering within `timeout` seconds (a tarpit, a
+    hung scheduler, SSH, HTTP: Dask's own handshake waits forever for a
+    peer that never answers, and reads other protocols' bytes as a frame
+    length). In-process (inproc://) addresses are left to Dask."""
+    from distributed.comm.addressing import parse_address
+    from distributed.comm.registry import get_backend
+
+    scheme, location = parse_address(address)
+    try:
+        get_backend(scheme)
+    except ValueError:
+        raise NbcliError(
+            f"--cluster {address}: unknown address scheme {scheme}://", hint="give tcp://HOST:PORT or local:N"
+        ) from None
+    if scheme == "inproc":
         return
+    from distributed.security import Security
+
+    connection_args = Security().get_connection_args("client")
+    if scheme in ("tls", "wss") and connection_args.get("ssl_context") is None:
+        raise NbcliError(
+            f"--cluster {address}: a {scheme}:// address needs Dask's TLS settings, and none are configured",
+            hint="set distributed.comm.tls.ca-file, .client.cert and .client.key in Dask's configuration",
+        )
+    if scheme == "tcp":
+        _reachable(address, location, timeout)
+    _handshake(address, connection_args, timeout)
+
+
+def _reachable(address: str, location: str, timeout: float) -> None:
+    """A refused tcp:// connection is said at once (Dask's client would
+    retry it for the whole timeout)."""
+    import socket
+
+    from distributed.comm.addressing import parse_host_port
+
     try:
-        parts = urlsplit(address)
-        host, port = parts.hostname, parts.port or 8786
+        host, port = parse_host_port(location)
     except ValueError as exc:
-        raise NbcliError(f"--cluster {address}: {exc}", hint="give tcp://HOST:PORT") from None
+        raise NbcliError(
+            f"--cluster {address}: {exc}", hint="give tcp://HOST:PORT (Dask's default port is 8786)"
+        ) from None
+    if not host or not 0 < port < 65536:
+        raise NbcliError(f"--cluster {address}: no host or no port", hint="give tcp://HOST:PORT")
     try:
-        socket.create_connection((host, port), timeout=CONNECT_TIMEOUT).close()
+        socket.create_connection((host, port), timeout=timeout).close()
     except OSError as exc:
         raise NbcliError(
-            f"cannot reach the Dask scheduler at {address}: {exc.strerror or _first_line(exc)}",
-            hint="start one with `dask scheduler` (and `dask worker ADDRESS` on each machine), or use local:N",
+            f"cannot reach the Dask scheduler at {address}: {exc.strerror or _first_line(exc)}", hint=_REACH_HINT
         ) from None
+
+
+def _handshake(address: str, connection_args: dict, timeout: float) -> None:
+    """Dask's handshake and an `identity` call, in `timeout` seconds: the
+    peer must be a Dask scheduler."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def identity() -> dict:
+        comm = await connect(address, timeout=timeout, **connection_args)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    async def bounded() -> dict:
+        return await asyncio.wait_for(identity(), timeout)
+
+    try:
+        reply = asyncio.run(bounded())
+    except TimeoutError:
+        raise NbcliError(
+            f"the Dask scheduler at {address} did not answer in {timeout:g} s "
+            "(a hung scheduler, or not a Dask scheduler's address)",
+            hint=f"check the scheduler and the address; {TIMEOUT_VARIABLE}=SECONDS waits longer",
+        ) from None
+    except OSError as exc:  # refused, unreachable, or closed during the handshake
+        raise NbcliError(
+            f"cannot reach the Dask scheduler at {address}: {_first_line(exc)}", hint=_REACH_HINT
+        ) from None
+    except Exception as exc:  # another protocol's bytes read as Dask's (MemoryError: a "frame" of exabytes)
+        raise NbcliError(
+            f"{address} is not a Dask scheduler: it does not speak Dask's protocol ({type(exc).__name__})",
+            hint="give the scheduler's address (tcp://HOST:8786 unless it was told another port)",
+        ) from None
+    kind = reply.get("type") if isinstance(reply, dict) else None
+    if kind != "Scheduler":
+        raise NbcliError(
+            f"{address} is a Dask {kind}, not a scheduler"
+            if isinstance(kind, str)
+            else f"{address} is not a Dask scheduler",
+            hint="give the scheduler's address (the one `dask worker` is given)",
+        )
 
 
 def _first_line(exc: BaseException) -> str:

@@ -8,6 +8,10 @@ DEFAULT_MAX_DOC_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_MESSAGE_BYTES = 512 * 1024
 # The largest analysis cap nbcli trains with or loads (see tokenize.py).
 MAX_MESSAGE_BYTES_CAP = 64 << 20
+# The largest --max-doc-bytes: analysing one text document costs about 15
+# times its size (peak RSS of `train -j1` on a one-line document: 16M
+# 0.3 GB, 64M 1.0 GB; 128M took 1.5-1.9 GB and 1G was killed past 8 GB).
+MAX_DOC_BYTES_CAP = 64 << 20
 # Filter verdicts (see filtering.py), on calibrated probabilities: on five
 # seeded SpamAssassin splits (`make bench-calibration`) the default model
 # leaves 4.4% of the messages unsure here, is right on 99.95% of the rest

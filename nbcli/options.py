@@ -24,6 +24,7 @@ from nbcli.defaults import (
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_SPAM_CUTOFF,
     INPUT_FORMATS,
+    MAX_DOC_BYTES_CAP,
     MAX_MESSAGE_BYTES_CAP,
 )
 from nbcli.errors import NbcliError
@@ -113,10 +114,11 @@ read_options = _apply(
         ),
         click.option(
             "--max-doc-bytes",
-            type=ByteSize(),
+            type=ByteSize(MAX_DOC_BYTES_CAP),
             default=DEFAULT_MAX_DOC_BYTES,
             show_default="16M",
-            help="Read at most this much of each document (a warning says when a document is cut).",
+            help="Read at most this much of each document (a warning says when a document is cut); at most 64M "
+            "(analysing a document takes about 15 times its size in memory).",
         ),
         click.option(
             "--strict",
@@ -162,7 +164,8 @@ cluster_option = click.option(
     default=None,
     help="Do the work on a Dask cluster: tcp://HOST:8786 for a running scheduler, local[:N] for N worker "
     "processes started for this command. Workers need the same nbcli and the files at the same paths. "
-    "Needs: pip install 'nbcli[dask]'. Results are the same as with --jobs.",
+    "Needs: pip install 'nbcli[dask]'. Results are the same as with --jobs. A scheduler that does not answer "
+    "in 10 s (NBCLI_CLUSTER_TIMEOUT=SECONDS) is an error.",
 )
 
 

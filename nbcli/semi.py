@@ -13,6 +13,17 @@ on one vocabulary and turns an EM fit into an ordinary nbcli model:
   the clusters `cluster1`..`clusterK`, their counts the expected counts, so
   `predict` assigns clusters and `info` shows each cluster's top terms.
 
+Decisions (issue 25): `train --unlabeled` skips an unlabelled document
+whose content digest (the record's identity, `identity.digests`) is among
+the labelled documents' (the labelled corpus given again would count
+twice); the model's meta counts them (`em.unlabelled_skipped_as_labelled`)
+and the command warns. `cluster` refuses, in one line and before EM:
+documents without a term, documents that are all the same, a k above the
+number of distinct documents (identical documents always share a cluster,
+so more clusters would be empty or split copies), and a k whose dense
+(k, terms) tables would need more memory than is available
+(`em.cluster_bytes`, `check_cluster_memory`).
+
 Expected counts are not counts of documents: a model fitted by EM cannot
 learn or forget one document exactly (the responsibilities of every
 unlabelled document would change), so `learn`, `forget`, `merge` and `train
@@ -166,8 +177,15 @@ def train_em(
     analyzer = Analyzer(analyzer_options)
     # the analysis too on the workers (term ids assigned here, in order: the same for any jobs)
     on_workers = functools.partial(analysed_batches, analyzer, jobs=jobs)
-    parts, vocab, mail_docs = analyse_streams([labelled, unlabelled], analyzer, analysed_batches=on_workers)
+    digests: list = []
+    parts, vocab, mail_docs = analyse_streams(
+        [labelled, unlabelled], analyzer, analysed_batches=_digesting(on_workers, digests)
+    )
     (XL, labels), (XU, _) = parts
+    labelled_again = _among(digests[1], digests[0])
+    skipped = int(labelled_again.sum())
+    if skipped:
+        XU = XU[~labelled_again]
     if len(labels) == 0:
         raise NbcliError("the corpus has no labelled documents", hint="check the paths")
     classes = sorted(set(labels))
@@ -207,6 +225,7 @@ def train_em(
         {
             "em": {
                 "unlabelled_documents": int(XU.shape[0]),
+                "unlabelled_skipped_as_labelled": skipped,
                 "weight": weight,
                 "e_tokens": e_tokens,
                 "iterations": fit.iterations,
@@ -230,6 +249,30 @@ def train_em(
     return ComponentClassifier(inner), fit
 
 
+def _digesting(analysed_batches, digests: list):
+    """`analysed_batches` that also keeps, per stream, each document's
+    content digest (the record's identity, `identity.digests`) in `digests`:
+    one (n, 2) uint64 array per stream, in order."""
+    from nbcli.identity import digests as content_digests
+
+    def analysed(docs):
+        mine: list = []
+        for batch, tokens in analysed_batches(docs):
+            mine.append(content_digests(tokens.hashes, tokens.doc_ptr))
+            yield batch, tokens
+        digests.append(np.concatenate(mine) if mine else np.zeros((0, 2), np.uint64))
+
+    return analysed
+
+
+def _among(these: np.ndarray, those: np.ndarray) -> np.ndarray:
+    """(len(these),) bool: which of the (n, 2) digests `these` are among `those`."""
+    as_bytes = np.dtype((np.void, 16))
+    a = np.ascontiguousarray(these, dtype=np.uint64).view(as_bytes).ravel()
+    b = np.ascontiguousarray(those, dtype=np.uint64).view(as_bytes).ravel()
+    return np.isin(a, b)
+
+
 def cluster_docs(docs, analyzer_options, kind: str, k, alpha: float, restarts: int, seed: int, log=None):
     """(Classifier of the clusters, the em.Fit, the BIC table when k is
     'auto' (else None)) of unlabelled documents."""
@@ -240,21 +283,32 @@ def cluster_docs(docs, analyzer_options, kind: str, k, alpha: float, restarts: i
     if kind not in EM_KINDS:
         raise NbcliError(f"--model {kind}: clusters are multinomial or bernoulli mixtures")
     parts, vocab, mail_docs = analyse_streams([docs], Analyzer(analyzer_options))
-    X = parts[0][0]
+    X = em.prepare(parts[0][0], kind)
     n = X.shape[0]
     if n < 2:
         raise NbcliError(f"{n} document(s): nothing to cluster", hint="give more documents")
+    if X.nnz == 0:
+        raise NbcliError(
+            f"none of the {n} documents has a term: nothing to cluster",
+            hint="check the inputs (empty files?) and the analyzer options",
+        )
+    distinct = em.distinct_rows(X)
+    if distinct < 2:
+        raise NbcliError(f"the {n} documents are all the same: nothing to cluster", hint="give different documents")
     table = None
     if k == "auto":
-        ks = [kk for kk in range(1, AUTO_MAX_K + 1) if kk <= n]
+        ks = [kk for kk in range(1, AUTO_MAX_K + 1) if kk <= distinct]
+        check_cluster_memory(kind, ks[-1], n, len(vocab))
         k, table = em.choose_k(X, ks, event_model=kind, alpha=alpha, restarts=restarts, seed=seed)
         if k == 1:
             raise NbcliError(
                 "the documents look like one cluster (the lowest BIC is at k = 1)",
                 hint="give -k 2 or more to split them",
             )
-    if not 2 <= k <= n:
-        raise NbcliError(f"-k {k}: give 2 to {n} clusters (the number of documents)")
+    if not 2 <= k <= distinct:
+        same = "" if distinct == n else f" ({n} documents, {distinct} distinct: identical ones go to one cluster)"
+        raise NbcliError(f"-k {k}: give 2 to {distinct} clusters{same}")
+    check_cluster_memory(kind, k, n, len(vocab))
     fit = em.cluster(X, k, event_model=kind, alpha=alpha, restarts=restarts, seed=seed, log=log)
     classes = [f"cluster{i + 1}" for i in range(k)]
     meta = _meta(
@@ -278,3 +332,35 @@ def cluster_docs(docs, analyzer_options, kind: str, k, alpha: float, restarts: i
     # every count of a clustering is expected: documents learned into a cluster later are counted exactly
     model.expected = (np.asarray(fit.expected_count, dtype=np.float64), np.asarray(fit.expected_docs, np.float64))
     return model, fit, table
+
+
+def check_cluster_memory(kind: str, k: int, n_docs: int, n_terms: int) -> None:
+    """An error, before anything is allocated, when k clusters of these
+    documents would need more memory than this machine has available
+    (`em.cluster_bytes`; the available memory is unknown off Linux: no check)."""
+    from nbcli import em
+
+    need, have = em.cluster_bytes(kind, k, n_docs, n_terms), available_memory()
+    if have is not None and need > have:
+        raise NbcliError(
+            f"-k {k}: {k} clusters of {n_docs} documents and {n_terms} terms need about {_gb(need)} of memory, "
+            f"and {_gb(have)} is available",
+            hint=f"give a smaller -k (at most about {max(1, k * have // need)} here)",
+        )
+
+
+def _gb(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux: MemAvailable
+    in /proc/meminfo), or None when unknown."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None

@@ -16,7 +16,7 @@ import pytest
 from nbcli import modelfile
 from nbcli.errors import NbcliError
 
-from conftest import SAMPLES, make_docs, run
+from conftest import SAMPLES, make_docs, run, run_process
 
 distributed = pytest.importorskip("distributed")
 
@@ -339,3 +339,109 @@ def test_a_scheduler_lost_mid_run_is_one_line():
         threading.Timer(0.5, lost.close).start()
         with pytest.raises(NbcliError, match="lost the Dask scheduler at inproc://"):
             list(executor.map(_slow, None, [(0, 3.0), (1, 3.0)]))
+
+
+def _fake_server(kind: str):
+    """A loopback server that is not a Dask scheduler: `tarpit` accepts and
+    never speaks (a hung scheduler looks the same), `ssh` sends a banner,
+    `http` answers whatever it reads with an HTTP error. (address, stop)."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held = []
+
+    def answer(conn):
+        try:
+            if kind == "ssh":
+                conn.sendall(b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n")
+            elif kind == "http":
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        except OSError:
+            pass
+
+    def serve():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # closed: the test is over
+                return
+            held.append(conn)  # kept open: a tarpit never hangs up
+            threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+
+    def stop():
+        listener.close()
+        for conn in held:
+            conn.close()
+
+    return f"tcp://127.0.0.1:{listener.getsockname()[1]}", stop
+
+
+@pytest.mark.parametrize("kind", ["tarpit", "ssh", "http", "foo://x", "tls://127.0.0.1:1"])
+def test_a_bad_scheduler_address_is_one_line_and_no_hang(tmp_path, kind):
+    """Issue 25, items 16 and 17: a peer that accepts and never speaks
+    Dask hung the command forever; SSH or HTTP was an internal error
+    (MemoryError: Dask read their bytes as a frame of exabytes), and so
+    were an unknown scheme and tls:// without TLS settings, each followed
+    20 s later by Dask's own traceback. Now one line each, within the
+    connect timeout (NBCLI_CLUSTER_TIMEOUT, 2 s here for the tarpit); the
+    subprocess timeout bounds the run."""
+    model = tmp_path / "m.nb"
+    ok(run(["train", MAIL / "train", "-o", model, "-q"]))
+    stop = lambda: None  # noqa: E731
+    if "://" in kind:
+        address = kind
+    else:
+        address, stop = _fake_server(kind)
+    wait = "2" if kind == "tarpit" else "20"  # the others answer at once: a loaded machine cannot fail them
+    try:
+        proc = run_process(
+            ["predict", model, MAIL / "test", "--cluster", address], timeout=60, env={"NBCLI_CLUSTER_TIMEOUT": wait}
+        )
+    finally:
+        stop()
+    stderr = proc.stderr.decode()
+    assert proc.returncode == 1 and proc.stdout == b""
+    assert stderr.startswith("nbcli: error: ") and stderr.count("\n") == 1, stderr
+    assert "Traceback" not in stderr and "internal error" not in stderr
+    expected = {
+        "tarpit": "did not answer in 2 s",
+        "ssh": "is not a Dask scheduler",
+        "http": "is not a Dask scheduler",
+        "foo://x": "unknown address scheme foo://",
+        "tls://127.0.0.1:1": "needs Dask's TLS settings",
+    }[kind]
+    assert expected in stderr and address in stderr
+
+
+def test_a_worker_address_is_not_a_scheduler(tmp_path):
+    model = tmp_path / "m.nb"
+    ok(run(["train", MAIL / "train", "-o", model, "-q"]))
+    # a cluster of its own, on loopback tcp: the shared ones' workers may be restarting
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0", protocol="tcp"
+    ) as own:
+        [worker] = [w.address for w in own.workers.values()]
+        result = run(["predict", model, MAIL / "test", "--cluster", worker])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr == f"nbcli: error: {worker} is a Dask Worker, not a scheduler; " + (
+        "give the scheduler's address (the one `dask worker` is given)\n"
+    )
+
+
+def test_a_bad_timeout_or_an_address_without_a_port_is_one_line(tmp_path, monkeypatch):
+    model = tmp_path / "m.nb"
+    ok(run(["train", MAIL / "train", "-o", model, "-q"]))
+    monkeypatch.setenv("NBCLI_CLUSTER_TIMEOUT", "soon")
+    result = run(["predict", model, MAIL / "test", "--cluster", "tcp://127.0.0.1:1"])
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("nbcli: error: NBCLI_CLUSTER_TIMEOUT=soon: not a number of seconds")
+    monkeypatch.delenv("NBCLI_CLUSTER_TIMEOUT")
+    result = run(["predict", model, MAIL / "test", "--cluster", "tcp://127.0.0.1"])
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert "missing port number" in result.stderr and "8786" in result.stderr

@@ -280,3 +280,85 @@ def test_cluster_the_rows_of_a_table(tmp_path):
     assert json.loads(run(["info", again, "--json"]).stdout)["model_id"] == info["model_id"]  # reproducible
     auto = run(["cluster", table, "--features", "all", "--ignore-fields", "hidden", "-k", "auto", "-o", model])
     assert auto.exit_code == 0 and "in 3 clusters" in auto.stderr
+
+
+def test_cluster_says_when_there_is_nothing_to_cluster(tmp_path):
+    """Issue 25, item 21: 20 empty documents were "clustered" 10 + 10, and
+    20 identical ones split into k equal clusters, without a word."""
+    empty = write_jsonl(tmp_path / "empty.jsonl", [""] * 20)
+    result = run(["cluster", empty, "-k", "2", "-o", tmp_path / "e.nb"])
+    assert result.exit_code == 1 and not (tmp_path / "e.nb").exists()
+    assert result.stderr.startswith("nbcli: error: none of the 20 documents has a term: nothing to cluster")
+    assert result.stderr.count("\n") == 1
+    same = write_jsonl(tmp_path / "same.jsonl", ["star planet orbit"] * 20)
+    for k in ("2", "auto"):
+        result = run(["cluster", same, "-k", k, "-o", tmp_path / "s.nb"])
+        assert result.exit_code == 1 and not (tmp_path / "s.nb").exists()
+        assert result.stderr == (
+            "nbcli: error: the 20 documents are all the same: nothing to cluster; give different documents\n"
+        )
+
+
+def test_k_is_at_most_the_distinct_documents(tmp_path):
+    texts = ["star planet orbit"] * 10 + ["bread butter oven"] * 10 + ["goal match keeper"] * 10
+    corpus = write_jsonl(tmp_path / "c.jsonl", texts)
+    result = run(["cluster", corpus, "-k", "4", "-o", tmp_path / "m.nb"])
+    assert result.exit_code == 1 and not (tmp_path / "m.nb").exists()
+    assert result.stderr == (
+        "nbcli: error: -k 4: give 2 to 3 clusters (30 documents, 3 distinct: identical ones go to one cluster)\n"
+    )
+    result = run(["cluster", corpus, "-k", "3", "-o", tmp_path / "m.nb"])
+    assert result.exit_code == 0, result.stderr
+    assert "30 documents in 3 clusters (cluster1 10, cluster2 10, cluster3 10)" in result.stderr
+
+
+def test_k_is_bounded_by_the_memory_it_needs(tmp_path, monkeypatch):
+    """Issue 25, item 19: -k 2000 took 7 GB; k clusters need about k x
+    terms dense cells: refused in one line before anything is allocated."""
+    from nbcli import semi
+
+    rng = np.random.default_rng(3)
+    texts = [" ".join(f"w{w}" for w in rng.integers(0, 100_000, 40)) for _ in range(300)]
+    corpus = write_jsonl(tmp_path / "c.jsonl", texts)
+    n_terms = len({w for t in texts for w in t.split()})
+    table = 200 * n_terms * 8  # one float64 (k, terms) table: EM holds several
+    monkeypatch.setattr(semi, "available_memory", lambda: table, raising=False)
+    result = run(["cluster", corpus, "-k", "200", "-o", tmp_path / "m.nb"])
+    assert result.exit_code == 1 and not (tmp_path / "m.nb").exists()
+    line = result.stderr
+    assert line.startswith(f"nbcli: error: -k 200: 200 clusters of 300 documents and {n_terms} terms need about ")
+    assert "give a smaller -k (at most about " in line and line.count("\n") == 1
+    result = run(["cluster", corpus, "-k", "20", "--restarts", "1", "-o", tmp_path / "m.nb", "-q"])
+    assert result.exit_code == 0, result.stderr
+
+
+def test_the_summary_line_names_at_most_ten_clusters(tmp_path):
+    texts, _ = planted(20, seed=2)
+    corpus = write_jsonl(tmp_path / "c.jsonl", texts)
+    result = run(["cluster", corpus, "-k", "25", "--restarts", "1", "-o", tmp_path / "m.nb"])
+    assert result.exit_code == 0, result.stderr
+    line = [s for s in result.stderr.splitlines() if "clusters (" in s][0]
+    assert "cluster10 " in line and "cluster11" not in line
+    assert re.search(r"in 25 clusters \(cluster1 \d+, .*, cluster10 \d+, and 15 more; \d+ empty\)$", line), line
+
+
+def test_unlabelled_documents_already_labelled_are_skipped(tmp_path):
+    """Issue 25, item 21: the labelled corpus given again as --unlabeled
+    was counted twice, silently. A document whose content digest (the
+    record's identity) is among the labelled ones is skipped, with a
+    warning counting them: the model is the one without them."""
+    texts, labels = planted(30, seed=9, length=12)
+    labelled = write_jsonl(tmp_path / "l.jsonl", texts[::3], labels[::3])
+    others = [t for i, t in enumerate(texts) if i % 3]
+    unlabelled = write_jsonl(tmp_path / "u.jsonl", others)
+    both = write_jsonl(tmp_path / "both.jsonl", texts)  # the labelled ones again, without their labels
+    ids = []
+    for name, extra in (("plain", unlabelled), ("again", both)):
+        model = tmp_path / f"{name}.nb"
+        result = run(["train", labelled, "--unlabeled", extra, "-o", model])
+        assert result.exit_code == 0, result.stderr
+        ids.append(json.loads(run(["info", model, "--json"]).stdout)["model_id"])
+        skipped = f"warning: --unlabeled: skipped {len(texts[::3])} documents also in the labelled corpus"
+        assert (skipped in result.stderr) == (name == "again")
+    assert ids[0] == ids[1]
+    assert modelfile.load(str(tmp_path / "again.nb")).meta["em"]["unlabelled_documents"] == len(others)

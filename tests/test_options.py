@@ -90,3 +90,20 @@ def test_the_model_file_records_a_default_typed_on_the_command_line(tmp_path, ma
     typed = json.loads(run(["info", tmp_path / "typed.nb", "--json"]).stdout)["options"]
     plain = json.loads(run(["info", tmp_path / "plain.nb", "--json"]).stdout)["options"]
     assert typed["select_by"] == "ig" and "select_by" not in plain
+
+
+def test_max_doc_bytes_is_capped_as_max_message_bytes_is(tmp_path):
+    """Issue 25, item 20: --max-doc-bytes had no upper bound, and analysing
+    one document costs about 15 times its size (a 1G one-line document was
+    killed past 8 GB): more than 64M is a usage error, in one line."""
+    corpus = tmp_path / "c"
+    for label in ("a", "b"):
+        (corpus / label).mkdir(parents=True)
+        (corpus / label / "1.txt").write_text(f"words of {label}")
+    for size in ("65M", "1G"):
+        result = run(["train", corpus, "-o", tmp_path / "m.nb", "--max-doc-bytes", size])
+        assert result.exit_code == 2 and not (tmp_path / "m.nb").exists()
+        assert f"'{size}' is more than the largest allowed, 64M" in result.stderr
+        assert result.stderr.count("\n") == 1
+    result = run(["train", corpus, "-o", tmp_path / "m.nb", "--max-doc-bytes", "64M", "-q"])
+    assert result.exit_code == 0, result.stderr
