@@ -435,24 +435,23 @@ class Worker:
         except FileNotFoundError:
             raise ModelFileError(f"{path}: no such model file (removed?)") from None
         identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-        held = self.models.get(path)
+        held = self.models.pop(path, None)  # put back last: the most recently used
         if held is not None and held[0] != identity and not held[4] and held[0][:2] == identity[:2]:
-            del self.models[path]  # mapped, and changed in place: its pages may be gone
-            held = None
+            held = None  # mapped, and changed in place: its pages may be gone
         if held is None or held[0] != identity:
+            copy = st.st_size <= COPY_LIMIT
             try:
-                classifier = modelfile.load(path, copy=st.st_size <= COPY_LIMIT)
+                classifier = modelfile.load(path, copy=copy)
                 _check_spam_model(classifier, self.settings, path)
             except NbcliError:
                 if held is None:
                     raise
-                self.models.move_to_end(path)
-                return held[1:4]  # a damaged replacement: keep serving the last good model
-            s = self.settings
-            verdicts = Verdicts(classifier.classes, s.spam_class, s.spam_cutoff, s.ham_cutoff)
-            held = (identity, classifier, verdicts, modelfile.model_id(classifier), st.st_size <= COPY_LIMIT)
-            self.models[path] = held
-        self.models.move_to_end(path)
+                classifier = None  # a damaged replacement: keep serving the last good model
+            if classifier is not None:
+                s = self.settings
+                verdicts = Verdicts(classifier.classes, s.spam_class, s.spam_cutoff, s.ham_cutoff)
+                held = (identity, classifier, verdicts, modelfile.model_id(classifier), copy)
+        self.models[path] = held
         self._evict()
         return held[1:4]
 
@@ -461,7 +460,7 @@ class Worker:
         served model is never released)."""
         others = [p for p in self.models if p != self.settings.model]
         for path in others[: max(0, len(others) - self.settings.model_cache)]:
-            del self.models[path]
+            self.models.pop(path, None)
 
     def score(self, request: spamd.Request, body: bytes, path: str) -> bytes:
         from nbcli.filtering import header_value

@@ -200,6 +200,19 @@ def test_per_user_models_are_released(trained, tmp_path):
         stopped(srv)
 
 
+def test_the_model_cache_releases_the_least_recently_used_and_never_the_served_model(trained, tmp_path):
+    from nbcli import serve
+
+    paths = [str(tmp_path / f"u{i}.nb") for i in range(3)]
+    for path in paths:
+        shutil.copy(trained, path)
+    settings = serve.Settings(str(trained), None, None, [], 1, models_dir=str(tmp_path), model_cache=2)
+    worker = serve.Worker(settings, [])
+    for path in (str(trained), paths[0], paths[1], paths[0], paths[2], paths[0]):
+        worker.model(path)
+    assert set(worker.models) == {str(trained), paths[0], paths[2]}
+
+
 # -- 9: what a TELL may add --------------------------------------------------------------------
 
 
