@@ -34,8 +34,10 @@ from nbcli.options import (
 )
 from nbcli.stdio import write, write_json
 
+_WITHOUT_CLASS = "the inputs are read as 'nbcli train' reads a corpus: class folders or labelled tables."
 
-def _class_options(f):
+
+def _class_options(f, without: str = _WITHOUT_CLASS):
     f = click.option("--ham", "as_ham", is_flag=True, help="Short for --class ham (a spam model's classes).")(f)
     f = click.option("--spam", "as_spam", is_flag=True, help="Short for --class spam (a spam model's classes).")(f)
     f = click.option(
@@ -43,10 +45,13 @@ def _class_options(f):
         "--class",
         "label",
         metavar="CLASS",
-        help="The class of every document in the inputs. Without it (and without --spam or --ham), the inputs "
-        "are read as 'nbcli train' reads a corpus: class folders or labelled tables.",
+        help=f"The class of every document in the inputs. Without it (and without --spam or --ham), {without}",
     )(f)
     return f
+
+
+def _forget_class_options(f):
+    return _class_options(f, "each document is forgotten from the class the model's record holds it in.")
 
 
 def _label(label, as_spam, as_ham) -> str | None:
@@ -263,7 +268,7 @@ def _class_counts(classifier) -> dict:
 @click.command()
 @click.argument("model")
 @click.argument("inputs", nargs=-1, metavar="[INPUT]...")
-@_class_options
+@_forget_class_options
 @json_option
 @read_options
 @jobs_option
