@@ -34,8 +34,10 @@ from nbcli.options import (
 )
 from nbcli.stdio import write, write_json
 
+_WITHOUT_CLASS = "the inputs are read as 'nbcli train' reads a corpus: class folders or labelled tables."
 
-def _class_options(f):
+
+def _class_options(f, without: str = _WITHOUT_CLASS):
     f = click.option("--ham", "as_ham", is_flag=True, help="Short for --class ham (a spam model's classes).")(f)
     f = click.option("--spam", "as_spam", is_flag=True, help="Short for --class spam (a spam model's classes).")(f)
     f = click.option(
@@ -43,10 +45,13 @@ def _class_options(f):
         "--class",
         "label",
         metavar="CLASS",
-        help="The class of every document in the inputs. Without it (and without --spam or --ham), the inputs "
-        "are read as 'nbcli train' reads a corpus: class folders or labelled tables.",
+        help=f"The class of every document in the inputs. Without it (and without --spam or --ham), {without}",
     )(f)
     return f
+
+
+def _forget_class_options(f):
+    return _class_options(f, "each document is forgotten from the class the model's record holds it in.")
 
 
 def _label(label, as_spam, as_ham) -> str | None:
@@ -122,6 +127,11 @@ def _after(classifier) -> str:
     metavar="A,B,...",
     help="With --create: the new model's classes (default with --spam or --ham: ham,spam).",
 )
+@click.option(
+    "--new-class",
+    is_flag=True,
+    help="Let the documents add a class MODEL does not have (without it, such a class is refused as a typo).",
+)
 @json_option
 @read_options
 @training_options
@@ -129,7 +139,7 @@ def _after(classifier) -> str:
 @cluster_option
 @quiet_option
 @click.pass_context
-def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, as_json, **kw):
+def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, new_class, as_json, **kw):
     """Add documents to a model, exactly as if it had been trained with them.
 
     INPUT: files, folders, mboxes, Maildirs or tables, as 'nbcli train'
@@ -137,8 +147,10 @@ def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, as_json, 
     or an mbox). The model's record of learned documents makes a repeat
     harmless: a document learned in the same class again changes nothing,
     and one learned in another class is moved (its counts leave that
-    class). The update is locked and atomic: concurrent learners take
-    turns, and a crash leaves the old model or the new one.
+    class). A class MODEL does not have is refused unless --new-class is
+    given. The update is locked and atomic: concurrent learners take
+    turns, and a crash leaves the old model or the new one. A MODEL that
+    is a symbolic link changes the file it points to.
 
     \b
     Example:
@@ -160,6 +172,8 @@ def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, as_json, 
         current = modelfile.load(model)
         _spam_shortcut(current, label, as_spam, as_ham, model)
         learning.check_learnable(current, model)
+        if label is not None and not new_class:
+            _check_classes(current, [label], model, "learned")
         if trained_with and not create:
             raise click.UsageError(
                 f"{trained_with[0]} is a training option; {model} keeps the options it was made with"
@@ -181,6 +195,8 @@ def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, as_json, 
             if not exists or _stamp(model) != stamp:  # changed since it was read: read it as it is now
                 current = modelfile.load(model)
             learning.check_learnable(current, model)
+            if not new_class:
+                _check_classes(current, learning.new_classes(current, analysed), model, "learned")
             if current.analyzer_options != analyzer_options:  # replaced meanwhile by another kind of model
                 raise NbcliError(
                     f"{model} was replaced by a model with other analyzer options while the input was read; "
@@ -200,6 +216,19 @@ def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, as_json, 
         if changed:
             modelfile.save(updated, model)
     _said(outcome, label, model, updated, as_json, diagnostics)
+
+
+def _check_classes(classifier, labels, path: str, done: str) -> None:
+    """Refuse classes the model does not have (a typo in --class would
+    otherwise add a class for good)."""
+    foreign = sorted(set(labels) - set(classifier.classes))
+    if foreign:
+        raise NbcliError(
+            f"{path} has no class {', '.join(foreign)} (its classes: {', '.join(classifier.classes)}); "
+            f"nothing was {done}",
+            hint="check the spelling"
+            + (", or add --new-class to add it" if done == "learned" else ", or give no --class"),
+        )
 
 
 def _stamp(path: str) -> tuple:
@@ -239,7 +268,7 @@ def _class_counts(classifier) -> dict:
 @click.command()
 @click.argument("model")
 @click.argument("inputs", nargs=-1, metavar="[INPUT]...")
-@_class_options
+@_forget_class_options
 @json_option
 @read_options
 @jobs_option
@@ -247,21 +276,27 @@ def _class_counts(classifier) -> dict:
 def forget(model, inputs, label, as_spam, as_ham, as_json, **kw):
     """Take documents a model learned out of it again, exactly.
 
-    The inputs are read as for 'nbcli learn'. Each document must be in the
-    model's record of learned documents, in that class; if any is not,
-    nothing changes and the command says which (exit 1).
+    INPUT: files, folders, mboxes, Maildirs or tables; none, or -, reads
+    standard input. With --class (--spam, --ham) each document must be in
+    the model's record of learned documents in that class; without, each
+    is forgotten from the class the record holds it in. If any is not in
+    the record, nothing changes and the command says which (exit 1).
 
     \b
     Example:
       nbcli forget mail.nb --spam < message
+      nbcli forget mail.nb < message       # from whichever class it was learned in
     """
     from nbcli import learning, modelfile
+    from nbcli.sources import labeled_corpus
 
     label = _label(label, as_spam, as_ham)
     diagnostics = make_diagnostics(kw["quiet"])
     current = modelfile.load(model)
     _spam_shortcut(current, label, as_spam, as_ham, model)
-    docs = _documents(inputs, label, kw, diagnostics)
+    if label is not None:
+        _check_classes(current, [label], model, "forgotten")
+    docs = labeled_corpus([], [(label, path) for path in inputs or ("-",)], read_opts(kw, diagnostics))
     analysed = _analysed(current.analyzer, docs, kw, diagnostics)
     with modelfile.locked(model):
         current = modelfile.load(model)

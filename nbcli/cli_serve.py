@@ -41,10 +41,40 @@ from nbcli.stdio import err
     metavar="DIR",
     help="Per-user models: a request's User header picks DIR/USER.nb when it exists, else MODEL.",
 )
+@click.option(
+    "--model-cache",
+    type=click.IntRange(1, 100000),
+    default=16,
+    show_default=True,
+    metavar="N",
+    help="With --models-dir: per-user models each worker keeps loaded (the least recently used are released).",
+)
+@click.option(
+    "--max-model-size",
+    type=ByteSize(),
+    default="128M",
+    show_default=True,
+    help="With --allow-tell: refuse a TELL that would grow a model file past this (prune the model to make room).",
+)
 @click.option("--explain", type=click.IntRange(0, 100), default=5, show_default=True, help="Evidence terms in REPORT.")
 @cutoff_options
 @quiet_option
-def serve(model, socket_path, port, tcp, listen, workers, max_size, timeout, allow_tell, models_dir, explain, **kw):
+def serve(
+    model,
+    socket_path,
+    port,
+    tcp,
+    listen,
+    workers,
+    max_size,
+    timeout,
+    allow_tell,
+    models_dir,
+    model_cache,
+    max_model_size,
+    explain,
+    **kw,
+):
     """Answer SpamAssassin's spamd protocol with MODEL, for spamc, spamass-milter and Exim.
 
     Messages are classified at a few milliseconds each by worker processes
@@ -52,6 +82,11 @@ def serve(model, socket_path, port, tcp, listen, workers, max_size, timeout, all
     themselves (SIGHUP reloads; SIGTERM finishes the requests in flight and
     stops). The score is the log-odds of spam, the threshold the spam
     cut-off's log-odds (3.9 for 0.98); see the README's "nbcli serve".
+    With --models-dir each worker keeps the --model-cache most recently
+    used user models; with --allow-tell a TELL learns a message of at most
+    --max-size into a model of at most --max-model-size, and with
+    --models-dir only a user's own model learns (a user without one is
+    refused).
 
     \b
     Example:
@@ -87,6 +122,8 @@ def serve(model, socket_path, port, tcp, listen, workers, max_size, timeout, all
         spam_cutoff=kw["spam_cutoff"],
         ham_cutoff=kw["ham_cutoff"],
         explain=explain,
+        model_cache=model_cache,
+        max_model_size=max_model_size,
     )
     quiet = kw["quiet"]
     return run(settings, lambda line: None if quiet and not line.startswith("serving") else err(f"nbcli: {line}"))

@@ -214,6 +214,23 @@ class Counts:
             expected_docs=expected_docs,
         )
 
+    def only_classes(self, names: list[str]) -> Counts:
+        """The counts of classes `names` only (the others must hold no
+        document of the record)."""
+        rows = np.array([self.classes.index(c) for c in names], dtype=np.int64)
+        new_of_old = np.full(len(self.classes), -1, dtype=np.int64)
+        new_of_old[rows] = np.arange(len(rows))
+        counts = dataclasses.replace(
+            self,
+            classes=list(names),
+            class_count=self.class_count[rows],
+            tf=np.ascontiguousarray(self.tf[rows]),
+            df=None if self.df is None else np.ascontiguousarray(self.df[rows]),
+            fit=None if self.fit is None else np.ascontiguousarray(self.fit[rows]),
+            record=self.record.relabelled(new_of_old),
+        )
+        return _settled(counts)
+
     def columns(self, keep: np.ndarray) -> Counts:
         """The counts restricted to the terms (columns) `keep` (bool (V,))."""
         cols = np.flatnonzero(keep)
@@ -441,30 +458,38 @@ def plan_learning(counts: Counts, docs: Analysed) -> tuple[list[tuple[int, int, 
 
 
 def plan_forgetting(counts: Counts, docs: Analysed) -> tuple[list[tuple[int, int, int]], list[int], Outcome]:
-    """Forget each document from its class: all its copies there. A
-    document the record does not hold in that class is refused (NbcliError
-    naming it and where it was learned, if anywhere), before anything
-    changes."""
+    """Forget each document from its class: all its copies there; a
+    document without a label (None) from whichever class the record holds
+    it in. A class the model does not have, and a document the record does
+    not hold (in that class), are refused (NbcliError naming it and where it
+    was learned, if anywhere), before anything changes."""
     changes, removed, done = [], [], set()
     outcome = Outcome()
     index = {c: i for i, c in enumerate(counts.classes)}
     for i in range(len(docs)):
-        cls = index.get(docs.labels[i])
-        found = counts.record.find(docs.digest[i])
-        mine = [e for e in found.tolist() if counts.record.label[e] == cls]
-        if not mine:
-            where = sorted({counts.classes[int(counts.record.label[e])] for e in found.tolist()})
-            said = f"it was learned as {' and '.join(where)}" if where else "the model's record does not hold it"
+        label = docs.labels[i]
+        if label is not None and label not in index:
             raise NbcliError(
-                f"{_name(docs.ids[i])} was never learned as {docs.labels[i]} ({said}); nothing was forgotten",
+                f"the model has no class {label} (its classes: {', '.join(counts.classes)}); nothing was forgotten",
+                hint="give --class one of them, or no --class to forget each document from the class it was learned in",
+            )
+        found = counts.record.find(docs.digest[i]).tolist()
+        mine = found if label is None else [e for e in found if counts.record.label[e] == index[label]]
+        if not mine:
+            where = sorted({counts.classes[int(counts.record.label[e])] for e in found})
+            said = f"it was learned as {' and '.join(where)}" if where else "the model's record does not hold it"
+            as_label = "" if label is None else f" as {label}"
+            raise NbcliError(
+                f"{_name(docs.ids[i])} was never learned{as_label} ({said}); nothing was forgotten",
                 hint=f"use --class {where[0]}" if where else "only documents learned by this model can be forgotten",
             )
-        entry = mine[0]
-        if entry in done:
+        new = [e for e in mine if e not in done]
+        if not new:
             continue  # the same document twice in the input
-        done.add(entry)
-        changes.append((i, cls, -int(counts.record.copies[entry])))
-        removed.append(entry)
+        for entry in new:
+            done.add(entry)
+            changes.append((i, int(counts.record.label[entry]), -int(counts.record.copies[entry])))
+            removed.append(entry)
         outcome.forgotten += 1
     return changes, removed, outcome
 
@@ -708,28 +733,50 @@ def _transforms(classifier):
     return None
 
 
+def new_classes(classifier, docs: Analysed) -> list[str]:
+    """The classes of the documents that the model does not have."""
+    return sorted(set(docs.labels) - set(classifier.classes) - {None})
+
+
 def learn(classifier, docs: Analysed) -> tuple[object, Outcome]:
     """`classifier` having learned the analysed documents, each in its label's
-    class (new classes are added), and what happened."""
+    class (new classes are added: the commands refuse them unless asked,
+    see `new_classes`; the model's meta keeps them as `added_classes`, so
+    that forgetting their last document takes them out again), and what
+    happened."""
     check_learnable(classifier)
+    added = new_classes(classifier, docs)
     counts = Counts.of(classifier).with_classes(set(docs.labels))
     changes, entries, removed, outcome = plan_learning(counts, docs)
     updated = apply(counts, docs, changes, _transforms(classifier))
     updated.record = counts.record.without(removed).plus(entries)
     if not changes:
         return classifier, outcome
-    return rebuild(updated, classifier, classifier.meta), outcome
+    meta = classifier.meta
+    if added:
+        meta = {**meta, "added_classes": sorted(set(meta.get("added_classes", [])) | set(added))}
+    return rebuild(updated, classifier, meta), outcome
 
 
 def forget(classifier, docs: Analysed) -> tuple[object, Outcome]:
     """`classifier` having forgotten the analysed documents (see
-    `plan_forgetting`)."""
+    `plan_forgetting`). A class that learning added (`added_classes`) and
+    that this leaves without documents goes again, so a class learned by
+    mistake and forgotten leaves the model as it was."""
     counts = Counts.of(classifier)
     changes, removed, outcome = plan_forgetting(counts, docs)
     check_learnable(classifier)
     updated = apply(counts, docs, changes, _transforms(classifier))
     updated.record = counts.record.without(removed)
-    return rebuild(updated, classifier, classifier.meta), outcome
+    meta = classifier.meta
+    added = set(meta.get("added_classes", []))
+    empty = {c for c, n in zip(updated.classes, updated.class_count) if c in added and n == 0}
+    if empty and len(updated.classes) - len(empty) >= 2 and updated.expected_tf is None:
+        updated = updated.only_classes([c for c in updated.classes if c not in empty])
+        meta = {k: v for k, v in meta.items() if k != "added_classes"}
+        if added - empty:
+            meta["added_classes"] = sorted(added - empty)
+    return rebuild(updated, classifier, meta), outcome
 
 
 def create(analyzer_options, options, classes: list[str], docs: Analysed):

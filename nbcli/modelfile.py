@@ -9,7 +9,10 @@ which a test checks byte for byte against joblib) without importing joblib
 (~50 ms of a one-message `nbcli learn`), to a temporary file in the
 target's folder that is flushed, fsynced and renamed over the target, under
 a lock file (`.NAME.lock`) so concurrent writers take turns: a reader sees
-the old model or the new one, never half of one.
+the old model or the new one, never half of one. A model path that is a
+symbolic link is resolved first (`target`): the link's target is locked and
+replaced, the link stays. The lock file is opened without following links
+and must be a regular file.
 
 Reading does not use joblib. `_SafeUnpickler` reads joblib's layout (a
 pickle stream in which each array is a `NumpyArrayWrapper` record followed by
@@ -36,6 +39,8 @@ file" for what they cost.
 
 from __future__ import annotations
 
+import errno
+import io
 import json
 import mmap
 import os
@@ -261,8 +266,11 @@ def dump_payload(payload: dict, fh) -> None:
     _JoblibPickler(fh).dump(payload)
 
 
-def read_payload(path: str) -> dict:
-    """The raw dict stored in a model file (arrays memory-mapped, read-only)."""
+def read_payload(path: str, copy: bool = False) -> dict:
+    """The raw dict stored in a model file (arrays memory-mapped, read-only;
+    copy=True: read into memory instead, so that nothing done to the file
+    afterwards, not even truncating it in place, can reach them: what
+    `nbcli serve` does with small models)."""
     try:
         fh = open(path, "rb")
     except FileNotFoundError:
@@ -274,16 +282,21 @@ def read_payload(path: str) -> dict:
     except OSError as exc:
         raise ModelFileError(f"cannot read model file {path}: {exc.strerror}") from None
     with fh:
-        size = os.fstat(fh.fileno()).st_size
-        head = fh.read(2)
+        if copy:
+            buffer = fh.read()
+            size, stream = len(buffer), io.BytesIO(buffer)
+        else:
+            size, stream = os.fstat(fh.fileno()).st_size, fh
+        head = stream.read(2)
         if len(head) == 0:
             raise ModelFileError(f"{path} is empty", hint="the model file was truncated; train it again")
         if head[:1] != b"\x80":
             raise ModelFileError(f"{path} is not an nbcli model file", hint="give a file written by 'nbcli train'")
-        fh.seek(0)
-        buffer = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        stream.seek(0)
+        if not copy:
+            buffer = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         try:
-            payload = _SafeUnpickler(fh, buffer, size).load()
+            payload = _SafeUnpickler(stream, buffer, size).load()
         except (EOFError, ValueError, struct.error) as exc:
             raise ModelFileError(
                 f"{path} is truncated or corrupt ({type(exc).__name__})",
@@ -405,6 +418,15 @@ def with_checksum(payload: dict) -> dict:
 _held: set[str] = set()  # the model files whose lock this process holds
 
 
+def target(path: str) -> str:
+    """The file that writing model `path` replaces, and whose lock it takes:
+    a symbolic link is followed to its final target (a user's `mail.nb ->
+    /srv/shared.nb` learns into the shared file, which every user of it
+    then reads; the link stays a link). Every writer resolves the link
+    alike, so writers through the link and to the target take turns."""
+    return os.path.realpath(path)
+
+
 @contextmanager
 def locked(path: str):
     """Hold the lock of model file `path` (`.NAME.lock` beside it) for a
@@ -416,17 +438,29 @@ def locked(path: str):
     itself). Temporary files of writers that were killed are removed here,
     since no other writer can be running."""
     import fcntl
+    import stat
 
-    key = os.path.abspath(path)
+    key = target(path)
     if key in _held:
         yield
         return
     folder, name = os.path.split(key)
     lock_path = os.path.join(folder, f".{name}.lock")
-    try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:  # never through a link: a dangling .NAME.lock link would make every learner create its target
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NbcliError(
+                f"cannot lock model file {path}: its lock file {lock_path} is a symbolic link",
+                hint=f"remove {lock_path}; nbcli makes it again",
+            ) from None
         raise NbcliError(f"cannot lock model file {path}: {exc.strerror} ({lock_path})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NbcliError(
+            f"cannot lock model file {path}: its lock file {lock_path} is not a regular file",
+            hint=f"remove {lock_path}; nbcli makes it again",
+        )
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         _held.add(key)
@@ -464,7 +498,7 @@ def check_writable(path: str) -> None:
     """Refuse a model path that cannot be written: a folder, or a file in a
     folder that does not exist (checked again when writing; commands check
     first, before reading their input)."""
-    folder = os.path.dirname(os.path.abspath(path))
+    folder = os.path.dirname(target(path))
     if os.path.isdir(path):
         raise NbcliError(f"{path} is a folder", hint="give a file name for the model, such as model.nb")
     if not os.path.isdir(folder):
@@ -478,7 +512,8 @@ def write_payload(payload: dict, path: str, checksum: bool = True) -> None:
     payload = with_checksum(payload) if checksum else {k: v for k, v in payload.items() if k != CHECKSUM_KEY}
 
     check_writable(path)
-    folder, name = os.path.split(os.path.abspath(path))
+    resolved = target(path)
+    folder, name = os.path.split(resolved)
     try:
         with locked(path):
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
@@ -487,8 +522,8 @@ def write_payload(payload: dict, path: str, checksum: bool = True) -> None:
                     dump_payload(payload, fh)
                     fh.flush()
                     os.fsync(fh.fileno())
-                os.chmod(tmp, _new_file_mode(path))
-                os.replace(tmp, path)
+                os.chmod(tmp, _new_file_mode(resolved))
+                os.replace(tmp, resolved)
             except BaseException:
                 try:
                     os.unlink(tmp)
@@ -714,6 +749,16 @@ def _calibration(p: dict, n_classes: int):
     except NbcliError as exc:
         detail = exc.message.removeprefix("the model's calibration is damaged: ")
         raise _Corrupt("calibration", f"is damaged: {detail}") from None
+
+
+def payload_bytes(payload: dict) -> int:
+    """About how many bytes `write_payload` writes for `payload`: its arrays'
+    bytes and their records, and the plain values (a bound to check before
+    writing, within a few KB)."""
+    arrays = [v for v in payload.values() if isinstance(v, np.ndarray)]
+    plain = {k: v for k, v in payload.items() if not isinstance(v, np.ndarray)}
+    size = sum(a.nbytes + 256 for a in arrays)
+    return size + len(json.dumps(plain, default=repr))
 
 
 def save(classifier, path: str) -> None:
@@ -987,11 +1032,11 @@ def _log_prior(a: np.ndarray, class_count: np.ndarray) -> np.ndarray:
     return a
 
 
-def load(path: str):
+def load(path: str, copy: bool = False):
     """Read a Classifier from a model file (see the module docstring); a
     model of several mixture components per class answers for its classes
-    (`semi.wrap_components`)."""
-    classifier = from_payload(read_payload(path), path)
+    (`semi.wrap_components`). copy: see `read_payload`."""
+    classifier = from_payload(read_payload(path, copy), path)
     if "components" in classifier.meta:
         from nbcli.semi import wrap_components
 

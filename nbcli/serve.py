@@ -8,10 +8,24 @@ The supervisor restarts a worker that dies (a crash of one never takes the
 others down), forwards SIGHUP (reload the models) and on SIGTERM or SIGINT
 lets every worker finish the request it is serving, then exits.
 
-Each worker keeps its models loaded (memory-mapped) and, before every
-request, checks the model file's identity (device, inode, size, mtime): a
-file replaced by `nbcli learn`, `nbcli train -o` or a TELL in another
-worker is read again, so the next request uses it; SIGHUP drops them all.
+Each worker keeps its models loaded and, before every request, checks the
+model file's identity (device, inode, size, mtime): a file replaced by
+`nbcli learn`, `nbcli train -o` or a TELL in another worker is read again,
+so the next request uses it; SIGHUP drops them all. Models up to
+COPY_LIMIT are read into memory (a copy per worker), larger ones mapped;
+see `Worker.model` for why (a file rewritten in place). Per-user models
+(--models-dir) are kept for the --model-cache most recently used, so a
+worker's memory and descriptors do not grow with the number of users.
+
+TELL (with --allow-tell) decisions: a Remove without Message-class (what
+`spamc -L forget` sends) forgets the message from the class the record
+holds it in; a Set learns a message of at most --max-size, into a model
+that stays under --max-model-size (else refused with how to prune); with
+--models-dir only a user's own model learns: a TELL for a user without one,
+or naming no user, is refused (EX_NOPERM), since it would change the
+shared model every such user is scored with (a later issue may add a
+choice). Any failure while answering a request is that request's error
+reply (`Worker.respond`), never the worker's end.
 
 A connection gets `timeout` seconds for each read; a request head is at
 most `spamd.MAX_HEAD` bytes; a message larger than `max_size` is answered
@@ -27,6 +41,7 @@ import os
 import signal
 import socket
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from nbcli import spamd
@@ -36,6 +51,9 @@ from nbcli.errors import NbcliError
 HARD_LIMIT = 64 << 20
 DEFAULT_MAX_SIZE = 500 * 1024  # spamc's default
 SPAMD_PORT = 783
+DEFAULT_MODEL_CACHE = 16  # per-user models a worker keeps loaded (--model-cache)
+DEFAULT_MAX_MODEL_SIZE = 128 << 20  # a TELL may not grow a model past this (--max-model-size)
+COPY_LIMIT = 64 << 20  # models up to this size are read into memory, not mapped (see Worker.model)
 
 
 def default_socket() -> str:
@@ -61,6 +79,8 @@ class Settings:
     spam_cutoff: float = DEFAULT_SPAM_CUTOFF
     ham_cutoff: float = DEFAULT_HAM_CUTOFF
     explain: int = 5
+    model_cache: int = DEFAULT_MODEL_CACHE
+    max_model_size: int = DEFAULT_MAX_MODEL_SIZE
 
 
 # -- the supervisor ---------------------------------------------------------------
@@ -226,7 +246,8 @@ class Worker:
         self.settings = settings
         self.sockets = sockets
         self.stop = False
-        self.models: dict[str, tuple] = {}  # path -> (file identity, classifier, verdicts, model id)
+        # path -> (file identity, classifier, verdicts, model id, copied), least recently used first
+        self.models: OrderedDict[str, tuple] = OrderedDict()
         self.t = spamd.threshold(settings.spam_cutoff)
 
     def serve(self) -> None:
@@ -354,48 +375,92 @@ class Worker:
     # -- one request -----------------------------------------------------------------
 
     def respond(self, request: spamd.Request, body: bytes | None) -> bytes | None:
-        if request.verb == "PING":
-            return spamd.pong()
-        compress = request.headers.get("compress", "").strip().lower()
-        if compress:
-            body = _inflate(body, compress)
-        path = self.model_path(request)
-        if request.verb == "TELL":
-            return self.tell(request, body, path)
-        return self.score(request, body, path)
+        """The reply to one complete request. Whatever goes wrong while
+        answering it (a model file gone, a full disk, a bug) is that
+        request's error reply: the worker and the other connections it
+        holds go on."""
+        try:
+            if request.verb == "PING":
+                return spamd.pong()
+            compress = request.headers.get("compress", "").strip().lower()
+            if compress:
+                body = _inflate(body, compress)
+            if request.verb == "TELL":
+                return self.tell(request, body)
+            return self.score(request, body, self.model_path(request))
+        except spamd.ProtocolError:
+            raise
+        except NbcliError as exc:
+            raise spamd.ProtocolError("EX_SOFTWARE", f"cannot answer {request.verb}: {exc}") from None
+        except OSError as exc:
+            raise spamd.ProtocolError("EX_IOERR", f"cannot answer {request.verb}: {exc.strerror or exc}") from None
+        except Exception as exc:  # noqa: BLE001 (one request's failure, never the worker's)
+            raise spamd.ProtocolError(
+                "EX_SOFTWARE", f"cannot answer {request.verb}: {type(exc).__name__}: {exc}"
+            ) from None
 
-    def model_path(self, request: spamd.Request) -> str:
+    def own_model(self, request: spamd.Request) -> str | None:
+        """The model of the request's User in --models-dir, when that user
+        has one of their own; else None."""
         user = request.headers.get("user")
         folder = self.settings.models_dir
         if user is None or folder is None:
-            return self.settings.model
+            return None
         if not spamd.valid_user(user):
             raise spamd.ProtocolError("EX_NOUSER", "bad user name")
         candidate = os.path.join(folder, f"{user}.nb")
-        return candidate if os.path.isfile(candidate) else self.settings.model
+        return candidate if os.path.isfile(candidate) else None
+
+    def model_path(self, request: spamd.Request) -> str:
+        return self.own_model(request) or self.settings.model
 
     def model(self, path: str):
         """(classifier, verdicts, model id) of the model file at `path`, read
-        again if the file was replaced."""
+        again if the file was replaced.
+
+        A model of up to COPY_LIMIT bytes is read into memory, not mapped,
+        so a file rewritten in place (`cp new.nb mail.nb` truncates it
+        first) cannot take the worker down with SIGBUS: the copy keeps
+        serving until the new file reads whole. A larger model is mapped;
+        once its file changes in place (same inode, another size or mtime)
+        the old mapping is never touched again, and requests get an error
+        reply until the file reads whole. Models other than the served one
+        (--models-dir) are kept for the --model-cache most recently used."""
         from nbcli import modelfile
+        from nbcli.errors import ModelFileError
         from nbcli.filtering import Verdicts
 
-        st = os.stat(path)
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            raise ModelFileError(f"{path}: no such model file (removed?)") from None
         identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-        held = self.models.get(path)
+        held = self.models.pop(path, None)  # put back last: the most recently used
+        if held is not None and held[0] != identity and not held[4] and held[0][:2] == identity[:2]:
+            held = None  # mapped, and changed in place: its pages may be gone
         if held is None or held[0] != identity:
+            copy = st.st_size <= COPY_LIMIT
             try:
-                classifier = modelfile.load(path)
+                classifier = modelfile.load(path, copy=copy)
                 _check_spam_model(classifier, self.settings, path)
             except NbcliError:
                 if held is None:
                     raise
-                return held[1:]  # a damaged replacement: keep serving the last good model
-            s = self.settings
-            verdicts = Verdicts(classifier.classes, s.spam_class, s.spam_cutoff, s.ham_cutoff)
-            held = (identity, classifier, verdicts, modelfile.model_id(classifier))
-            self.models[path] = held
-        return held[1:]
+                classifier = None  # a damaged replacement: keep serving the last good model
+            if classifier is not None:
+                s = self.settings
+                verdicts = Verdicts(classifier.classes, s.spam_class, s.spam_cutoff, s.ham_cutoff)
+                held = (identity, classifier, verdicts, modelfile.model_id(classifier), copy)
+        self.models[path] = held
+        self._evict()
+        return held[1:4]
+
+    def _evict(self) -> None:
+        """Release the least recently used models beyond --model-cache (the
+        served model is never released)."""
+        others = [p for p in self.models if p != self.settings.model]
+        for path in others[: max(0, len(others) - self.settings.model_cache)]:
+            self.models.pop(path, None)
 
     def score(self, request: spamd.Request, body: bytes, path: str) -> bytes:
         from nbcli.filtering import header_value
@@ -427,27 +492,57 @@ class Worker:
             processed = spamd.marked(body, verdict, self.t, header_value(label, p, model_id))
         return spamd.answer(request, verdict, self.t, processed)
 
-    def tell(self, request: spamd.Request, body: bytes, path: str) -> bytes:
+    def tell_path(self, request: spamd.Request) -> str:
+        """The model a TELL teaches: MODEL, or with --models-dir the
+        request's user's own model. A user without one (or a TELL naming no
+        user) is refused: one user's TELL must not change what every user
+        without a model of their own is scored with."""
+        if self.settings.models_dir is None:
+            return self.settings.model
+        own = self.own_model(request)
+        if own is None:
+            user = request.headers.get("user")
+            who = f"user {user} has no model of their own" if user else "the TELL names no User"
+            raise spamd.ProtocolError(
+                "EX_NOPERM",
+                f"{who} in --models-dir, and a TELL does not teach the shared model; "
+                "give the user a model (copy MODEL to DIR/USER.nb) to let them teach it",
+            )
+        return own
+
+    def tell(self, request: spamd.Request, body: bytes) -> bytes:
         """Learn or forget the message (`Set: local` / `Remove: local`) with
         the learning loop's machinery: the record, the lock, the atomic
-        replace, durable before the reply."""
+        replace, durable before the reply. A Remove without a
+        Message-class (what `spamc -L forget` sends) forgets the message
+        from whichever class the record holds it in. What one TELL may add
+        is bounded: a message over --max-size is not learned, the model's
+        analysis cap applies as in training, and a model that would grow
+        past --max-model-size is refused (prune it)."""
         from nbcli import learning, modelfile
         from nbcli.sources import Document
 
         if not self.settings.allow_tell:
             raise spamd.ProtocolError("EX_UNAVAILABLE", "TELL commands are not enabled; start with --allow-tell")
         kind = request.headers.get("message-class", "").strip().lower()
-        names = {"spam": self.settings.spam_class, "ham": None}
-        if kind not in names:
-            raise spamd.ProtocolError("EX_PROTOCOL", "TELL needs Message-class: spam or ham")
         do_set = "local" in request.headers.get("set", "").lower()
         do_remove = "local" in request.headers.get("remove", "").lower()
         if do_set == do_remove:
             raise spamd.ProtocolError("EX_PROTOCOL", "TELL needs one of Set: local and Remove: local")
+        if kind not in ("spam", "ham") and not (do_remove and not kind):
+            raise spamd.ProtocolError("EX_PROTOCOL", "TELL needs Message-class: spam or ham")
+        if do_set and len(body) > self.settings.max_size:
+            raise spamd.ProtocolError(
+                "EX_DATAERR",
+                f"the message has {len(body)} bytes, over --max-size ({self.settings.max_size}); not learned",
+            )
+        path = self.tell_path(request)
         try:
             _, verdicts, _ = self.model(path)
-            label = verdicts.spam_class if kind == "spam" else verdicts.ham_name
+            label = None if not kind else verdicts.spam_class if kind == "spam" else verdicts.ham_name
             docs = [Document("-", label, body, "mail")]
+            if do_set:
+                self._check_model_size(path, os.stat(path).st_size)
             with modelfile.locked(path):
                 current = self.model(path)[0]  # as it is now (read again only if it was replaced)
                 analysed = learning.analyse(current.analyzer, docs)
@@ -458,12 +553,24 @@ class Worker:
                     updated, outcome = learning.forget(current, analysed)
                     changed = outcome.forgotten > 0
                 if changed:
-                    modelfile.save(updated, path)
+                    payload = modelfile.to_payload(updated)
+                    if do_set:
+                        self._check_model_size(path, modelfile.payload_bytes(payload))
+                    modelfile.write_payload(payload, path)
         except NbcliError as exc:
             if do_remove and "never learned" in str(exc):
                 return spamd.tell_reply(False, False)  # nothing to remove: no DidRemove, as spamd
             raise spamd.ProtocolError("EX_SOFTWARE", f"cannot learn the message: {exc}") from None
         return spamd.tell_reply(do_set and changed, do_remove and changed)
+
+    def _check_model_size(self, path: str, size: int) -> None:
+        cap = self.settings.max_model_size
+        if cap and size > cap:
+            raise spamd.ProtocolError(
+                "EX_UNAVAILABLE",
+                f"{path} would be {size >> 20} MB, over --max-model-size ({cap >> 20} MB); not learned: "
+                f"prune it (nbcli prune {path} --min-count 2) or raise --max-model-size",
+            )
 
 
 def _inflate(body: bytes, method: str) -> bytes:

@@ -166,7 +166,7 @@ def test_learn_keeps_the_map_and_says_when_it_is_stale(tmp_path):
     assert "fitted on 175 held-out documents" in result.stderr
     assert not info(model)["calibration"]["stale"]
     # a new class cannot keep a map of two classes: it is dropped, once, with a note
-    result = run(["learn", model, "--class", "news", MAIL / "test" / "ham" / "0001.eml"])
+    result = run(["learn", model, "--class", "news", "--new-class", MAIL / "test" / "ham" / "0001.eml"])
     assert result.exit_code == 0 and "is no longer calibrated (the model's classes changed)" in result.stderr
     assert info(model)["calibration"]["method"] is None
 
