@@ -33,7 +33,29 @@ from nbcli.stdio import err
     show_default=True,
     help="Messages larger than this are answered without scoring (spamc's default limit).",
 )
-@click.option("--timeout", type=click.FloatRange(0.1, 3600), default=30.0, show_default=True, help="Seconds per read.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0.1, 3600),
+    default=30.0,
+    show_default=True,
+    help="Seconds a connection has in all to send its request and take the reply.",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(1, 100000),
+    default=256,
+    show_default=True,
+    metavar="N",
+    help="Connections each worker holds at once; when full, a new one replaces the one idle longest (1 s or more).",
+)
+@click.option(
+    "--max-per-client",
+    type=click.IntRange(1, 100000),
+    default=32,
+    show_default=True,
+    metavar="N",
+    help="Of them, from one TCP client address; past it, that address's connection idle longest is dropped.",
+)
 @click.option("--allow-tell", is_flag=True, help="Let clients teach the model (spamc -L spam|ham|forget).")
 @click.option(
     "--models-dir",
@@ -66,11 +88,16 @@ def serve(model, socket_path, port, tcp, listen, workers, max_size, timeout, all
     check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
     if listen and port is None and not tcp:
         raise click.UsageError("--listen goes with --port or --tcp")
+    if any(not address.strip() for address in listen):
+        raise click.BadParameter(
+            "an empty address would mean every interface; give one, e.g. 0.0.0.0", param_hint="--listen"
+        )
     if tcp and port is not None:
         raise click.UsageError("give --tcp (port 783) or --port N, not both")
     if tcp:
         port = SPAMD_PORT
-    if socket_path is None and port is None:
+    private = socket_path is None and port is None
+    if private:
         socket_path = default_socket()
     settings = Settings(
         model=model,
@@ -81,6 +108,9 @@ def serve(model, socket_path, port, tcp, listen, workers, max_size, timeout, all
         workers=workers or cpu_count(),
         max_size=max_size,
         timeout=timeout,
+        max_connections=kw["max_connections"],
+        max_per_client=kw["max_per_client"],
+        private_socket_folder=private,
         allow_tell=allow_tell,
         models_dir=models_dir,
         spam_class=kw["spam_class"],
