@@ -31,7 +31,8 @@ from nbcli.stdio import err
     type=ByteSize(),
     default="500K",
     show_default=True,
-    help="Messages larger than this are answered without scoring (spamc's default limit).",
+    help="Messages larger than this are answered without scoring (spamc's default limit); at most this plus 64 KB "
+    "of a message is held in memory.",
 )
 @click.option(
     "--timeout",
@@ -54,7 +55,8 @@ from nbcli.stdio import err
     default=32,
     show_default=True,
     metavar="N",
-    help="Of them, from one TCP client address; past it, that address's connection idle longest is dropped.",
+    help="How many of those may come from one TCP client address; past it, that address's connection idle longest "
+    "is dropped.",
 )
 @click.option("--allow-tell", is_flag=True, help="Let clients teach the model (spamc -L spam|ham|forget).")
 @click.option(
@@ -74,6 +76,13 @@ def serve(model, socket_path, port, tcp, listen, workers, max_size, timeout, all
     themselves (SIGHUP reloads; SIGTERM finishes the requests in flight and
     stops). The score is the log-odds of spam, the threshold the spam
     cut-off's log-odds (3.9 for 0.98); see the README's "nbcli serve".
+
+    Limits against slow or greedy clients: each connection has --timeout
+    seconds in all; each worker holds --max-connections connections,
+    --max-per-client from one TCP address, dropping the idlest for a new
+    one; a message over --max-size is answered unscored, and what is past
+    --max-size + 64 KB is read and dropped (PROCESS then answers with an
+    error, on which spamc passes the message through).
 
     \b
     Example:

@@ -417,9 +417,7 @@ class Worker:
                 if reply is not False:
                     self._finish(connection, reply, now)
             for connection in [c for c in self.pending.values() if c.deadline < now]:
-                if connection.out is None:  # a last word if it fits in the socket's buffer
-                    connection.say(spamd.error("EX_TIMEOUT", "timed out reading the request"))
-                self._close(connection)
+                self._drop(connection, "timed out reading the request", "EX_TIMEOUT")
         self.selector.close()
 
     def _has_room(self, now: float):
@@ -441,17 +439,14 @@ class Worker:
         except OSError:  # another worker took it (BlockingIOError), or the client left
             return
         if room is not True:
-            room.say(spamd.error("EX_TEMPFAIL", "too many connections; this one was idle longest"))
-            self._close(room)
+            self._drop(room, "too many connections; this one was idle longest")
         conn.setblocking(False)
         client = peer[0] if conn.family != socket.AF_UNIX else None
         connection = _Connection(conn, now + self.settings.timeout, self.settings.max_size + BODY_MARGIN, client, now)
         if client is not None:
             same = [c for c in self.pending.values() if c.client == client]
             if len(same) >= self.settings.max_per_client:
-                oldest = min(same, key=lambda c: c.last)
-                oldest.say(spamd.error("EX_TEMPFAIL", "too many connections from this address"))
-                self._close(oldest)
+                self._drop(min(same, key=lambda c: c.last), "too many connections from this address")
         self.pending[conn.fileno()] = connection
         self.selector.register(conn, selectors.EVENT_READ, connection)
 
@@ -517,6 +512,13 @@ class Worker:
         connection.out = connection.out[sent:]
         if not connection.out:
             self._close(connection)
+
+    def _drop(self, connection: _Connection, why: str, name: str = "EX_TEMPFAIL") -> None:
+        """Close a connection before its time, with a one-line error if it
+        is still being read and the line fits in the socket's buffer."""
+        if connection.out is None:
+            connection.say(spamd.error(name, why))
+        self._close(connection)
 
     def _close(self, connection: _Connection) -> None:
         sock = connection.sock

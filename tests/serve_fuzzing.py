@@ -21,6 +21,7 @@ is not allowed); the workers' memory is reported before and after.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import shutil
@@ -46,6 +47,11 @@ VERBS = ["CHECK", "SYMBOLS", "REPORT", "REPORT_IFSPAM", "PROCESS", "HEADERS", "P
 ODD_VERBS = ["check", "FROB", "CHECKS", "GET", "", "PING PONG", "TELL\x00", "A" * 30, "REPORT_IF_SPAM"]
 USERS = ["alice", "nobody", "../secret", "..", ".hidden", "sub/bob", "x" * 70, "al\x00ice", "/etc/passwd", "élan"]
 MAX_SIZE = 100_000
+
+
+@functools.cache
+def bomb() -> bytes:
+    return zlib.compress(b"\0" * (80 << 20), 9)
 
 
 def sample_messages() -> list[bytes]:
@@ -84,7 +90,7 @@ def make_case(rng: random.Random, messages: list[bytes]) -> Case:
         elif method < 0.7:
             body = zlib.compress(message)[: rng.randint(0, 40)]  # corrupt
         elif method < 0.85:
-            body = zlib.compress(b"\0" * (80 << 20), 9)  # a bomb: 80 MB from ~80 KB
+            body = bomb()  # 80 MB from ~80 KB
         headers.append(("Compress", "zlib" if method < 0.85 else rng.choice(["gzip", "ZLIB", "", "zlib, br"])))
     if verb == "TELL" or rng.random() < 0.05:
         headers += rng.sample(
@@ -287,7 +293,7 @@ def run(model: Path, count: int, seed: int, timeout: float = 2.0, batch: int = 5
     """Fuzz a fresh daemon with `count` requests in batches; the Report."""
     rng = random.Random(seed)
     messages = sample_messages()
-    cases = [make_case(rng, messages) for _ in range(count)]
+    cases: dict[int, Case] = {}  # this batch's (made a batch at a time: all of them would be ~400 MB)
     daemon = Daemon(model, timeout)
     report = Report()
     slack = 2.0  # the worker's loop and a loaded machine
@@ -320,7 +326,8 @@ def run(model: Path, count: int, seed: int, timeout: float = 2.0, batch: int = 5
 
         with ThreadPoolExecutor(threads) as pool:
             for start in range(0, count, batch):
-                list(pool.map(one, range(start, min(count, start + batch))))
+                cases = {i: make_case(rng, messages) for i in range(start, min(count, start + batch))}
+                list(pool.map(one, cases))
                 dead = check_alive(daemon)
                 if dead:
                     report.failures.append(f"after request {start + batch}: {dead}")
