@@ -265,6 +265,7 @@ class Report:
     slowest: str = ""
     failures: list[str] = field(default_factory=list)
     rss_before_kb: int = 0
+    rss_warm_kb: int = 0  # after the first batch (models for each user loaded, allocator warmed)
     rss_after_kb: int = 0
     crashes: list[str] = field(default_factory=list)
 
@@ -273,7 +274,8 @@ class Report:
             f"requests: {self.requests} ({self.ok} answered EX_OK or PONG, {self.errors} error lines, "
             f"{self.closed} closed without a reply); failures: {len(self.failures)}; worker crashes: "
             f"{len(self.crashes)}; slowest reply: {self.max_seconds:.2f} s ({self.slowest}); worker RSS "
-            f"{self.rss_before_kb / 1024:.1f} MB before, {self.rss_after_kb / 1024:.1f} MB after"
+            f"{self.rss_before_kb / 1024:.1f} MB before, {self.rss_warm_kb / 1024:.1f} MB after the first batch, "
+            f"{self.rss_after_kb / 1024:.1f} MB after"
         )
 
 
@@ -331,8 +333,12 @@ def run(model: Path, count: int, seed: int, timeout: float = 2.0, batch: int = 5
                 dead = check_alive(daemon)
                 if dead:
                     report.failures.append(f"after request {start + batch}: {dead}")
+                if start == 0:
+                    report.rss_warm_kb = daemon.rss_kb()
                 if say:
-                    say(f"{min(count, start + batch)} requests, {len(report.failures)} failures")
+                    rss = daemon.rss_kb() / 1024
+                    done = min(count, start + batch)
+                    say(f"{done} requests, {len(report.failures)} failures, worker RSS {rss:.1f} MB")
         time.sleep(0.5)
         report.rss_after_kb = daemon.rss_kb()
         report.crashes = daemon.crashes()
