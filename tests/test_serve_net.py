@@ -212,7 +212,7 @@ def test_trickling_clients_hit_the_request_deadline(model):
     """Clients sending a byte every 0.3 s never finish a request and are
     never idle for long: each has --timeout in all (not per read)."""
     srv = Server(model, "--workers", "1", "--timeout", "2")
-    slow = many(srv.unix, 300)
+    slow: list[socket.socket] = []
     stop = threading.Event()
 
     def trickle():
@@ -225,14 +225,16 @@ def test_trickling_clients_hit_the_request_deadline(model):
             time.sleep(0.3)
 
     thread = threading.Thread(target=trickle, daemon=True)
-    thread.start()
     try:
+        slow += many(srv.unix, 300)
+        thread.start()
         assert timed_ping(srv.unix, 8) < 5  # the tricklers ran out of time at 2 s
         closed, _ = wait_closed(slow[0], 3)
         assert closed == b"" or ERROR_LINE.fullmatch(closed), closed
     finally:
         stop.set()
-        thread.join()
+        if thread.is_alive():
+            thread.join()
         for sock in slow:
             sock.close()
         assert srv.stop() == 0, "".join(srv.stderr)
