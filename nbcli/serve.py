@@ -377,6 +377,7 @@ class Worker:
             pass  # said when a request needs it
         self.selector = selectors.DefaultSelector()
         self.pending: dict[int, _Connection] = {}
+        self.scratch = bytearray(1 << 20)
         listeners = list(self.sockets)
         watching = False
         while listeners or self.pending:
@@ -453,8 +454,8 @@ class Worker:
     def _receive(self, connection: _Connection, now: float):
         """Read what the client sent; the reply once the request is complete
         (None: close without one, as for SKIP), else False (wait for more)."""
-        try:
-            chunk = connection.sock.recv(1 << 20)
+        try:  # into one buffer of the worker's: no megabyte allocated (and fragmented) per read
+            chunk = memoryview(self.scratch)[: connection.sock.recv_into(self.scratch)]
         except (BlockingIOError, InterruptedError):
             return False
         except OSError:
@@ -535,6 +536,8 @@ class Worker:
         does for many at once (for benchmarks and tests)."""
         conn.setblocking(True)
         conn.settimeout(self.settings.timeout)
+        if getattr(self, "scratch", None) is None:
+            self.scratch = bytearray(1 << 20)
         connection = _Connection(conn, float("inf"), self.settings.max_size + BODY_MARGIN)
         reply = False
         while reply is False:
@@ -705,7 +708,7 @@ class _Connection:
         """The message was larger than `keep`: not all of it is held."""
         return self.received > self.keep
 
-    def feed(self, chunk: bytes) -> None:
+    def feed(self, chunk) -> None:
         if self.head is None:
             self.buffer += chunk
             return
