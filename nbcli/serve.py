@@ -304,6 +304,8 @@ def run(settings: Settings, say) -> int:
         sock.close()
     if settings.socket_path:
         _remove_socket(settings.socket_path, ours)
+    for sig in (signal.SIGTERM, signal.SIGINT):  # stopped: another stop signal while Python exits is not a death
+        signal.signal(sig, signal.SIG_IGN)
     say("stopped")
     return 0
 
