@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme fuzz bench-adversarial bench-tables bench-em bench-dask
+.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-dask
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -110,6 +110,10 @@ tune-mail: $(VENV)/.installed-test
 ## fuzz: 2,000 mutated real messages (sample corpora, SpamAssassin via npm if available) through predict and filter; reproducers -> build/fuzz-findings
 fuzz: $(VENV)/.installed-test
 	$(BIN)/python tools/fuzz.py --count 2000
+
+## fuzz-serve: 20,000 malformed and mutated spamd requests against a running `nbcli serve` (tests/serve_fuzzing.py)
+fuzz-serve: $(VENV)/.installed-test
+	$(BIN)/python tools/fuzz_serve.py --count 20000
 
 ## readme: rerun the README's examples and write their real output into it
 readme: $(VENV)/.installed

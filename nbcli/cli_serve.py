@@ -31,9 +31,33 @@ from nbcli.stdio import err
     type=ByteSize(),
     default="500K",
     show_default=True,
-    help="Messages larger than this are answered without scoring (spamc's default limit).",
+    help="Messages larger than this are answered without scoring (spamc's default limit); at most this plus 64 KB "
+    "of a message is held in memory.",
 )
-@click.option("--timeout", type=click.FloatRange(0.1, 3600), default=30.0, show_default=True, help="Seconds per read.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0.1, 3600),
+    default=30.0,
+    show_default=True,
+    help="Seconds a connection has in all to send its request and take the reply.",
+)
+@click.option(
+    "--max-connections",
+    type=click.IntRange(1, 100000),
+    default=256,
+    show_default=True,
+    metavar="N",
+    help="Connections each worker holds at once; when full, a new one replaces the one idle longest (1 s or more).",
+)
+@click.option(
+    "--max-per-client",
+    type=click.IntRange(1, 100000),
+    default=32,
+    show_default=True,
+    metavar="N",
+    help="How many of those may come from one TCP client address; past it, that address's connection idle longest "
+    "is dropped.",
+)
 @click.option("--allow-tell", is_flag=True, help="Let clients teach the model (spamc -L spam|ham|forget).")
 @click.option(
     "--models-dir",
@@ -88,6 +112,13 @@ def serve(
     --models-dir only a user's own model learns (a user without one is
     refused).
 
+    Limits against slow or greedy clients: each connection has --timeout
+    seconds in all; each worker holds --max-connections connections,
+    --max-per-client from one TCP address, dropping the idlest for a new
+    one; a message over --max-size is answered unscored, and what is past
+    --max-size + 64 KB is read and dropped (PROCESS then answers with an
+    error, on which spamc passes the message through).
+
     \b
     Example:
       nbcli serve mail.nb --socket /run/nbcli/spamd.sock
@@ -101,11 +132,16 @@ def serve(
     check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
     if listen and port is None and not tcp:
         raise click.UsageError("--listen goes with --port or --tcp")
+    if any(not address.strip() for address in listen):
+        raise click.BadParameter(
+            "an empty address would mean every interface; give one, e.g. 0.0.0.0", param_hint="--listen"
+        )
     if tcp and port is not None:
         raise click.UsageError("give --tcp (port 783) or --port N, not both")
     if tcp:
         port = SPAMD_PORT
-    if socket_path is None and port is None:
+    private = socket_path is None and port is None
+    if private:
         socket_path = default_socket()
     settings = Settings(
         model=model,
@@ -116,6 +152,9 @@ def serve(
         workers=workers or cpu_count(),
         max_size=max_size,
         timeout=timeout,
+        max_connections=kw["max_connections"],
+        max_per_client=kw["max_per_client"],
+        private_socket_folder=private,
         allow_tell=allow_tell,
         models_dir=models_dir,
         spam_class=kw["spam_class"],

@@ -91,12 +91,14 @@ class Request:
         return int(text)
 
 
-def head_end(buffer: bytes) -> int:
+def head_end(buffer: bytes, start: int = 0) -> int:
     """The length of a complete request head at the start of `buffer`
     (through its empty line), or -1 if it is not complete yet. A request
-    line alone followed by an empty line counts; CRLF or LF line ends."""
-    crlf = buffer.find(b"\r\n\r\n")
-    lf = buffer.find(b"\n\n")
+    line alone followed by an empty line counts; CRLF or LF line ends.
+    start: where to look from (a caller reading a head as it arrives
+    searches only the new bytes and the 3 before them: linear in all)."""
+    crlf = buffer.find(b"\r\n\r\n", start)
+    lf = buffer.find(b"\n\n", start)
     ends = [i + 4 for i in (crlf,) if i >= 0] + [i + 2 for i in (lf,) if i >= 0]
     return min(ends) if ends else -1
 

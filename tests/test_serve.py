@@ -774,6 +774,16 @@ def test_a_zlib_compressed_message_is_scored_as_the_plain_one(server):
     assert bad.startswith(b"SPAMD/1.0 65 EX_DATAERR")
 
 
+def test_a_zlib_body_inflates_to_no_more_than_max_size_allows(server):
+    """A zlib bomb costs no more memory than a plain message may: 8 MB of
+    zeros (8 KB packed) is refused past --max-size and its margin."""
+    import zlib
+
+    bomb = zlib.compress(b"Subject: x\n\n" + b"0" * (8 << 20), 9)
+    reply = request(server.unix, "CHECK", bomb, [("Compress", "zlib")])
+    assert reply.code == 65 and b"--max-size" in reply.raw
+
+
 def test_a_damaged_replacement_keeps_the_last_good_model_serving(model_copy):
     srv = Server(model_copy, "--timeout", "1")
     try:
