@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -121,3 +122,37 @@ def plain_model(tmp_path, make_class_folders):
     result = run(["train", corpus, "-o", model, "-q", "--calibrate", "none"])
     assert result.exit_code == 0, result.stderr
     return model
+
+
+# -- Debian's packages for the tests with real peers ---------------------------------
+
+_APT_UPDATED = False
+
+
+def debian_tool(package: str, *commands: str, usable=None) -> list[str]:
+    """The paths of `commands`, installing Debian's `package` with apt-get
+    when any is missing (or `usable(paths)` says the ones found will not
+    do) and this is root on a machine with apt-get, as CI is; else the test
+    is skipped with one short reason. The index is refreshed once per
+    session, only when an install fails without it."""
+    global _APT_UPDATED
+
+    def found():
+        paths = [shutil.which(c) or shutil.which(c, path="/usr/sbin:/sbin") for c in commands]
+        return None if None in paths or (usable is not None and not usable(paths)) else paths
+
+    if (paths := found()) is not None:
+        return paths
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        pytest.skip(f"{package} is not installed, and cannot be installed here (not root, or no apt-get)")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", package]
+    try:
+        for step in [install] if _APT_UPDATED else [install, ["apt-get", "update", "-qq"], install]:
+            done = subprocess.run(step, capture_output=True, timeout=600, env=env)
+            _APT_UPDATED |= step[1] == "update" and done.returncode == 0
+            if (paths := found()) is not None:
+                return paths
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"installing {package} with apt-get timed out")
+    pytest.skip(f"{package} is not installed and apt-get could not install it")

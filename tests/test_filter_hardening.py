@@ -6,7 +6,6 @@ import errno
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -18,7 +17,7 @@ import pytest
 from nbcli import filtering
 from nbcli.sources import read_messages
 
-from conftest import REPO, SAMPLES, run, run_process
+from conftest import REPO, SAMPLES, debian_tool, run, run_process
 from mailfixtures import MESSAGES, mbox_of
 
 MAIL = SAMPLES / "mail"
@@ -43,26 +42,8 @@ def classes_of(out_dir: Path) -> dict[str, int]:
 
 @pytest.fixture(scope="session")
 def procmail():
-    """procmail on PATH, installed with apt-get when running as root and it
-    is missing; else the test is skipped with the reason."""
-    found = shutil.which("procmail")
-    if found:
-        return found
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        pytest.skip("procmail is not installed, and cannot be installed here (not root, or no apt-get)")
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    try:
-        for step in (
-            ["apt-get", "install", "-y", "procmail"],
-            ["apt-get", "update"],
-            ["apt-get", "install", "-y", "procmail"],
-        ):
-            subprocess.run(step, capture_output=True, timeout=300, env=env)
-            if shutil.which("procmail"):
-                return shutil.which("procmail")
-    except subprocess.TimeoutExpired:
-        pytest.skip("installing procmail with apt-get timed out")
-    pytest.skip("procmail is not installed and apt-get could not install it")
+    """procmail on PATH, installed from Debian's package when missing."""
+    return debian_tool("procmail", "procmail")[0]
 
 
 def shown_recipes() -> list[tuple[str, str]]:

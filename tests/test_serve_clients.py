@@ -1,6 +1,7 @@
 """The README's client configurations for `nbcli serve`, tried with the
-real clients where this machine has them (each test skips, saying so, when
-its client is missing): Exim's `spam =` ACL condition (`exim -bh`),
+real clients from Debian's packages (installed by the tests when missing,
+as root with apt-get, as in CI; each test skips, saying so, where a package
+cannot be had): Exim's `spam =` ACL condition (`exim -bh`),
 spamass-milter driven by miltertest, and spamc under procmail."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import REPO, SAMPLES, run
+from conftest import REPO, SAMPLES, debian_tool, run
 
 SPAM = (SAMPLES / "mail" / "test" / "spam" / "0001.eml").read_bytes()
 HAM = (SAMPLES / "mail" / "test" / "ham" / "0001.eml").read_bytes()
@@ -52,9 +53,7 @@ def _smtp(message: bytes) -> bytes:
 
 
 def test_exim_rejects_spam_with_the_score_and_report_and_accepts_ham(daemon, tmp_path):
-    exim = shutil.which("exim") or shutil.which("exim4")
-    if exim is None:
-        pytest.skip("exim is not installed (Debian: exim4-daemon-heavy)")
+    (exim,) = debian_tool("exim4-daemon-heavy", "exim4", usable=_scans_content)
     _, port = daemon
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     acl = re.search(r"(deny  message = This message scored.*?\n)```", readme, re.S).group(1)
@@ -75,14 +74,20 @@ def test_exim_rejects_spam_with_the_score_and_report_and_accepts_ham(daemon, tmp
     assert b"250 OK id=" in ham.stdout and b"550" not in ham.stdout, ham.stdout[-800:]
 
 
+def _scans_content(paths) -> bool:
+    """An exim built with content scanning (the `spam =` condition):
+    Debian's exim4-daemon-heavy, not -light."""
+    shown = subprocess.run([paths[0], "-bV"], capture_output=True, text=True, timeout=30)
+    return "Content_Scanning" in shown.stdout
+
+
 def _lua(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\r", "\\r").replace("\n", "\\n") + '"'
 
 
 def test_spamass_milter_adds_the_spam_headers(daemon, tmp_path):
-    milter, tester = shutil.which("spamass-milter"), shutil.which("miltertest")
-    if milter is None or tester is None or shutil.which("spamc") is None:
-        pytest.skip("spamass-milter, miltertest or spamc is not installed")
+    (milter,) = debian_tool("spamass-milter", "spamass-milter")  # it brings spamc
+    (tester,) = debian_tool("miltertest", "miltertest")
     _, port = daemon
     sock = os.path.join(tempfile.mkdtemp(dir="/tmp", prefix="nbm"), "milter.sock")
     proc = subprocess.Popen([milter, "-p", sock, "--", "-d", "127.0.0.1", "-p", str(port)], start_new_session=True)
@@ -128,9 +133,8 @@ def test_spamass_milter_adds_the_spam_headers(daemon, tmp_path):
 
 
 def test_the_readme_spamc_recipe_under_procmail(daemon, tmp_path):
-    procmail, spamc = shutil.which("procmail"), shutil.which("spamc")
-    if procmail is None or spamc is None:
-        pytest.skip("procmail or spamc is not installed")
+    (procmail,) = debian_tool("procmail", "procmail")
+    (spamc,) = debian_tool("spamc", "spamc")
     path, _ = daemon
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     recipe = re.search(r"(:0 fw\n\| spamc -U \S+)\n", readme).group(1)

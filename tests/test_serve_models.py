@@ -21,6 +21,8 @@ import pytest
 from spamd_client import build_request, connect, exchange, read_all, request
 from test_serve import HAM_FILE, SPAM_FILE, TRAIN, Server, model_id, nbcli, served_id
 
+from conftest import debian_tool
+
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="Unix sockets and signals")
 
 ERROR = re.compile(rb"SPAMD/1\.0 (\d+) (EX_[A-Z]+) ([^\r\n]+)\r\n")
@@ -302,8 +304,8 @@ def test_spamc_forget_request_exactly(served):
         stopped(srv)
 
 
-@pytest.mark.skipif(shutil.which("spamc") is None, reason="spamc is not installed (apt-get install spamc)")
 def test_real_spamc_learns_and_forgets(served, tmp_path):
+    (spamc_path,) = debian_tool("spamc", "spamc")
     message = tmp_path / "m.eml"
     message.write_bytes(HAM_FILE.read_bytes())
     original = model_id(served)
@@ -312,7 +314,7 @@ def test_real_spamc_learns_and_forgets(served, tmp_path):
 
         def spamc(*args) -> subprocess.CompletedProcess:
             with open(message, "rb") as fh:
-                return subprocess.run(["spamc", "-U", srv.unix, *args], stdin=fh, capture_output=True, timeout=30)
+                return subprocess.run([spamc_path, "-U", srv.unix, *args], stdin=fh, capture_output=True, timeout=30)
 
         done = spamc("-L", "spam")
         assert done.returncode == 0 and b"successfully" in done.stdout, done

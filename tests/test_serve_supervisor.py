@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import SAMPLES, run
+from conftest import SAMPLES, debian_tool, run
 
 MESSAGE = (SAMPLES / "mail" / "test" / "spam" / "0001.eml").read_bytes()
 
@@ -74,13 +74,7 @@ def test_a_killed_worker_is_replaced_and_the_daemon_keeps_answering(daemon):
 
 @pytest.fixture(scope="module")
 def spamc():
-    found = shutil.which("spamc")
-    if found is None and shutil.which("apt-get") and os.geteuid() == 0:
-        subprocess.run(["apt-get", "install", "-y", "-qq", "spamc"], capture_output=True, timeout=300)
-        found = shutil.which("spamc")
-    if found is None:
-        pytest.skip("spamc is not installed and apt-get could not install it")
-    return found
+    return debian_tool("spamc", "spamc")[0]
 
 
 def test_spamc_checks_and_processes_through_the_daemon(daemon, spamc):
