@@ -555,9 +555,12 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
                 continue
             yield doc
 
+    cells = _unreadable_cells(classifier)
     with diagnostics.progress("classifying", docs.total) as advance:
         for batch, result in classify_docs(classifier, nonempty(docs), kw["jobs"], explain or 0):
             log_proba, why = result if explain else (result, None)
+            if cells is not None:
+                cells.add(batch, log_proba)
             lines = prediction_lines([doc.id for doc in batch], classes, log_proba, why, as_json, ascii_json)
             sys.stdout.write("\n".join(lines) + "\n")
             sys.stdout.flush()
@@ -568,8 +571,21 @@ def predict(model, inputs, as_json, explain, max_message_bytes, **kw):
             f"nothing to classify: {' '.join(inputs)} held no non-empty documents",
             hint="check the input paths",
         )
+    if cells is not None and cells.message():
+        diagnostics.warn(cells.message())
     diagnostics.finish()
     check_inputs()
+
+
+def _unreadable_cells(classifier):
+    """A table model's tally of numeric cells that are not numbers, said
+    once at the end of predict (table_classifier.UnreadableCells); None for
+    a text model."""
+    if getattr(classifier.model, "kind", None) != "table":
+        return None
+    from nbcli.table_classifier import UnreadableCells
+
+    return UnreadableCells()
 
 
 @cli.command("eval")
@@ -839,7 +855,7 @@ def _tune_table(ctx, corpus, label_pairs, k, seed, metric, kw, diagnostics) -> d
     refuse_training_options(ctx, "a text model (not --features)", keep=_TABLE_SMOOTHING | {"seed"})
     columns, settings = table_setup(kw)
     opts = dataclasses.replace(read_opts(kw, diagnostics), rows=True)
-    docs = list(labeled_corpus(corpus, [parse_label_pair(p) for p in label_pairs], opts))
+    docs = labeled_corpus(corpus, [parse_label_pair(p) for p in label_pairs], opts)
     grid = {f: v for f, v in tuning.TABLE_GRID.items() if not is_given(ctx, f)}
     return tuning.tune_table(docs, columns, settings, k, seed, eval_options(kw), metric, grid)
 
