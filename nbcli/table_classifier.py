@@ -20,14 +20,16 @@ BATCH_CELLS cells and kept as columns: a categorical column as a
 `tables.Coded` column (a byte or two per cell), a numeric one as float64
 (8 bytes a cell), the labels as class indices; no Python object per row or
 cell outlives its batch. A column whose type is still to be inferred also
-keeps its cell texts, joined into one string per batch (about the CSV's
-size), until the end of the table: a column of numbers turns categorical
-at its first cell that is not a number, whose categories are the cells'
-texts ("1.0" and "1" differ). So training holds about 8 bytes per numeric
-cell (plus its text while it is being inferred) and 1-2 per categorical
-cell: the model and its 5-fold calibration are the same as if every row
-were held, and cross-validation and calibration cut their folds out of
-these columns, one column at a time.
+keeps its cell texts, joined and zlib-compressed per batch (about half the
+CSV's bytes for such a column; `--numeric` spares them), until the end of
+the table: a column of numbers turns categorical at its first cell that is
+not a number, and then its categories are the cells' texts ("1.0" and "1"
+differ), so the texts cannot be rebuilt from the numbers. So training
+holds about 8 bytes per numeric cell (plus its compressed text) and 1-2
+per categorical cell: the model and its 5-fold calibration are the same,
+bit for bit, as if every row were held (tests/test_table_columns.py), and
+cross-validation and calibration cut their folds out of these columns,
+one column at a time (`_Rows`).
 
 At predict (`TableClassifier.score`), a present cell of a numeric column
 that is not a finite number (a text, 'inf', an overflow such as 1e999) is
