@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from nbcli import table_classifier
+from nbcli.modelfile import calibration_state
 from nbcli.sources import Document, Row
 from nbcli.table_classifier import TableColumns, fit_rows
 from nbcli.tables import TableModel, TableSettings, infer_kind
@@ -108,8 +109,12 @@ def test_columns_read_in_batches_give_the_whole_tables_model(monkeypatch, batch_
     # calibrated (5-fold, the folds cut out of the columns): the same as the rows would give
     calibrated = fit_rows(row_docs(names, table, labels), TableColumns(), TableSettings(), "temperature", True)
     same_model(calibrated.model, expected)
-    X = expected.encode([np.array(c, dtype=object) for c in columns])
-    assert np.isfinite(calibrated.calibration.apply(expected.predict_log_proba(X))).all()
+    whole = table_classifier.TableClassifier(expected, {})
+    classes = sorted(set(labels))
+    y = np.array([classes.index(label) for label in labels])
+    raw = [np.array(c, dtype=object) for c in columns]
+    table_classifier._calibrate(whole, classes, y, names, expected.kinds, raw, TableSettings(), "temperature", True)
+    assert calibration_state(calibrated.calibration) == calibration_state(whole.calibration)
 
 
 def test_json_records_with_fields_first_seen_late_and_two_tables_are_one_table(monkeypatch):
