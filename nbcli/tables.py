@@ -599,7 +599,7 @@ class TableModel:
                 continue
             x = _numbers(column)[0]
             ok = ~np.isnan(x)
-            values, yc = x[ok], y[ok]
+            values, yc = (x, y) if ok.all() else (x[ok], y[ok])  # no copies of a column without a missing cell
             if values.size == 0:
                 raise NbcliError(
                     f"numeric table column {name!r} has no number in the training rows",
@@ -623,7 +623,8 @@ class TableModel:
             if kind == "gaussian":
                 safe = np.maximum(n_c, 1)
                 mean = np.bincount(yc, weights=values, minlength=n_classes) / safe
-                dev = values - mean[yc]
+                dev = mean[yc]
+                np.subtract(values, dev, out=dev)
                 dev *= dev
                 var = np.bincount(yc, weights=dev, minlength=n_classes) / safe
                 pooled = n_c == 0
