@@ -25,8 +25,17 @@ the model pickled; scoring adds the two joint log-likelihoods minus one log
 prior and writes the same `id<TAB>label<TAB>probability` lines. Every figure
 is the wall time of a whole process (interpreter start and imports included),
 the median over the runs after one untimed warm-up, and the largest peak
-resident memory (ru_maxrss from wait4, which counts waited-for children).
-One further nbcli run of each under cProfile names the top costs.
+resident memory (ru_maxrss from wait4, which counts waited-for children),
+also per row of the table (bytes a row, the whole process). One further
+nbcli run of each under cProfile names the top costs.
+
+Training memory, before and after (issue 25): `nbcli train` with
+`--calibrate none` and with the default 5-fold calibration, by this code
+and by the code of commit NBCLI_BENCH_BEFORE (default f20aa66, the last one
+that held every row as Python objects; `git archive`d to
+bench-cache/tables/before-COMMIT and run with it first on PYTHONPATH; empty
+skips it), once each, beside the scikit-learn peer's training, in the same
+run: peak RSS, bytes a row and the ratio to scikit-learn's peak.
 
 Results go to stdout and to the "tables" section of docs/benchmarks.md.
 """
@@ -47,6 +56,7 @@ from pathlib import Path
 import numpy as np
 
 RUNS = int(os.environ.get("NBCLI_BENCH_RUNS", "3"))
+BEFORE = os.environ.get("NBCLI_BENCH_BEFORE", "f20aa66")
 PYTHON = sys.executable
 NBCLI = [PYTHON, "-m", "nbcli"]
 HERE = Path(__file__).resolve()
@@ -271,10 +281,13 @@ def sklearn_peer(argv: list[str]) -> int:
 # -- speed: measuring ---------------------------------------------------------------------
 
 
-def run_once(cmd: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float]:
-    """(wall seconds, peak RSS MB) of one whole process, via wait4."""
+def run_once(cmd: list[str], stdout=subprocess.DEVNULL, code: tuple | None = None) -> tuple[float, float]:
+    """(wall seconds, peak RSS MB) of one whole process, via wait4; code:
+    (folder, environment) of other nbcli code to run (`before_code`)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE)
+    # the old code is run from its own folder: the working directory comes first on sys.path
+    env, cwd = (code[1], str(code[0])) if code is not None else (None, None)
+    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.PIPE, env=env, cwd=cwd)
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
@@ -285,16 +298,78 @@ def run_once(cmd: list[str], stdout=subprocess.DEVNULL) -> tuple[float, float]:
     return elapsed, usage.ru_maxrss / 1024
 
 
-def measure(name: str, cmd: list[str]) -> dict:
-    run_once(cmd)
+def measure(name: str, cmd: list[str], code: tuple | None = None) -> dict:
+    run_once(cmd, code=code)
     times, rss = [], []
     for _ in range(RUNS):
-        t, m = run_once(cmd)
+        t, m = run_once(cmd, code=code)
         times.append(t)
         rss.append(m)
     result = {"median": statistics.median(times), "times": times, "rss": max(rss)}
     print(f"  {name}: median {result['median']:.2f} s {times}, peak RSS {result['rss']:.0f} MB", file=sys.stderr)
     return result
+
+
+def before_code(folder: Path) -> tuple[Path, dict] | None:
+    """(source folder, environment) to run nbcli as of commit BEFORE, or None."""
+    if not BEFORE:
+        return None
+    target = folder / f"before-{BEFORE}"
+    if not (target / "nbcli" / "__init__.py").exists():
+        target.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "-C", str(HERE.parent.parent), "archive", BEFORE, "nbcli"], capture_output=True, check=True
+        )
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    return target, dict(os.environ, PYTHONPATH=str(target))
+
+
+def training_memory(folder: Path, big: Path, r: dict, before) -> tuple[str, list[str]]:
+    """(markdown table, commands): peak RSS of training, before and after:
+    --calibrate none as measured in `speed` (r), the default calibration
+    run once each here."""
+    import report
+
+    before_name = f"nbcli {BEFORE} (before)"
+    cmd = [*NBCLI, "train", str(big), "--features", "all", "--label-field", "class"]
+    cmd += ["-o", str(folder / "memory.nb"), "-q"]
+    runs = {}
+    for who, code in ((before_name, before), ("nbcli (this code)", None)):
+        if who == before_name and before is None:
+            continue
+        seconds, rss = run_once(cmd, code=code)
+        print(f"  {who} train (calibrated): {seconds:.1f} s, peak RSS {rss:.0f} MB", file=sys.stderr)
+        runs[who] = {"median": seconds, "rss": rss}
+    rows = []
+    for calibration, results in (
+        ("--calibrate none", {before_name: r.get("before train"), "nbcli (this code)": r["nbcli train"]}),
+        ("default (5-fold calibration), one run", runs),
+    ):
+        for who, result in results.items():
+            if result is not None:
+                rows.append((who, calibration, result, results.get(before_name)))
+    sk = r["scikit-learn train"]
+    rows.append(("scikit-learn CategoricalNB + GaussianNB", "(no calibration)", sk, None))
+    out = []
+    for who, calibration, result, old in rows:
+        mb = result["rss"]
+        versus = f"{old['rss'] / mb:.1f}x less" if old is not None and old is not result else ""
+        out.append(
+            [
+                who,
+                calibration,
+                f"{result['median']:.1f} s",
+                f"{mb:.0f} MB",
+                f"{mb * 2**20 / BIG_ROWS:.0f}",
+                f"{mb / sk['rss']:.2f}x",
+                versus,
+            ]
+        )
+    header = ["train on 1M rows × 20 columns", "calibration", "time", "peak RSS", "bytes a row", "÷ scikit-learn"]
+    commands = [" ".join(["nbcli", *cmd[3:]]).replace(str(folder), "bench-cache/tables")]
+    if before is not None:
+        commands.append(f"(before: git archive {BEFORE} nbcli, run from that folder with PYTHONPATH set to it)")
+    return report.table([*header, "before ÷ after"], out), commands
 
 
 def profile(args: list[str], top: int = 8) -> list[str]:
@@ -319,8 +394,8 @@ def profile(args: list[str], top: int = 8) -> list[str]:
     return out
 
 
-def speed(folder: Path) -> tuple[str, list[str], list[str]]:
-    """(markdown table, commands, profile lines)."""
+def speed(folder: Path) -> tuple[str, list[str], list[str], str, list[str]]:
+    """(markdown table, commands, profile lines, training memory table, its commands)."""
     import report
 
     t = time.perf_counter()
@@ -332,25 +407,33 @@ def speed(folder: Path) -> tuple[str, list[str], list[str]]:
     nb_predict = [*NBCLI, "predict", str(nb_model), str(big), "-q"]
     sk_train = [PYTHON, str(HERE), "--sklearn-peer", "train", str(big), str(sk_model)]
     sk_predict = [PYTHON, str(HERE), "--sklearn-peer", "predict", str(sk_model), str(big)]
-    r = {
-        "nbcli train": measure("nbcli train", nb_train),
-        "scikit-learn train": measure("scikit-learn train", sk_train),
-        "nbcli predict": measure("nbcli predict", nb_predict),
-        "scikit-learn predict": measure("scikit-learn predict", sk_predict),
-    }
+    before = before_code(folder)
+    r = {"nbcli train": measure("nbcli train", nb_train)}
+    if before is not None:
+        r["before train"] = measure(f"nbcli {BEFORE} train", nb_train, before)
+    r["scikit-learn train"] = measure("scikit-learn train", sk_train)
+    r["nbcli predict"] = measure("nbcli predict", nb_predict)
+    if before is not None:
+        r["before predict"] = measure(f"nbcli {BEFORE} predict", nb_predict, before)
+    r["scikit-learn predict"] = measure("scikit-learn predict", sk_predict)
+    # before `agreement`, which holds both outputs: a child forked from a big process counts its pages in ru_maxrss
+    memory_table, memory_commands = training_memory(folder, big, r, before)
     agree = agreement(nb_predict, sk_predict)
     rows = []
-    for job in ("train", "predict"):
-        nb, sk = r[f"nbcli {job}"], r[f"scikit-learn {job}"]
+    for job, who in (("train", "nbcli"), ("train", "before"), ("predict", "nbcli"), ("predict", "before")):
+        if f"{who} {job}" not in r:
+            continue
+        nb, sk = r[f"{who} {job}"], r[f"scikit-learn {job}"]
         ratio = nb["median"] / sk["median"]
+        what = "training" if job == "train" else "scoring (predict, all rows)"
         rows.append(
             [
-                "training" if job == "train" else "scoring (predict, all rows)",
+                what if who == "nbcli" else f"{what}, nbcli {BEFORE} (before)",
                 f"{nb['median']:.2f} s",
                 f"{sk['median']:.2f} s",
                 f"{ratio:.2f}x" + ("" if ratio <= 2 else " (**not met**)"),
-                f"{nb['rss']:.0f} MB",
-                f"{sk['rss']:.0f} MB",
+                f"{nb['rss']:.0f} MB ({nb['rss'] * 2**20 / BIG_ROWS:.0f} B a row)",
+                f"{sk['rss']:.0f} MB ({sk['rss'] * 2**20 / BIG_ROWS:.0f} B a row)",
                 f"{nb['rss'] / sk['rss']:.2f}x",
             ]
         )
@@ -373,7 +456,7 @@ def speed(folder: Path) -> tuple[str, list[str], list[str]]:
     print("profiling nbcli train and predict once each ...", file=sys.stderr)
     prof = ["train:", *profile(nb_train[3:]), "predict:", *profile(nb_predict[3:])]
     prof.append(f"predicted labels agreeing with scikit-learn's: {100 * agree:.3f}%")
-    return report.table(header, rows), commands, prof
+    return report.table(header, rows), commands, prof, memory_table, memory_commands
 
 
 def agreement(nb_predict: list[str], sk_predict: list[str]) -> float:
@@ -395,7 +478,7 @@ def main() -> int:
     folder = CACHE / "tables"
     folder.mkdir(parents=True, exist_ok=True)
     acc_table, acc_commands, notes = accuracy(folder)
-    speed_table, speed_commands, prof = speed(folder)
+    speed_table, speed_commands, prof, memory_table, memory_commands = speed(folder)
     code = "\n".join(["```", *acc_commands, "```"])
     text = f"""## Table models (issue 17)
 
@@ -417,7 +500,8 @@ numeric model ≥ GaussianNB on each table. nbcli's commands (iris shown; same f
 
 A seeded synthetic table (`bench-cache/tables/big.csv`, 1,000,000 rows: 10 categorical columns of 6 values
 whose distribution depends on the class, 10 numeric columns Gaussian per class, 3 classes). Wall time of
-the whole process, median of {RUNS} runs after a warm-up; peak RSS is the largest ru_maxrss. The
+the whole process, median of {RUNS} runs after a warm-up; peak RSS is the largest ru_maxrss (B a row:
+÷ 1,000,000). The "(before)" rows run the code of commit {BEFORE} on the same files in the same run. The
 scikit-learn peer reads the CSV with numpy (columns chosen by name; nbcli infers them), encodes with
 OrdinalEncoder, fits CategoricalNB + GaussianNB and pickles them; scoring sums the two joint
 log-likelihoods minus one log prior and writes the same `id, label, probability` lines. Target: within
@@ -425,6 +509,21 @@ log-likelihoods minus one log prior and writes the same `id, label, probability`
 
 ```
 {chr(10).join(speed_commands)}
+```
+
+### Memory to train, before and after issue 25
+
+{memory_table}
+
+In the same run as the table above: `--calibrate none` and scikit-learn are its training rows (median
+of {RUNS}, largest peak); the calibrated runs are one run each. Bytes a row: peak RSS ÷ 1,000,000
+rows, the whole process (a Python interpreter with nbcli's imports is about 85 MB of it). nbcli
+reads the rows in batches into columns: categorical columns as one-byte category codes, numeric ones
+as float64, plus each undecided column's cell texts, zlib-compressed, until its type is inferred; the
+model is the same as before, bit for bit.
+
+```
+{chr(10).join(memory_commands)}
 ```
 
 Top costs of one nbcli run each (cProfile, own time):

@@ -574,9 +574,12 @@ def predict(model, inputs, as_json, explain, spam_cutoff, ham_cutoff, spam_class
                 continue
             yield doc
 
+    cells = _unreadable_cells(classifier)
     with diagnostics.progress("classifying", docs.total) as advance:
         for batch, result in classify_docs(classifier, nonempty(docs), kw["jobs"], explain or 0):
             log_proba, why = result if explain else (result, None)
+            if cells is not None:
+                cells.add(batch, log_proba)
             lines = prediction_lines(
                 [doc.id for doc in batch], classes, log_proba, why, as_json, ascii_json, verdicts.names(log_proba)
             )
@@ -589,6 +592,8 @@ def predict(model, inputs, as_json, explain, spam_cutoff, ham_cutoff, spam_class
             f"nothing to classify: {' '.join(inputs)} held no non-empty documents",
             hint="check the input paths",
         )
+    if cells is not None and cells.message():
+        diagnostics.warn(cells.message())
     diagnostics.finish()
     check_inputs()
 
@@ -606,6 +611,17 @@ def _check_verdict_options(verdicts, model: str) -> None:
             ),
             hint="name the spam class with --spam-class, or drop the option",
         )
+
+
+def _unreadable_cells(classifier):
+    """A table model's tally of numeric cells that are not numbers, said
+    once at the end of predict (table_classifier.UnreadableCells); None for
+    a text model."""
+    if getattr(classifier.model, "kind", None) != "table":
+        return None
+    from nbcli.table_classifier import UnreadableCells
+
+    return UnreadableCells()
 
 
 @cli.command("eval")
@@ -877,7 +893,7 @@ def _tune_table(ctx, corpus, label_pairs, k, seed, metric, kw, diagnostics) -> d
     refuse_training_options(ctx, "a text model (not --features)", keep=_TABLE_SMOOTHING | {"seed"})
     columns, settings = table_setup(kw)
     opts = dataclasses.replace(read_opts(kw, diagnostics), rows=True)
-    docs = list(labeled_corpus(corpus, [parse_label_pair(p) for p in label_pairs], opts))
+    docs = labeled_corpus(corpus, [parse_label_pair(p) for p in label_pairs], opts)
     grid = {f: v for f, v in tuning.TABLE_GRID.items() if not is_given(ctx, f)}
     return tuning.tune_table(docs, columns, settings, k, seed, eval_options(kw), metric, grid)
 

@@ -736,8 +736,8 @@ def read_opts(kw, diagnostics):
 
 def model_read_opts(classifier, kw, diagnostics, labels: bool = True):
     """`read_opts` for inputs to `classifier`: a table model reads rows of
-    tables, with the id field it was trained with, and (labels: eval's
-    truth) its label field, unless given."""
+    tables that have its columns, with the id field it was trained with,
+    and (labels: eval's truth) its label field, unless given."""
     import dataclasses
 
     opts = read_opts(kw, diagnostics)
@@ -749,6 +749,7 @@ def model_read_opts(classifier, kw, diagnostics, labels: bool = True):
         rows=True,
         label_field=opts.label_field or (table.get("label_field") if labels else None),
         soft_id_field=table.get("id_field"),
+        need_fields=tuple(classifier.names),
     )
 
 

@@ -16,7 +16,8 @@ Documents in a path (for `predict`, `filter`, and `--label CLASS=PATH`):
   (see `mbox` for the rule);
 - any other file: one document (an email message if it looks like one);
 - `-`: standard input, read as a file is, or as a table if it starts like
-  one (see `_stdin_docs`) or --input-format says so.
+  one (see `_stdin_docs`) or --input-format says so; for a table model
+  (`ReadOptions.rows`) always a table, its format sniffed (`_sniff`).
 `--input-format` forces one reading: text, eml (one message per file), mbox,
 maildir, tsv, csv or jsonl.
 
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 
 from nbcli.decode import decode_bytes
 from nbcli.defaults import DEFAULT_MAX_DOC_BYTES, TABLE_FORMATS
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, listed
 from nbcli.mbox import mbox_entries, read_first_line, starts_mbox
 from nbcli.walk import Skipped, Unreadable, Warn, _is_hidden, _no_warn, file_kind, is_maildir, list_files, maildir_files
 
@@ -107,6 +108,11 @@ class ReadOptions:
     rows: bool = False
     # an id field to use when a table has it (a table model's own, given no --id-field)
     soft_id_field: str | None = None
+    # with rows: the fields a table must have (a table model's columns). A
+    # TSV/CSV header without one of them is an error naming it (JSON lines may
+    # lack a field in any record: that cell is missing); none of them is taken
+    # for the label or id unless --label-field/--id-field names it
+    need_fields: tuple[str, ...] = ()
     # relative paths are opened under this folder (a cluster worker reading
     # the client's files, `FileList.shippable`), and still named as given
     base_dir: str | None = None
@@ -499,9 +505,8 @@ def _field_index(field: str, columns: list[str] | None, what: str, option: str, 
             hint=f"give {option} as a column number, counting from 1",
         )
     if field not in columns:
-        shown = ", ".join(columns[:12]) + (", ..." if len(columns) > 12 else "")
         raise NbcliError(
-            f"{name} has no column {field!r} (its columns: {shown})",
+            f"{name} has no column {field!r} (its columns: {listed(columns, 12)})",
             hint=f"name the {what} column with {option}",
         )
     return columns.index(field)
@@ -564,6 +569,8 @@ def _table_docs(
     text_field = opts.text_field or ("text" if opts.header or fmt == "jsonl" else "2")
     label_field = opts.label_field or ("label" if opts.header or fmt == "jsonl" else "1")
     use_label = label is None
+    if use_label and opts.label_field is None and label_field in opts.need_fields:
+        use_label, label_field = False, None  # a feature column of the model, not a label
     lines = _lines(stream, opts, name)
     if fmt == "sniff":
         fmt, lines = _sniff(lines)
@@ -586,15 +593,22 @@ def _table_docs(
     ii = None
     if opts.id_field:
         ii = _field_index(opts.id_field, columns, "id", "--id-field", name)
-    elif columns is not None and opts.soft_id_field in columns:
+    elif columns is not None and opts.soft_id_field in columns and opts.soft_id_field not in opts.need_fields:
         ii = columns.index(opts.soft_id_field)
-    elif columns is not None and "id" in columns:
+    elif columns is not None and "id" in columns and "id" not in opts.need_fields:
         ii = columns.index("id")
     if ti is None:  # rows of features: every field but the label and the id, picked in C (operator.itemgetter)
         import operator
 
         keep = [i for i in range(len(columns)) if i != li and i != ii]
         names = tuple(columns[i] for i in keep)
+        lacking = [field for field in opts.need_fields if field not in names]
+        if lacking:
+            more = f" (nor {listed(lacking[1:], 12)})" if len(lacking) > 1 else ""
+            raise NbcliError(
+                f"{name} has no column {lacking[0]!r}{more}, which the model classifies by",
+                hint="give a table whose header names the model's columns: " + listed(opts.need_fields, 12),
+            )
         index = {n: i for i, n in enumerate(names)}
         pick = operator.itemgetter(*keep) if len(keep) > 1 else (lambda row, i=keep[0] if keep else 0: (row[i],))
     for row_no, row in rows:
@@ -883,7 +897,9 @@ def _docs_of(
     path: str, opts: ReadOptions, label: str | None, need_label: bool, walked: bool = False
 ) -> Iterator[Document]:
     fmt = _format_of(path, opts)
-    if fmt in TABLE_FORMATS:
+    if path == "-" and fmt == "auto" and opts.rows:
+        fmt = "sniff"  # a table model reads a table on stdin, whatever its header names
+    if fmt in TABLE_FORMATS or fmt == "sniff":
         yield from _open_table(path, fmt, label, need_label, opts, walked)
     else:
         yield from _file_docs(path, fmt, label, opts, walked)

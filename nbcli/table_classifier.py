@@ -14,18 +14,43 @@ fields (`--features all`, the default), or the named ones (`--features
 A,B`), minus `--ignore-fields`; each column's type is inferred from the
 training cells (`tables.infer_kind`) unless `--categorical` or `--numeric`
 names it.
+
+Training memory (`read_table`): the rows are read in batches of about
+BATCH_CELLS cells and kept as columns: a categorical column as a
+`tables.Coded` column (a byte or two per cell), a numeric one as float64
+(8 bytes a cell), the labels as class indices; no Python object per row or
+cell outlives its batch. A column whose type is still to be inferred also
+keeps its cell texts, joined and zlib-compressed per batch (about half the
+CSV's bytes for such a column; `--numeric` spares them), until the end of
+the table: a column of numbers turns categorical at its first cell that is
+not a number, and then its categories are the cells' texts ("1.0" and "1"
+differ), so the texts cannot be rebuilt from the numbers. So training
+holds about 8 bytes per numeric cell (plus its compressed text) and 1-2
+per categorical cell: the model and its 5-fold calibration are the same,
+bit for bit, as if every row were held (tests/test_table_columns.py), and
+cross-validation and calibration cut their folds out of these columns,
+one column at a time (`_Rows`).
+
+At predict (`TableClassifier.score`), a present cell of a numeric column
+that is not a finite number (a text, 'inf', an overflow such as 1e999) is
+read as missing, as in training; the batch's log-posteriors come back as
+`RowScores` naming those cells (from worker processes too), and predict
+says once, at the end of the run, how many there were per column and the
+first rows (`UnreadableCells`). A table on which a model's column is
+missing is an error naming it (`sources.ReadOptions.need_fields`; a JSON
+record may lack a field: that cell is missing).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from nbcli.classifier import Classifier
 from nbcli.errors import NbcliError, listed
-from nbcli.sources import Document
+from nbcli.sources import Document, Row
 
 
 @dataclass
@@ -53,9 +78,14 @@ class TableColumns:
             for row in rows:
                 if row.keys() != first:
                     seen.update(dict.fromkeys(row))
-        fields = list(seen)
+        return self.chosen(list(seen))
+
+    def chosen(self, fields: list[str]) -> list[str]:
+        """The feature columns among a table's fields (in the order first
+        seen), or NbcliError if one named is not there or none is left."""
         wanted = fields if self.features is None else list(self.features)
-        missing = [n for n in [*wanted, *self.categorical, *self.numeric] if n not in seen]
+        known = set(fields)
+        missing = [n for n in [*wanted, *self.categorical, *self.numeric] if n not in known]
         if missing:
             raise NbcliError(
                 f"the table has no field {missing[0]!r} (its fields: {listed(fields, 20)})",
@@ -70,8 +100,6 @@ class TableColumns:
 def _shared_names(rows: list) -> tuple | None:
     """The field names every row shares (the rows of one CSV/TSV table,
     `sources.Row`), or None."""
-    from nbcli.sources import Row
-
     first = rows[0]
     if not isinstance(first, Row):
         return None
@@ -92,7 +120,7 @@ def row_columns(rows: list, names: list[str]) -> list[np.ndarray]:
         if cells.ndim != 2:  # a table without feature fields
             cells = np.empty((len(rows), 0), dtype=object)
         where = {n: i for i, n in enumerate(shared)}
-        return [cells[:, where[name]] for name in names]
+        return [cells[:, where[name]] if name in where else _objects([""] * len(rows)) for name in names]
     pick = operator.itemgetter(*names)
     try:  # every row has every field: pick and transpose in C
         picked = [pick(row) for row in rows] if len(names) > 1 else [(pick(row),) for row in rows]
@@ -132,13 +160,38 @@ class TableClassifier(Classifier):
 
     def counts(self, docs: list, kinds: list[str] | None = None) -> np.ndarray:
         """The rows' encoded cells (n, J) (see `TableModel.encode`)."""
+        return self._encoded(docs)[0]
+
+    def _encoded(self, docs: list) -> tuple[np.ndarray, dict]:
+        """`TableModel.encode_reporting` of rows ({field: cell}); a table's
+        rows (`sources.Row`) without one of the model's columns are an
+        error, a JSON record without a field has that cell missing."""
         for doc in docs:
             if not isinstance(doc, Mapping):
                 raise NbcliError(
-                    "a table model classifies rows of a table (.csv, .tsv, .jsonl), not documents",
+                    "a table model classifies rows of a table (.csv, .tsv, .jsonl, or --input-format csv, tsv or "
+                    "jsonl), not documents",
                     hint="give a table with the model's columns: " + listed(self.names),
                 )
-        return self.model.encode(row_columns(docs, self.names))
+        shared = _shared_names(docs) if docs else None
+        lacking = [] if shared is None else [name for name in self.names if name not in shared]
+        if lacking:
+            raise NbcliError(
+                f"the rows have no column {lacking[0]!r}, which the model classifies by",
+                hint="give a table with the model's columns: " + listed(self.names),
+            )
+        return self.model.encode_reporting(row_columns(docs, self.names))
+
+    def score(self, docs: list, kinds: list[str] | None = None, explain: int = 0):
+        """`Classifier.score`; log-posteriors of rows with numeric cells
+        that are not numbers come as `RowScores` naming them."""
+        X, unreadable = self._encoded(docs)
+        log_proba = self.model.predict_log_proba(X)
+        if self.calibration is not None:
+            log_proba = self.calibration.apply(log_proba)
+        if unreadable:
+            log_proba = RowScores.of(log_proba, unreadable)
+        return (log_proba, self._explanations(X, explain)) if explain else log_proba
 
     def _explanations(self, X, top: int) -> list[dict]:
         """Per row, the columns that pushed it most toward its class (the
@@ -186,6 +239,266 @@ class TableClassifier(Classifier):
         return f"{value:g}"
 
 
+class RowScores(np.ndarray):
+    """Log-posteriors (n, C) of a batch of rows that had numeric cells that
+    are not finite numbers (read as missing): `unreadable` {column name:
+    indices of those rows in the batch}. It pickles with them, so a worker
+    process's scores bring them back."""
+
+    unreadable: dict | None = None
+
+    @classmethod
+    def of(cls, log_proba: np.ndarray, unreadable: dict) -> RowScores:
+        out = np.asarray(log_proba).view(cls)
+        out.unreadable = unreadable
+        return out
+
+    def __reduce__(self):
+        return (RowScores.of, (np.asarray(self), self.unreadable))
+
+
+class UnreadableCells:
+    """The numeric cells of a run's rows that were not numbers: a count per
+    column and the first SHOWN rows' ids, from the `RowScores` of each
+    batch; `message` is the one warning line predict gives at the end."""
+
+    SHOWN = 3
+
+    def __init__(self):
+        self.count: dict[str, int] = {}
+        self.where: dict[str, list[str]] = {}
+
+    def add(self, batch: list[Document], log_proba) -> None:
+        for name, rows in (getattr(log_proba, "unreadable", None) or {}).items():
+            self.count[name] = self.count.get(name, 0) + len(rows)
+            shown = self.where.setdefault(name, [])
+            shown.extend(batch[i].id for i in rows[: self.SHOWN - len(shown)].tolist())
+
+    def message(self) -> str | None:
+        if not self.count:
+            return None
+        parts = [
+            f"{name} {count} ({', '.join(self.where[name])}{', …' if count > len(self.where[name]) else ''})"
+            for name, count in self.count.items()
+        ]
+        return f"{sum(self.count.values())} cell(s) of numeric columns are not numbers; read as missing: " + "; ".join(
+            parts
+        )
+
+
+# -- reading a table into columns ----------------------------------------------------
+
+BATCH_CELLS = 1 << 17  # cells held as Python strings at a time while reading a table (some 10 MB)
+
+
+@dataclass
+class TableData:
+    """A table read into columns (`read_table`): the feature columns'
+    names and kinds ('categorical' or 'numeric', given or inferred), data
+    per column (a `tables.Coded` column, or float64 numbers with NaN where
+    missing), n rows, their classes (sorted labels) and y (n,) each row's
+    class index (None unless read with labels), and notes on numeric
+    columns with cells that are not numbers (read as missing)."""
+
+    names: list[str]
+    kinds: list[str]
+    data: list
+    n: int
+    classes: list[str] | None
+    y: np.ndarray | None
+    notes: list[str]
+
+
+class _Codes:
+    """Texts numbered in the order first seen."""
+
+    def __init__(self):
+        self.index: dict[str, int] = {}
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """The texts' numbers, in the smallest integer type that holds them."""
+        index = self.index
+        for text in set(texts).difference(index):
+            index[text] = len(index)
+        k = len(index)
+        dtype = np.int8 if k <= 1 << 7 else np.int16 if k <= 1 << 15 else np.int32
+        return np.fromiter(map(index.__getitem__, texts), dtype=dtype, count=len(texts))
+
+    def texts(self) -> list[str]:
+        return list(self.index)
+
+
+def _pack(cells: list[str]):
+    """Cells as compressed bytes (a tuple if a cell holds the separator)."""
+    import zlib
+
+    text = "\0".join(cells)
+    if text.count("\0") != len(cells) - 1:
+        return tuple(cells)
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
+
+
+def _unpack(packed) -> Sequence[str]:
+    import zlib
+
+    if isinstance(packed, tuple):
+        return packed
+    return zlib.decompress(packed).decode("utf-8", "surrogatepass").split("\0")
+
+
+class _ColumnReader:
+    """One feature column, read a batch of cells at a time: kind
+    'categorical' or 'numeric' (given), or None while it is inferred by
+    `tables.kind_of_numbers`'s rule (see the module docstring)."""
+
+    def __init__(self, kind: str | None):
+        from nbcli.tables import MAX_INTEGER_CATEGORIES
+
+        self.kind = kind
+        self.codes = _Codes()
+        self.coded: list[np.ndarray] = []  # categorical: codes of the cells' texts
+        self.numbers: list[np.ndarray] = []  # numeric, or being inferred
+        self.texts: list = []  # being inferred: the cells of each batch (`_pack`)
+        self.bad = 0  # given numeric: cells that are not numbers
+        self.fraction = False  # a number that is not whole was seen
+        self.wholes: set[float] = set()  # the distinct whole numbers, up to one past the limit
+        self.limit = MAX_INTEGER_CATEGORIES
+
+    def add(self, cells: list[str]) -> None:
+        from nbcli.tables import parse_numbers
+
+        if self.kind == "categorical":
+            self.coded.append(self.codes.encode(cells))
+            return
+        values, bad = parse_numbers(cells)
+        if self.kind == "numeric":
+            self.numbers.append(values)
+            self.bad += int(bad.sum())
+            return
+        if bad.any():  # not a number: the column is categorical, its cells so far too
+            self._categorical()
+            self.coded.append(self.codes.encode(cells))
+            return
+        self.numbers.append(values)
+        self.texts.append(_pack(cells))
+        if not self.fraction:
+            present = values[~np.isnan(values)]
+            if (present != np.round(present)).any():
+                self.fraction, self.wholes = True, set()
+            elif len(self.wholes) <= self.limit:
+                self.wholes.update(np.unique(present).tolist())
+
+    def _categorical(self) -> None:
+        self.kind = "categorical"
+        self.coded = [self.codes.encode(_unpack(packed)) for packed in self.texts]
+        self.numbers, self.texts = [], []
+
+    def finish(self, name: str) -> tuple[str, object, str | None]:
+        """(kind, data, note or None), the batches let go."""
+        from nbcli.tables import coded
+
+        if self.kind is None:
+            if self.fraction or len(self.wholes) > self.limit:
+                self.kind = "numeric"
+            else:
+                self._categorical()
+        if self.kind == "numeric":
+            data = np.concatenate(self.numbers)
+            self.numbers, self.texts = [], []
+            note = f"{self.bad} cell(s) of {name} are not numbers; read as missing" if self.bad else None
+            return "numeric", data, note
+        codes = np.concatenate(self.coded)
+        self.coded = []
+        return "categorical", coded(self.codes.texts(), codes), None
+
+
+def read_table(docs: Iterable[Document], columns: TableColumns, labelled: bool = True) -> TableData:
+    """The feature columns of row documents (their data {field: cell}), read
+    in batches into columns (see the module docstring), with their labels
+    unless not `labelled`. The fields are those of `TableColumns.names`;
+    a row without a field has that cell missing."""
+    columns.check()
+    forced = {**dict.fromkeys(columns.categorical, "categorical"), **dict.fromkeys(columns.numeric, "numeric")}
+    ignore = set(columns.ignore)
+    seen: dict[str, None] = {}
+    readers: dict[str, _ColumnReader] = {}
+    labels, y_parts = _Codes(), []
+    state = {"n": 0, "names": None}
+
+    def add(batch: list[Document]) -> None:
+        rows = [doc.data for doc in batch]
+        shared = _shared_names(rows)
+        if shared is not None:
+            if shared is not state["names"]:
+                seen.update(dict.fromkeys(shared))
+                state["names"] = shared
+        else:
+            keys = None
+            for row in rows:
+                if row.keys() != keys:
+                    keys = row.keys()
+                    seen.update(dict.fromkeys(row))
+        wanted = [n for n in (seen if columns.features is None else columns.features) if n in seen and n not in ignore]
+        for name in wanted:
+            if name not in readers:
+                readers[name] = _ColumnReader(forced.get(name))
+                if state["n"]:  # a field first seen now: missing in the rows before
+                    readers[name].add([""] * state["n"])
+        for name, cells in zip(wanted, row_columns(rows, wanted)):
+            readers[name].add(cells.tolist())
+        if labelled:
+            y_parts.append(labels.encode([doc.label for doc in batch]))
+        state["n"] += len(batch)
+
+    batch: list[Document] = []
+    size = 1
+    for doc in docs:
+        if type(doc.data) is not Row and not isinstance(doc.data, Mapping):  # the ABC's check is slow
+            raise NbcliError(
+                f"{doc.id} is not a row of a table; table models train on .csv, .tsv or .jsonl tables",
+                hint="drop --features to train a text model",
+            )
+        if not batch:
+            size = max(1, BATCH_CELLS // max(1, len(doc.data)))
+        batch.append(doc)
+        if len(batch) >= size:
+            add(batch)
+            batch = []
+    if batch:
+        add(batch)
+    del batch
+    if state["n"] == 0:
+        raise NbcliError("the table has no rows", hint="check the path")
+    names = columns.chosen(list(seen))
+    kinds, data, notes = [], [], []
+    for name in names:
+        kind, column, note = readers.pop(name).finish(name)
+        kinds.append(kind)
+        data.append(column)
+        if note:
+            notes.append(note)
+    classes = y = None
+    if labelled:
+        classes = sorted(labels.texts())
+        order = np.array([classes.index(c) for c in labels.texts()], dtype=np.int64)
+        y = order[np.concatenate(y_parts)]
+    return TableData(names, kinds, data, state["n"], classes, y, notes)
+
+
+class _Rows(Sequence):
+    """The columns `data` cut to `rows` (a mask or indices), each cut when
+    it is taken: a fold's columns without a copy of them all at once."""
+
+    def __init__(self, data: list, rows: np.ndarray):
+        self.data, self.rows = data, rows
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __getitem__(self, j: int):
+        return self.data[j][self.rows]
+
+
 # -- training ------------------------------------------------------------------------
 
 
@@ -208,21 +521,15 @@ def fit_rows(
 
     from nbcli import __version__
 
-    rows, labels = read_rows(docs)
-    columns.check()
-    names = columns.names(rows)
-    classes = sorted(set(labels))
+    table = read_table(docs, columns)
+    classes, y, names, kinds, data = table.classes, table.y, table.names, table.kinds, table.data
     if len(classes) < 2:
         raise NbcliError(
             f"the table has only one class ({classes[0]})", hint="a classifier needs rows of at least two classes"
         )
-    index = {c: i for i, c in enumerate(classes)}
-    y = np.array([index[lab] for lab in labels], dtype=np.int64)
-    raw = row_columns(rows, names)
-    kinds, data, notes = _typed(names, raw, columns)
     model = _fit(classes, y, names, kinds, data, settings)
     meta = {
-        "n_documents": len(rows),
+        "n_documents": table.n,
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "nbcli_version": __version__,
         "table": {
@@ -230,7 +537,7 @@ def fit_rows(
             "id_field": id_field,
             "inferred": [n for n in names if n not in set(columns.categorical) | set(columns.numeric)],
         },
-        "notes": notes,
+        "notes": table.notes,
     }
     classifier = TableClassifier(model, meta)
     if calibrate is not None:
@@ -292,8 +599,8 @@ def _calibrate(classifier, classes, y, names, kinds, data, settings, calibrate, 
     scores = np.zeros((len(y), len(classes)))
     for f in range(k):
         train, test = fold != f, fold == f
-        part = _fit(classes, y[train], names, kinds, [d[train] for d in data], settings)
-        scores[test] = part.predict_log_proba(part.encode([d[test] for d in data]))
+        part = _fit(classes, y[train], names, kinds, _Rows(data, train), settings)
+        scores[test] = part.predict_log_proba(part.encode(_Rows(data, test)))
     method = default_calibration(len(classes)) if calibrate == "default" else calibrate
     classifier.calibration, skipped = fit_cross_validated(method, scores, y, classes, strict)
     if skipped is not None:
@@ -309,7 +616,7 @@ def read_rows(docs: Iterable[Document]) -> tuple[list[dict], list[str]]:
     """The rows and labels of labelled row documents."""
     rows, labels = [], []
     for doc in docs:
-        if not isinstance(doc.data, Mapping):
+        if type(doc.data) is not Row and not isinstance(doc.data, Mapping):  # the ABC's check is slow
             raise NbcliError(
                 f"{doc.id} is not a row of a table; table models train on .csv, .tsv or .jsonl tables",
                 hint="drop --features to train a text model",
@@ -321,33 +628,30 @@ def read_rows(docs: Iterable[Document]) -> tuple[list[dict], list[str]]:
     return rows, labels
 
 
-def cross_validate(docs: Iterable[Document], columns: TableColumns, settings, k: int, seed: int, eval_options) -> dict:
+def cross_validate(docs, columns: TableColumns, settings, k: int, seed: int, eval_options) -> dict:
     """K-fold stratified cross-validation of a table model (`eval --cv`):
-    the same report as for text models (`crossval.summarise`). The column
-    types are decided once, on the whole table; each fold's model is
-    fitted on the other folds' rows (their categories, their statistics)
-    and scores the fold's rows uncalibrated, as text models' folds are."""
+    the same report as for text models (`crossval.summarise`). docs: row
+    documents, or a table already read (`read_table`, as `tune` reads it
+    once for all its trials). The column types are decided once, on the
+    whole table; each fold's model is fitted on the other folds' rows
+    (their categories, their statistics) and scores the fold's rows
+    uncalibrated, as text models' folds are."""
     from nbcli.crossval import AnalysedCorpus, check_folds, stratified_folds, summarise
     from nbcli.evaluation import report
 
-    rows, labels = read_rows(docs)
-    columns.check()
-    names = columns.names(rows)
-    classes = sorted(set(labels))
-    index = {c: i for i, c in enumerate(classes)}
-    y = np.array([index[lab] for lab in labels], dtype=np.int64)
+    table = docs if isinstance(docs, TableData) else read_table(docs, columns)
+    classes, y, names, kinds, data = table.classes, table.y, table.names, table.kinds, table.data
     corpus = AnalysedCorpus(None, y, classes, None, 0)
     check_folds(corpus, k)
-    kinds, data, _ = _typed(names, row_columns(rows, names), columns)
     fold = stratified_folds(y, k, seed)
     reports = []
     for f in range(k):
         train, test = fold != f, fold == f
         present = sorted(set(y[train].tolist()))
         part = _fit(
-            [classes[c] for c in present], _reindex(y[train], present), names, kinds, [d[train] for d in data], settings
+            [classes[c] for c in present], _reindex(y[train], present), names, kinds, _Rows(data, train), settings
         )
-        log_proba = part.predict_log_proba(part.encode([d[test] for d in data]))
+        log_proba = part.predict_log_proba(part.encode(_Rows(data, test)))
         reports.append(report([classes[c] for c in y[test].tolist()], log_proba, part.classes, eval_options))
     return summarise(corpus, k, seed, reports)
 

@@ -159,7 +159,9 @@ def parse_numbers(values: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     Python's float syntax (surrounding spaces allowed); 'inf' and overflow
     such as '1e400' are bad. Fast path: the whole column at once; otherwise
     the distinct texts are parsed once each."""
-    raw = values.tolist() if isinstance(values, np.ndarray) and values.dtype.kind == "O" else None
+    raw = values if isinstance(values, (list, tuple)) else None
+    if isinstance(values, np.ndarray) and values.dtype.kind == "O":
+        raw = values.tolist()
     if raw is not None:
         try:  # Python strs straight to floats: several times faster than through a numpy str array
             out = np.array(raw, dtype=np.float64)
@@ -344,10 +346,56 @@ def _category_log_table(counts: np.ndarray, settings: TableSettings) -> np.ndarr
     return np.ascontiguousarray(table.T)
 
 
+class Coded:
+    """A categorical column read once (`coded`): its categories (the
+    sorted, stripped, present cell texts) and codes (n,) int, each cell's
+    index into them, -1 where missing: a byte or two per cell instead of a
+    Python string. Indexing with rows gives those rows (same categories)."""
+
+    __slots__ = ("categories", "codes")
+
+    def __init__(self, categories: list[str], codes: np.ndarray):
+        self.categories, self.codes = categories, codes
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, rows) -> Coded:
+        return Coded(self.categories, self.codes[rows])
+
+    def recode(self, categories: list[str] | None = None) -> tuple[list[str], np.ndarray]:
+        """`_category_codes` of the column: categories None, those present
+        in these rows."""
+        k = len(self.categories)
+        if categories is None:
+            used = np.bincount(self.codes[self.codes >= 0], minlength=k) > 0
+            categories = [c for c, u in zip(self.categories, used.tolist()) if u]
+            table = np.cumsum(used) - 1.0  # a code of an unused category never occurs
+        else:
+            index = {c: i for i, c in enumerate(categories)}
+            table = np.array([index.get(c, len(categories)) for c in self.categories], dtype=np.float64)
+        return categories, np.append(table, np.nan)[self.codes]  # code -1 picks the NaN
+
+
+def coded(texts: Sequence[str], codes: np.ndarray) -> Coded:
+    """The Coded column of cells given as distinct raw texts and each cell's
+    index into them (the categories and missing cells of `_category_codes`)."""
+    keys = [text.strip() for text in texts]
+    present = [key.lower() not in MISSING for key in keys]
+    categories = sorted({key for key, ok in zip(keys, present) if ok})
+    table = _key_codes(keys, present, categories)
+    k = len(categories)
+    dtype = np.int8 if k < 1 << 7 else np.int16 if k < 1 << 15 else np.int32
+    return Coded(categories, np.where(np.isnan(table), -1, table).astype(dtype)[codes])
+
+
 def _category_codes(cells, categories: list[str] | None = None) -> tuple[list[str], np.ndarray]:
     """(categories, codes (n,) float64): the code of each cell's stripped
     text in the sorted categories, K for a text not among them, NaN for a
-    missing cell. categories None: those of the cells, sorted."""
+    missing cell. categories None: those of the cells, sorted. cells: raw
+    texts or a `Coded` column."""
+    if isinstance(cells, Coded):
+        return cells.recode(categories)
     cells = _as_text(cells)
     if not categories:
         uniq, inverse = np.unique(cells, return_inverse=True)
@@ -376,14 +424,19 @@ def _key_codes(keys: list[str], present: list[bool], categories: list[str]) -> n
     return np.array([index.get(key, unseen) if ok else np.nan for key, ok in zip(keys, present)], dtype=np.float64)
 
 
-def _numbers(column) -> np.ndarray:
-    """A numeric column as float64, NaN for missing and non-finite cells."""
+def _numbers(column) -> tuple[np.ndarray, np.ndarray | None]:
+    """A numeric column as float64, NaN for missing and non-finite cells,
+    and for a column of texts the mask of present cells that are not
+    finite numbers (`parse_numbers`), else None."""
     a = np.asarray(column)
     if a.dtype.kind in "UOS":
-        return parse_numbers(a)[0]
-    out = np.array(a, dtype=np.float64)
-    out[~np.isfinite(out)] = np.nan
-    return out
+        return parse_numbers(a)
+    out = np.asarray(a, dtype=np.float64)
+    infinite = np.isinf(out)
+    if infinite.any():
+        out = out.copy()
+        out[infinite] = np.nan
+    return out, None
 
 
 def _equal_frequency_edges(values: np.ndarray, bins: int) -> np.ndarray:
@@ -511,8 +564,11 @@ class TableModel:
 
         y: (n,) class index of each row; kinds: per column 'categorical',
         'numeric' (-> settings.numeric_model) or a numeric model's name;
-        columns[j]: categorical: the raw cells (str or object array);
-        numeric: float64 with NaN for missing (or the raw cells)."""
+        columns[j]: categorical: the raw cells (str or object array) or a
+        `Coded` column; numeric: float64 with NaN for missing (or the raw
+        cells). columns may be any sequence: each column is taken once, in
+        order, and let go before the next (`table_classifier` passes views
+        that cut the rows of a fold out of one column at a time)."""
         settings = check_settings(settings)
         classes = list(classes)
         n_classes = len(classes)
@@ -541,9 +597,9 @@ class TableModel:
                 stats.append({"counts": counts.astype(np.float64)})
                 categories.append(cats)
                 continue
-            x = _numbers(column)
+            x = _numbers(column)[0]
             ok = ~np.isnan(x)
-            values, yc = x[ok], y[ok]
+            values, yc = (x, y) if ok.all() else (x[ok], y[ok])  # no copies of a column without a missing cell
             if values.size == 0:
                 raise NbcliError(
                     f"numeric table column {name!r} has no number in the training rows",
@@ -567,8 +623,10 @@ class TableModel:
             if kind == "gaussian":
                 safe = np.maximum(n_c, 1)
                 mean = np.bincount(yc, weights=values, minlength=n_classes) / safe
-                dev = values - mean[yc]
-                var = np.bincount(yc, weights=dev * dev, minlength=n_classes) / safe
+                dev = mean[yc]
+                np.subtract(values, dev, out=dev)
+                dev *= dev
+                var = np.bincount(yc, weights=dev, minlength=n_classes) / safe
                 pooled = n_c == 0
                 mean[pooled], var[pooled] = float(np.mean(values)), pooled_var
                 stats.append({"mean": mean, "var": var})
@@ -661,18 +719,27 @@ class TableModel:
         missing, also a text that is not a number), categorical columns the
         category's code 0..K_j-1, K_j for a category never seen, NaN for
         missing."""
+        return self.encode_reporting(columns)[0]
+
+    def encode_reporting(self, columns: list[np.ndarray]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """(`encode`'s X, {name of a numeric column: the rows (indices) of
+        its present cells that are not finite numbers, read as missing}),
+        the columns without such cells left out."""
         if len(columns) != len(self.names):
             raise NbcliError(f"the table model has {len(self.names)} columns, not {len(columns)}")
         n = len(columns[0]) if columns else 0
         X = np.empty((n, len(self.names)))
+        unreadable = {}
         for j, column in enumerate(columns):
             if len(column) != n:
                 raise NbcliError(f"table column {self.names[j]!r} has {len(column)} cells for {n} rows")
             if self.kinds[j] == "categorical":
                 X[:, j] = _category_codes(column, self.categories[j])[1]
-            else:
-                X[:, j] = _numbers(column)
-        return X
+                continue
+            X[:, j], bad = _numbers(column)
+            if bad is not None and bad.any():
+                unreadable[self.names[j]] = np.flatnonzero(bad)
+        return X, unreadable
 
     def _column(self, j: int, x: np.ndarray) -> np.ndarray:
         """(n, C) log P(x | c) of column j's cells x, 0 where missing."""
@@ -983,7 +1050,7 @@ class WeightedColumns:
                 self.edges.append(None)
                 resolution.append(None)
                 continue
-            x = _numbers(column)
+            x = _numbers(column)[0]
             values = x[~np.isnan(x)]
             if values.size == 0:
                 raise NbcliError(

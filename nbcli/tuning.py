@@ -87,13 +87,15 @@ def outcome(results: list[dict], metric: str, k: int, seed: int, documents: int)
     }
 
 
-def tune_table(docs: list, columns, settings, k: int, seed: int, eval_options, metric: str, grid: dict) -> dict:
+def tune_table(docs, columns, settings, k: int, seed: int, eval_options, metric: str, grid: dict) -> dict:
     """`tune` for a table model: every combination of TableSettings values
-    in `grid`, cross-validated on the same folds of the rows `docs` (see
-    `table_classifier.cross_validate`); the same result as `tune`'s."""
+    in `grid`, cross-validated on the same folds of the rows `docs` (read
+    once into columns; see `table_classifier.cross_validate`); the same
+    result as `tune`'s."""
     from nbcli.errors import NbcliError
-    from nbcli.table_classifier import cross_validate
+    from nbcli.table_classifier import cross_validate, read_table
 
+    docs = read_table(docs, columns)
     results, documents = [], 0
     for trial in combinations(grid):
         report = cross_validate(docs, columns, dataclasses.replace(settings, **trial), k, seed, eval_options)
