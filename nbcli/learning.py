@@ -693,7 +693,7 @@ def classifier_of(counts: Counts, kind: str, settings: dict, idf: bool, analyzer
     (EventModel keyword arguments without doc_freq, fit_count and idf;
     idf: complement's idf, derived from the document frequencies)."""
     from nbcli.classifier import Classifier
-    from nbcli.model import MODELS, smooth_idf
+    from nbcli.model import build_event_model
     from nbcli.vectorize import Vocabulary
 
     prior = settings["prior"]
@@ -704,21 +704,23 @@ def classifier_of(counts: Counts, kind: str, settings: dict, idf: bool, analyzer
             f"{', '.join(new)}",
             hint="learn into one of its classes, or train it again with a prior for every class",
         )
-    settings = dict(settings)
-    if kind == "complement":
-        n_docs = float(counts.class_count.sum())
-        idf_values = smooth_idf(counts.df.sum(axis=0), n_docs) if idf else None
-        fit_count = counts.fit
-        if fit_count is None and idf_values is not None:
-            fit_count = counts.tf * idf_values
-        settings.update(idf=idf_values, fit_count=fit_count)
+    complement = kind == "complement"
     tf, df, class_count = counts.tf, counts.df, counts.class_count
     if counts.expected_tf is not None:  # an EM model: the learned documents' counts plus the expected ones
         tf = tf + counts.expected_tf
         class_count = class_count + counts.expected_docs
         if df is not None:
             df = np.minimum(df + counts.expected_tf, class_count[:, None])
-    built = MODELS[kind](counts.classes, class_count, tf, doc_freq=df, **settings)
+    built = build_event_model(
+        kind,
+        counts.classes,
+        class_count,
+        tf,
+        doc_freq=df,
+        idf=complement and bool(idf),
+        fit_count=counts.fit if complement else None,
+        **settings,
+    )
     vocab = Vocabulary(counts.hashes, counts.blob, counts.offsets)
     classifier = Classifier(analyzer_options, vocab, built, meta, counts.record, counts.last_seen)
     if counts.expected_tf is not None:

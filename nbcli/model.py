@@ -560,4 +560,49 @@ class ComplementNB(EventModel):
         return spec
 
 
+# The event-model registry. Only `build_event_model` below looks a kind up in
+# it (tests/test_builder.py checks): every path to a fitted model (training,
+# learning, the online protocol, EM, the model loader) goes through it.
 MODELS = {cls.kind: cls for cls in (MultinomialNB, BernoulliNB, ComplementNB)}
+assert tuple(MODELS) == EVENT_MODELS
+
+
+def build_event_model(
+    kind: str,
+    classes,
+    class_count,
+    feature_count,
+    *,
+    doc_freq=None,
+    idf=None,
+    fit_count=None,
+    **settings,
+) -> EventModel:
+    """The one way from counts to a fitted event model: training
+    (`training._build`), learning (`learning.classifier_of`), the online
+    protocol (`online._Rebuilt`), EM (`semi._counts_model`) and the model
+    loader (`modelfile.from_payload`) all call it.
+
+    kind: one of EVENT_MODELS; classes, class_count (C,), feature_count
+    (C, V) and doc_freq (C, V or None) as `EventModel` takes them;
+    settings: the other EventModel keyword arguments (alpha, prior, ...,
+    tables; complement's tf_log, length_norm, weight_norm).
+    Complement's idf and fit_count follow one rule, here: idf True derives
+    the smoothed idf from doc_freq and the number of documents, and, unless
+    the caller has the per-class sums of the transformed documents
+    (fit_count: with tf_log or length_norm the counting pass adds them up),
+    fit_count = feature_count * idf (idf scales each column, so those sums
+    need no second pass); idf an array (a model file's) and fit_count are
+    taken as they are; idf None or False: no idf."""
+    cls = MODELS[kind]
+    if kind == "complement":
+        if idf is True:
+            idf = smooth_idf(np.asarray(doc_freq).sum(axis=0), np.asarray(class_count).sum())
+            if fit_count is None:
+                fit_count = feature_count * idf
+        elif idf is False:
+            idf = None
+        settings.update(idf=idf, fit_count=fit_count)
+    elif (idf is not None and idf is not False) or fit_count is not None:
+        raise NbcliError(f"idf and fit_count are for the complement model, not {kind}")
+    return cls(classes, class_count, feature_count, doc_freq=doc_freq, **settings)

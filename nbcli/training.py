@@ -29,8 +29,9 @@ from nbcli.heldout import Sample
 from nbcli.model import (
     DOC_FREQ_HINT,
     ESTIMATES,
-    MODELS,
+    EVENT_MODELS,
     UNKNOWN_TERMS,
+    build_event_model,
     check_alpha,
     check_m_estimate,
     check_prior_alpha,
@@ -39,7 +40,6 @@ from nbcli.model import (
     label_problem,
     parse_m_estimate,
     parse_prior,
-    smooth_idf,
 )
 from nbcli.sources import Document, batches
 from nbcli.tokenize import Analyzer, AnalyzerOptions, TokenBatch, load_stop_words
@@ -230,7 +230,7 @@ def _check_choices(kw: dict) -> None:
     """The values the command line's option types check, for callers of
     `training_options` from Python (the command line never fails these)."""
     for name, flag, choices in (
-        ("kind", "--model", (None, *MODELS)),
+        ("kind", "--model", (None, *EVENT_MODELS)),
         ("unknown", "--unknown-terms", (None, *UNKNOWN_TERMS)),
         ("estimate", "--estimate", (None, *ESTIMATES)),
         ("select_by", "--select-by", ("ig", "chi2")),
@@ -763,13 +763,17 @@ def _build(
             last_seen = last_seen[cols] if last_seen is not None else None
     settings = model_settings(options, alpha, unknown)
     prior = settings["prior"]
-    if options.kind == "complement":
-        idf = smooth_idf(df.sum(axis=0), n_docs) if options.idf else None
-        if fit_count is None and idf is not None and not options.needs_second_pass:
-            fit_count = tf * idf  # idf scales each column: the sums need no second pass
-        model = MODELS["complement"](classes, class_count, tf, doc_freq=df, idf=idf, fit_count=fit_count, **settings)
-    else:
-        model = MODELS[options.kind](classes, class_count, tf, doc_freq=df, **settings)
+    complement = options.kind == "complement"
+    model = build_event_model(
+        options.kind,
+        classes,
+        class_count,
+        tf,
+        doc_freq=df,
+        idf=complement and options.idf,
+        fit_count=fit_count if complement else None,
+        **settings,
+    )
     meta = {**meta, "options": {**meta.get("options", {}), "prior": plain_prior(prior)}}
     return Classifier(analyzer_options, vocab, model, meta, record=record, last_seen=last_seen)
 
