@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nbcli import __version__
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 from nbcli.record import Record
 from nbcli.sources import Document, batches
 from nbcli.training import FIT_SCALE
@@ -699,10 +699,12 @@ def classifier_of(counts: Counts, kind: str, settings: dict, idf: bool, analyzer
     prior = settings["prior"]
     if isinstance(prior, dict) and sorted(prior) != sorted(counts.classes):
         new = sorted(set(counts.classes) - set(prior))
-        raise NbcliError(
-            f"the model's --prior gives weights for {', '.join(sorted(prior))} only, so it cannot learn class "
-            f"{', '.join(new)}",
+        raise ParameterError(
+            "prior",
+            "the model's {prior} gives weights for {weighted} only, so it cannot learn class {new}",
             hint="learn into one of its classes, or train it again with a prior for every class",
+            weighted=", ".join(sorted(prior)),
+            new=", ".join(new),
         )
     complement = kind == "complement"
     tf, df, class_count = counts.tf, counts.df, counts.class_count
@@ -788,12 +790,13 @@ def create(analyzer_options, options, classes: list[str], docs: Analysed):
     from nbcli.training import described_options, model_settings, plain_prior, resolved
 
     if options.min_df != 1 or options.max_df != 1.0 or options.max_features is not None or options.select:
-        raise NbcliError(
-            "a model that learns cannot prune at training time (--min-df, --max-df, --max-features, --select)",
+        raise ParameterError(
+            "min_df",
+            "a model that learns cannot prune at training time ({min_df}, {max_df}, {max_features}, {select})",
             hint="drop them; keep the model small with 'nbcli prune'",
         )
     if options.kind == "complement" and options.idf and (options.tf_log or options.length_norm):
-        raise NbcliError("a model that learns cannot combine --idf with --tf-log or --length-norm")
+        raise ParameterError("idf", "a model that learns cannot combine {idf} with {tf_log} or {length_norm}")
     classes = sorted(set(classes) | set(docs.labels))
     if not len(docs) or not len(docs.pair_hash):
         raise NbcliError(
