@@ -111,7 +111,8 @@ def train(documents: Iterable[str | bytes], labels: Iterable[str], **options) ->
     command's default, including the defaults for a corpus of mostly mail
     and the calibration.
     Bad options and corpora raise NbcliError with the message the command
-    prints after 'nbcli: error: ' (which names the command-line flags)."""
+    prints after 'nbcli: error: ', but naming the options as here (the
+    command names their flags: errors.ParameterError)."""
     from nbcli.pipeline import train as train_classifier
     from nbcli.sources import Document
     from nbcli.training import calibration_choice, training_options

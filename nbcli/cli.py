@@ -42,6 +42,7 @@ from nbcli.options import (  # noqa: E402
     eval_options,
     explain_option,
     given_options,
+    in_flag_terms,
     is_given,
     jobs_option,
     json_option,
@@ -104,7 +105,7 @@ class NbcliGroup(click.Group):
             err(f"nbcli: error: {exc.format_message()}")
             sys.exit(exc.exit_code)
         except NbcliError as exc:
-            err(f"nbcli: error: {exc}")
+            err(f"nbcli: error: {in_flag_terms(exc)}")  # the library names parameters; say their flags
             sys.exit(exc.exit_code)
         except (click.Abort, KeyboardInterrupt):
             err("nbcli: interrupted")
@@ -1139,8 +1140,8 @@ def filter_(
                 hint="name the spam class with --spam-class",
             )
     except NbcliError as exc:  # fail open: pass every message through unchanged
-        classifier, model_error = None, str(exc)
-        err(f"nbcli: error: {exc}; passing messages through unchanged")
+        classifier, model_error = None, str(in_flag_terms(exc))
+        err(f"nbcli: error: {model_error}; passing messages through unchanged")
     if splitter is not None:
         put = splitter.write
     else:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nbcli import __version__
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 from nbcli.record import Record
 from nbcli.sources import Document, batches
 from nbcli.training import FIT_SCALE
@@ -693,32 +693,36 @@ def classifier_of(counts: Counts, kind: str, settings: dict, idf: bool, analyzer
     (EventModel keyword arguments without doc_freq, fit_count and idf;
     idf: complement's idf, derived from the document frequencies)."""
     from nbcli.classifier import Classifier
-    from nbcli.model import MODELS, smooth_idf
+    from nbcli.model import build_event_model
     from nbcli.vectorize import Vocabulary
 
     prior = settings["prior"]
     if isinstance(prior, dict) and sorted(prior) != sorted(counts.classes):
         new = sorted(set(counts.classes) - set(prior))
-        raise NbcliError(
-            f"the model's --prior gives weights for {', '.join(sorted(prior))} only, so it cannot learn class "
-            f"{', '.join(new)}",
+        raise ParameterError(
+            "prior",
+            "the model's {prior} gives weights for {weighted} only, so it cannot learn class {new}",
             hint="learn into one of its classes, or train it again with a prior for every class",
+            weighted=", ".join(sorted(prior)),
+            new=", ".join(new),
         )
-    settings = dict(settings)
-    if kind == "complement":
-        n_docs = float(counts.class_count.sum())
-        idf_values = smooth_idf(counts.df.sum(axis=0), n_docs) if idf else None
-        fit_count = counts.fit
-        if fit_count is None and idf_values is not None:
-            fit_count = counts.tf * idf_values
-        settings.update(idf=idf_values, fit_count=fit_count)
+    complement = kind == "complement"
     tf, df, class_count = counts.tf, counts.df, counts.class_count
     if counts.expected_tf is not None:  # an EM model: the learned documents' counts plus the expected ones
         tf = tf + counts.expected_tf
         class_count = class_count + counts.expected_docs
         if df is not None:
             df = np.minimum(df + counts.expected_tf, class_count[:, None])
-    built = MODELS[kind](counts.classes, class_count, tf, doc_freq=df, **settings)
+    built = build_event_model(
+        kind,
+        counts.classes,
+        class_count,
+        tf,
+        doc_freq=df,
+        idf=complement and bool(idf),
+        fit_count=counts.fit if complement else None,
+        **settings,
+    )
     vocab = Vocabulary(counts.hashes, counts.blob, counts.offsets)
     classifier = Classifier(analyzer_options, vocab, built, meta, counts.record, counts.last_seen)
     if counts.expected_tf is not None:
@@ -786,12 +790,13 @@ def create(analyzer_options, options, classes: list[str], docs: Analysed):
     from nbcli.training import described_options, model_settings, plain_prior, resolved
 
     if options.min_df != 1 or options.max_df != 1.0 or options.max_features is not None or options.select:
-        raise NbcliError(
-            "a model that learns cannot prune at training time (--min-df, --max-df, --max-features, --select)",
+        raise ParameterError(
+            "min_df",
+            "a model that learns cannot prune at training time ({min_df}, {max_df}, {max_features}, {select})",
             hint="drop them; keep the model small with 'nbcli prune'",
         )
     if options.kind == "complement" and options.idf and (options.tf_log or options.length_norm):
-        raise NbcliError("a model that learns cannot combine --idf with --tf-log or --length-norm")
+        raise ParameterError("idf", "a model that learns cannot combine {idf} with {tf_log} or {length_norm}")
     classes = sorted(set(classes) | set(docs.labels))
     if not len(docs) or not len(docs.pair_hash):
         raise NbcliError(

@@ -39,15 +39,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 
 if TYPE_CHECKING:
     from nbcli.vectorize import SparseCounts
 
 UNKNOWN_TERMS = ("skip", "smooth")
+# a ParameterError's hint template (see errors.ParameterError)
 DOC_FREQ_HINT = (
-    "train from the corpus (a model keeps document frequencies when trained with --model bernoulli, --idf, --select, "
-    "--min-df or --max-df)"
+    "train from the corpus (a model keeps document frequencies when trained with {kind:bernoulli}, {idf}, {select}, "
+    "{min_df} or {max_df})"
 )
 EVENT_MODELS = ("multinomial", "bernoulli", "complement")
 ESTIMATES = ("mean", "map")
@@ -72,12 +73,14 @@ def parse_prior(spec: str) -> str | dict[str, float]:
         except ValueError:
             w = float("nan")
         if not eq or not name or not (0 < w <= MAX_PSEUDO_COUNT):
-            raise NbcliError(
-                f"--prior {spec!r} is not valid",
+            raise ParameterError(
+                "prior",
+                "{prior} {spec!r} is not valid",
                 hint="use 'fit', 'uniform' or CLASS=WEIGHT pairs such as 'spam=0.4,ham=0.6'",
+                spec=spec,
             )
         if name in weights:
-            raise NbcliError(f"--prior names class {name!r} twice")
+            raise ParameterError("prior", "{prior} names class {name!r} twice", name=name)
         weights[name] = w
     return weights
 
@@ -97,9 +100,12 @@ def log_prior(class_count: np.ndarray, classes: list[str], prior, prior_alpha: f
     unknown = [c for c in prior if c not in classes]
     if missing or unknown:
         what = f"has no weight for {', '.join(missing)}" if missing else f"names unknown class {', '.join(unknown)}"
-        raise NbcliError(
-            f"--prior {what}",
-            hint=f"give a weight for each of the classes: {', '.join(classes)}",
+        raise ParameterError(
+            "prior",
+            "{prior} {what}",
+            hint="give a weight for each of the classes: {classes}",
+            what=what,
+            classes=", ".join(classes),
         )
     w = np.array([prior[c] for c in classes], dtype=np.float64)
     return np.log(w) - np.log(w.sum())
@@ -127,22 +133,34 @@ def label_problem(label) -> str | None:
 
 
 def check_alpha(alpha: float) -> float:
+    """The pseudo-count alpha (of an event model, EM or a mixture), checked:
+    0 < alpha <= MAX_PSEUDO_COUNT."""
     if np.isfinite(alpha) and alpha > MAX_PSEUDO_COUNT:
-        raise NbcliError(
-            f"--alpha must be at most {MAX_PSEUDO_COUNT:g}, not {alpha}",
+        raise ParameterError(
+            "alpha",
+            "{alpha} must be at most {most:g}, not {value}",
             hint="a pseudo-count that large drowns every count",
+            most=MAX_PSEUDO_COUNT,
+            value=alpha,
         )
     if not (np.isfinite(alpha) and alpha > 0):
-        raise NbcliError(
-            f"--alpha must be a positive number, not {alpha}",
+        raise ParameterError(
+            "alpha",
+            "{alpha} must be a positive number, not {value}",
             hint="alpha = 0 would give unseen terms probability zero; use a small value such as 0.01",
+            value=alpha,
         )
     return float(alpha)
 
 
 def check_prior_alpha(value: float | None) -> float | None:
     if value is not None and not (np.isfinite(value) and 0 <= value <= MAX_PSEUDO_COUNT):
-        raise NbcliError(f"--prior-alpha must be a number from 0 to {MAX_PSEUDO_COUNT:g}, not {value}")
+        raise ParameterError(
+            "prior_alpha",
+            "{prior_alpha} must be a number from 0 to {most:g}, not {value}",
+            most=MAX_PSEUDO_COUNT,
+            value=value,
+        )
     return None if value is None else float(value)
 
 
@@ -150,16 +168,20 @@ def check_prior_smoothing(prior, prior_alpha: float | None) -> None:
     """A prior pseudo-count smooths only a fitted prior (prior None is
     training's default, which is 'fit' unless the model says otherwise)."""
     if prior_alpha is not None and prior not in (None, "fit"):
-        raise NbcliError("--prior-alpha smooths the fitted prior", hint="drop it, or use --prior fit")
+        raise ParameterError(
+            "prior_alpha", "{prior_alpha} smooths the fitted prior", hint="drop it, or use {prior:fit}"
+        )
 
 
 def check_unknown_terms(unknown: str | None, kind: str) -> None:
     """Counting a never-seen term as evidence ('smooth') is defined for the
     multinomial model only."""
     if unknown == "smooth" and kind != "multinomial":
-        raise NbcliError(
-            f"--unknown-terms smooth is for the multinomial model, not {kind}",
-            hint="drop it, or use --unknown-terms skip",
+        raise ParameterError(
+            "unknown",
+            "{unknown:smooth} is for the multinomial model, not {model}",
+            hint="drop it, or use {unknown:skip}",
+            model=kind,
         )
 
 
@@ -172,8 +194,11 @@ def parse_m_estimate(spec: str) -> tuple[float, float | None]:
     except ValueError:
         m, p = float("nan"), None
     if not (np.isfinite(m) and 0 < m <= MAX_PSEUDO_COUNT) or (p is not None and not (0 < p < 1)):
-        raise NbcliError(
-            f"--m-estimate {spec!r} is not valid", hint="give M > 0, or M,P with 0 < P < 1, such as 2 or 8,0.625"
+        raise ParameterError(
+            "m_estimate",
+            "{m_estimate} {spec!r} is not valid",
+            hint="give M > 0, or M,P with 0 < P < 1, such as 2 or 8,0.625",
+            spec=spec,
         )
     return m, p
 
@@ -195,16 +220,25 @@ def dirichlet_log_estimate(counts: np.ndarray, beta, estimate: str = "mean") -> 
     if estimate == "map":
         pseudo = pseudo - 1.0
     elif estimate != "mean":
-        raise NbcliError(f"--estimate {estimate!r} is not one of {', '.join(ESTIMATES)}")
+        check_estimate(estimate)
     smoothed = counts + pseudo
     if not (smoothed > 0).all():
-        raise NbcliError(
-            f"--estimate {estimate} is undefined here: with a prior pseudo-count of "
-            f"{float(pseudo.min()) + (estimate == 'map'):g}, "
+        raise ParameterError(
+            "estimate",
+            f"{{estimate:{estimate}}} is undefined here: with a prior pseudo-count of {{pseudo:g}}, "
             "a term never seen in a class would get probability <= 0 (N + a - 1 <= 0)",
-            hint="use --alpha (or M*P of --m-estimate) above 1 with --estimate map",
+            hint="use {alpha} (or M*P of {m_estimate}) above 1 with {estimate:map}",
+            pseudo=float(pseudo.min()) + (estimate == "map"),
         )
     return np.log(smoothed) - np.log(smoothed.sum(axis=-1, keepdims=True))
+
+
+def check_estimate(estimate: str) -> str:
+    if estimate not in ESTIMATES:
+        raise ParameterError(
+            "estimate", "{estimate} {value!r} is not one of {choices}", value=estimate, choices=", ".join(ESTIMATES)
+        )
+    return estimate
 
 
 def check_m_estimate(m_estimate, kind: str) -> None:
@@ -212,9 +246,11 @@ def check_m_estimate(m_estimate, kind: str) -> None:
     only the bernoulli model has one per term; the others spread M over
     the |V| terms."""
     if m_estimate is not None and m_estimate[1] is not None and kind != "bernoulli":
-        raise NbcliError(
-            "--m-estimate M,P: a P is for --model bernoulli",
-            hint=f"the {kind} model spreads M evenly over the |V| terms; give only M",
+        raise ParameterError(
+            "m_estimate",
+            "{m_estimate} M,P: a P is for {kind:bernoulli}",
+            hint="the {model} model spreads M evenly over the |V| terms; give only M",
+            model=kind,
         )
 
 
@@ -310,9 +346,7 @@ class EventModel:
         self.alpha = check_alpha(alpha)
         self.prior = prior
         self.prior_alpha = check_prior_alpha(prior_alpha)
-        if estimate not in ESTIMATES:
-            raise NbcliError(f"--estimate {estimate!r} is not one of {', '.join(ESTIMATES)}")
-        self.estimate = estimate
+        self.estimate = check_estimate(estimate)
         self.m_estimate = (
             None
             if m_estimate is None
@@ -447,8 +481,8 @@ class BernoulliNB(EventModel):
 
     def derive(self):
         if self.doc_freq is None:
-            raise NbcliError(
-                "the Bernoulli model needs document frequencies, and these counts have none", hint=DOC_FREQ_HINT
+            raise ParameterError(
+                "kind", "the Bernoulli model needs document frequencies, and these counts have none", hint=DOC_FREQ_HINT
             )
         df = np.asarray(self.doc_freq, dtype=np.float64)
         absent = self.class_count[:, None] - df
@@ -560,4 +594,49 @@ class ComplementNB(EventModel):
         return spec
 
 
+# The event-model registry. Only `build_event_model` below looks a kind up in
+# it (tests/test_builder.py checks): every path to a fitted model (training,
+# learning, the online protocol, EM, the model loader) goes through it.
 MODELS = {cls.kind: cls for cls in (MultinomialNB, BernoulliNB, ComplementNB)}
+assert tuple(MODELS) == EVENT_MODELS
+
+
+def build_event_model(
+    kind: str,
+    classes,
+    class_count,
+    feature_count,
+    *,
+    doc_freq=None,
+    idf=None,
+    fit_count=None,
+    **settings,
+) -> EventModel:
+    """The one way from counts to a fitted event model: training
+    (`training._build`), learning (`learning.classifier_of`), the online
+    protocol (`online._Rebuilt`), EM (`semi._counts_model`) and the model
+    loader (`modelfile.from_payload`) all call it.
+
+    kind: one of EVENT_MODELS; classes, class_count (C,), feature_count
+    (C, V) and doc_freq (C, V or None) as `EventModel` takes them;
+    settings: the other EventModel keyword arguments (alpha, prior, ...,
+    tables; complement's tf_log, length_norm, weight_norm).
+    Complement's idf and fit_count follow one rule, here: idf True derives
+    the smoothed idf from doc_freq and the number of documents, and, unless
+    the caller has the per-class sums of the transformed documents
+    (fit_count: with tf_log or length_norm the counting pass adds them up),
+    fit_count = feature_count * idf (idf scales each column, so those sums
+    need no second pass); idf an array (a model file's) and fit_count are
+    taken as they are; idf None or False: no idf."""
+    cls = MODELS[kind]
+    if kind == "complement":
+        if idf is True:
+            idf = smooth_idf(np.asarray(doc_freq).sum(axis=0), np.asarray(class_count).sum())
+            if fit_count is None:
+                fit_count = feature_count * idf
+        elif idf is False:
+            idf = None
+        settings.update(idf=idf, fit_count=fit_count)
+    elif (idf is not None and idf is not False) or fit_count is not None:
+        raise NbcliError(f"idf and fit_count are for the complement model, not {kind}")
+    return cls(classes, class_count, feature_count, doc_freq=doc_freq, **settings)

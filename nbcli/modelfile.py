@@ -892,10 +892,10 @@ def settings_of(spec, classes: list) -> dict:
     """The event model's kind and settings (EventModel keyword arguments but
     doc_freq, fit_count, idf and tables) from a `model` spec, checked as a
     model file's are (ModelFileError)."""
-    from nbcli.model import MODELS
+    from nbcli.model import EVENT_MODELS
 
     try:
-        if not isinstance(spec, dict) or spec.get("kind") not in MODELS:
+        if not isinstance(spec, dict) or spec.get("kind") not in EVENT_MODELS:
             raise _Corrupt("model", "has no event model kind nbcli knows")
         settings = _settings(spec, classes)
         for flag in ("tf_log", "length_norm", "weight_norm"):
@@ -938,7 +938,7 @@ def from_payload(p: dict, path: str = "model"):
     crafted file is a one-line error here rather than negative counts,
     NaN scores, warnings or an internal error later."""
     from nbcli.classifier import Classifier
-    from nbcli.model import MODELS
+    from nbcli.model import EVENT_MODELS, build_event_model
     from nbcli.record import Record
     from nbcli.tokenize import AnalyzerOptions
     from nbcli.vectorize import Vocabulary
@@ -972,7 +972,7 @@ def from_payload(p: dict, path: str = "model"):
         kind = spec.get("kind")
         if not isinstance(kind, str):
             raise _Corrupt("model", "has no event model kind")
-        if kind not in MODELS:
+        if kind not in EVENT_MODELS:
             raise ModelFileError(
                 f"{path} uses event model {kind!r}, which this nbcli does not know",
                 hint="upgrade nbcli",
@@ -995,7 +995,7 @@ def from_payload(p: dict, path: str = "model"):
             )
             if spec.get("idf", False) != (settings["idf"] is not None):
                 raise _Corrupt("idf")
-        model = MODELS[kind](classes, class_count, feature_count, **settings)
+        model = build_event_model(kind, classes, class_count, feature_count, **settings)
         options = AnalyzerOptions.from_dict(analyzer)
         try:
             record = Record.from_arrays(p, n_classes) if "record_digest" in p else None

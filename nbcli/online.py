@@ -201,7 +201,7 @@ class _Rebuilt:
 
     def _built(self):
         if self._model is None:
-            from nbcli.model import MODELS, smooth_idf
+            from nbcli.model import build_event_model
 
             cols = np.flatnonzero(self.seen)
             s = {k: v for k, v in self.settings.items() if k not in ("class_names", "idf_flag")}
@@ -209,13 +209,11 @@ class _Rebuilt:
             tf = self.tf[:, cols]
             df = self.df[:, cols]
             if self.kind == "complement":
-                idf = smooth_idf(df.sum(axis=0), self.docs.sum()) if self.settings["idf_flag"] else None
+                # the running sums are the transformed documents' only with tf-log or length-norm
                 fit = self.fit[:, cols] if (s.get("tf_log") or s.get("length_norm")) else None
-                if fit is None and idf is not None:
-                    fit = tf * idf
-                s.update(idf=idf, fit_count=fit)
+                s.update(idf=bool(self.settings["idf_flag"]), fit_count=fit)
             with np.errstate(divide="ignore", invalid="ignore"):
-                self._model = MODELS[self.kind](names, self.docs, tf, doc_freq=df, **s)
+                self._model = build_event_model(self.kind, names, self.docs, tf, doc_freq=df, **s)
             self._columns = np.full(len(self.seen), -1, dtype=np.int64)
             self._columns[cols] = np.arange(len(cols))
         return self._model

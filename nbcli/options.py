@@ -458,7 +458,9 @@ explain_option = click.option(
 # The library's field name (AnalyzerOptions, TrainOptions; see
 # training.OPTION_DEFAULTS) -> the flag of `nbcli train`, for every training
 # option; mail is the inverse of --no-mail. tests/test_options.py checks it
-# against the training_options bundle.
+# against the training_options bundle. It is also the one table by which the
+# command line says a library error (errors.ParameterError, which names the
+# Python parameter) in flag terms: `in_flag_terms`.
 TRAINING_FLAGS = {
     "token_pattern": "--token-pattern",
     "ngrams": "--ngrams",
@@ -488,6 +490,15 @@ _INVERTED = {"mail"}  # fields whose flag says the opposite
 def flag(field: str) -> str:
     """The command-line flag of a training option's field name."""
     return TRAINING_FLAGS[field]
+
+
+def in_flag_terms(exc: NbcliError) -> NbcliError:
+    """A library error as the command line says it: a ParameterError with
+    each parameter named by its flag (TRAINING_FLAGS), anything else as it
+    is. The command line's error boundary (`cli.NbcliGroup.main`) calls it."""
+    from nbcli.errors import ParameterError
+
+    return exc.named(flag) if isinstance(exc, ParameterError) else exc
 
 
 def _params(bundle) -> dict[str, click.Parameter]:

@@ -46,16 +46,18 @@ AUTO_MAX_K = 10  # --k auto tries 1..10 clusters
 def _counts_model(kind, classes, doc_count, word_count, vocab, analyzer_options, alpha, prior_alpha, meta):
     """A Classifier whose event model is fitted to (expected) counts."""
     from nbcli.classifier import Classifier
-    from nbcli.model import MODELS
+    from nbcli.model import build_event_model
 
     class_count = np.asarray(doc_count, dtype=np.float64)
     word_count = np.asarray(word_count, dtype=np.float64)
     if kind == "bernoulli":
         # a document frequency never exceeds its class's documents (rounding of expected counts aside)
         doc_freq = np.minimum(word_count, class_count[:, None])
-        model = MODELS[kind](classes, class_count, doc_freq, doc_freq=doc_freq, alpha=alpha, prior_alpha=prior_alpha)
+        model = build_event_model(
+            kind, classes, class_count, doc_freq, doc_freq=doc_freq, alpha=alpha, prior_alpha=prior_alpha
+        )
     else:
-        model = MODELS[kind](classes, class_count, word_count, alpha=alpha, prior_alpha=prior_alpha)
+        model = build_event_model(kind, classes, class_count, word_count, alpha=alpha, prior_alpha=prior_alpha)
     return Classifier(analyzer_options, vocab, model, meta)
 
 

@@ -24,13 +24,14 @@ import numpy as np
 from nbcli import __version__
 from nbcli.classifier import Classifier
 from nbcli.defaults import DEFAULT_MAX_MESSAGE_BYTES
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 from nbcli.heldout import Sample
 from nbcli.model import (
     DOC_FREQ_HINT,
     ESTIMATES,
-    MODELS,
+    EVENT_MODELS,
     UNKNOWN_TERMS,
+    build_event_model,
     check_alpha,
     check_m_estimate,
     check_prior_alpha,
@@ -39,7 +40,6 @@ from nbcli.model import (
     label_problem,
     parse_m_estimate,
     parse_prior,
-    smooth_idf,
 )
 from nbcli.sources import Document, batches
 from nbcli.tokenize import Analyzer, AnalyzerOptions, TokenBatch, load_stop_words
@@ -166,20 +166,22 @@ def training_options(
     given = frozenset(given)
     _check_choices(kw)
     if kw["alpha"] is not None:
-        check_alpha(kw["alpha"])
+        check_alpha(kw["alpha"])  # alpha's one check on its way in (the event model checks what reaches it)
     check_prior_alpha(kw["prior_alpha"])
     prior = parse_prior(kw["prior"]) if kw["prior"] is not None else None
     kind = kw["kind"] or base_kind
     m_estimate = parse_m_estimate(kw["m_estimate"]) if kw["m_estimate"] is not None else None
     for name in ("tf_log", "idf", "length_norm", "weight_norm"):
         if kw[name] and kind != "complement":
-            raise NbcliError(f"--{name.replace('_', '-')} is for --model complement")
+            raise ParameterError(name, f"{{{name}}} is for {{kind:complement}}")
     if m_estimate is not None and kw["alpha"] is not None:
-        raise NbcliError("give --alpha or --m-estimate, not both")
+        raise ParameterError("alpha", "give {alpha} or {m_estimate}, not both")
     check_m_estimate(m_estimate, kind)
     if kw["estimate"] == "map" and m_estimate is None and (kw["alpha"] is None or kw["alpha"] <= 1):
-        raise NbcliError(
-            f"--estimate map needs --alpha above 1 (got {kw['alpha'] if kw['alpha'] is not None else 'the default'})",
+        raise ParameterError(
+            "estimate",
+            "{estimate:map} needs {alpha} above 1 (got {got})",
+            got=kw["alpha"] if kw["alpha"] is not None else "the default",
             hint=(
                 "the MAP estimate (N + alpha - 1) / (T + K (alpha - 1)) is zero or negative for unseen terms when "
                 "alpha <= 1"
@@ -229,18 +231,23 @@ def training_options(
 def _check_choices(kw: dict) -> None:
     """The values the command line's option types check, for callers of
     `training_options` from Python (the command line never fails these)."""
-    for name, flag, choices in (
-        ("kind", "--model", (None, *MODELS)),
-        ("unknown", "--unknown-terms", (None, *UNKNOWN_TERMS)),
-        ("estimate", "--estimate", (None, *ESTIMATES)),
-        ("select_by", "--select-by", ("ig", "chi2")),
+    for name, choices in (
+        ("kind", (None, *EVENT_MODELS)),
+        ("unknown", (None, *UNKNOWN_TERMS)),
+        ("estimate", (None, *ESTIMATES)),
+        ("select_by", ("ig", "chi2")),
     ):
         if kw[name] not in choices:
-            raise NbcliError(f"{flag} {kw[name]!r} is not one of {', '.join(c for c in choices if c)}")
+            raise ParameterError(
+                name,
+                f"{{{name}}} {{value!r}} is not one of {{choices}}",
+                value=kw[name],
+                choices=", ".join(c for c in choices if c),
+            )
     for name in ("max_features", "select"):
         value = kw[name]
         if value is not None and not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
-            raise NbcliError(f"--{name.replace('_', '-')} must be a whole number of at least 1, not {value!r}")
+            raise ParameterError(name, f"{{{name}}} must be a whole number of at least 1, not {{value!r}}", value=value)
     for name in ("min_df", "max_df"):
         value = kw[name]
         if (
@@ -248,8 +255,10 @@ def _check_choices(kw: dict) -> None:
             or not isinstance(value, (int, float))
             or not (value >= 0 if isinstance(value, int) else 0.0 <= value <= 1.0)
         ):
-            raise NbcliError(
-                f"--{name.replace('_', '-')} {value!r} is neither a document count nor a proportion from 0.0 to 1.0"
+            raise ParameterError(
+                name,
+                f"{{{name}}} {{value!r}} is neither a document count nor a proportion from 0.0 to 1.0",
+                value=value,
             )
 
 
@@ -640,8 +649,7 @@ def fit_counts(
     if the counting pass added them up."""
     n_docs = int(class_count.sum())
     mostly_mail = 2 * mail_docs > n_docs
-    options, alpha, unknown = resolved(options, mostly_mail)
-    check_alpha(alpha)
+    options, alpha, unknown = resolved(options, mostly_mail)  # alpha: checked by the event model (EventModel)
     for label in classes:  # here, where every path to a model meets (workers and --cv folds too)
         problem = label_problem(label)
         if problem:
@@ -763,13 +771,17 @@ def _build(
             last_seen = last_seen[cols] if last_seen is not None else None
     settings = model_settings(options, alpha, unknown)
     prior = settings["prior"]
-    if options.kind == "complement":
-        idf = smooth_idf(df.sum(axis=0), n_docs) if options.idf else None
-        if fit_count is None and idf is not None and not options.needs_second_pass:
-            fit_count = tf * idf  # idf scales each column: the sums need no second pass
-        model = MODELS["complement"](classes, class_count, tf, doc_freq=df, idf=idf, fit_count=fit_count, **settings)
-    else:
-        model = MODELS[options.kind](classes, class_count, tf, doc_freq=df, **settings)
+    complement = options.kind == "complement"
+    model = build_event_model(
+        options.kind,
+        classes,
+        class_count,
+        tf,
+        doc_freq=df,
+        idf=complement and options.idf,
+        fit_count=fit_count if complement else None,
+        **settings,
+    )
     meta = {**meta, "options": {**meta.get("options", {}), "prior": plain_prior(prior)}}
     return Classifier(analyzer_options, vocab, model, meta, record=record, last_seen=last_seen)
 
@@ -830,13 +842,15 @@ def select_scores(df: np.ndarray, class_count: np.ndarray, by: str = "ig") -> np
             e0 = n0 * n_c / n
             stat = np.nan_to_num((present - e1) ** 2 / e1) + np.nan_to_num((absent - e0) ** 2 / e0)
         return np.where((n1 > 0) & (n0 > 0), stat.sum(axis=0), 0.0)
-    raise NbcliError(f"--select-by {by!r} is not one of ig, chi2")
+    raise ParameterError("select_by", "{select_by} {value!r} is not one of ig, chi2", value=by)
 
 
 def select_mask(keep: np.ndarray, df: np.ndarray, class_count: np.ndarray, k: int, by: str) -> np.ndarray:
     """Of the terms in `keep`, the k with the highest score (ties: by column)."""
     if df is None:
-        raise NbcliError("--select needs document frequencies, and these counts have none", hint=DOC_FREQ_HINT)
+        raise ParameterError(
+            "select", "{select} needs document frequencies, and these counts have none", hint=DOC_FREQ_HINT
+        )
     candidates = np.flatnonzero(keep)
     if len(candidates) <= k:
         return keep
@@ -884,11 +898,12 @@ def train(
 
 
 def check_trainable(docs: Iterable[Document], options: TrainOptions, calibrate: str | None = None) -> None:
-    """Refuse, before reading anything, what training could not finish."""
-    if options.alpha is not None:
-        check_alpha(options.alpha)
+    """Refuse, before reading anything, what training could not finish
+    (the options themselves were checked where they entered: `training_options`)."""
     if options.needs_second_pass and iter(docs) is docs:
-        raise NbcliError("--tf-log and --length-norm read the corpus twice, and this corpus can be read only once")
+        raise ParameterError(
+            "tf_log", "{tf_log} and {length_norm} read the corpus twice, and this corpus can be read only once"
+        )
     if calibrate is not None:
         check_calibratable(options, calibrate)
 

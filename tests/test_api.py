@@ -131,11 +131,18 @@ def test_a_mail_message_is_read_as_mail(tmp_path):
     ],
 )
 def test_a_bad_option_raises_the_error_the_command_prints(tmp_path, flags, options):
+    """The same error, naming the Python parameter in the library and its
+    flag on the command line (issue 26)."""
+    from nbcli.options import TRAINING_FLAGS, in_flag_terms
+
     result = run(["train", TOPICS / "train.jsonl", "-o", tmp_path / "m.nb", *flags])
     assert result.exit_code == 1
     with pytest.raises(nbcli.NbcliError) as caught:
         nbcli.train(["a b c", "d e f"], ["x", "y"], **options)
-    assert result.stderr == f"nbcli: error: {caught.value}\n"
+    assert result.stderr == f"nbcli: error: {in_flag_terms(caught.value)}\n"
+    named = caught.value.parameter
+    assert str(caught.value).startswith(named) or f" {named}" in str(caught.value)
+    assert TRAINING_FLAGS[named] in result.stderr and "--" not in str(caught.value)
 
 
 def test_misuse_is_refused():
@@ -145,7 +152,7 @@ def test_misuse_is_refused():
         nbcli.train(["a b", "c d"], ["x", "y"], model="bernoulli")
     with pytest.raises(nbcli.NbcliError, match="2 documents but 1 labels"):
         nbcli.train(["a b", "c d"], ["x"])
-    with pytest.raises(nbcli.NbcliError, match="--model 'gaussian' is not one of"):
+    with pytest.raises(nbcli.NbcliError, match="^kind 'gaussian' is not one of"):
         nbcli.train(["a b", "c d"], ["x", "y"], kind="gaussian")
     with pytest.raises(nbcli.NbcliError, match="only one class"):
         nbcli.train(["a b", "c d"], ["x", "x"])

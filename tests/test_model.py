@@ -99,7 +99,7 @@ def test_log_space_survives_long_documents():
 
 def test_bad_alpha_is_refused():
     for alpha in [0.0, -1.0, float("nan"), float("inf")]:
-        with pytest.raises(NbcliError, match="--alpha must be a positive number"):
+        with pytest.raises(NbcliError, match="^alpha must be a positive number"):  # the parameter, not the flag
             _train(ANIMALS + FLOWERS, ["a", "a", "f", "f"], alpha=alpha)
 
 

@@ -417,7 +417,7 @@ def test_bad_settings_name_the_option():
         (TableSettings(numeric_model="poisson"), "--numeric-model"),
         (TableSettings(bandwidth="wide"), "--bandwidth"),
         (TableSettings(bins=1), "--bins"),
-        (TableSettings(prior="uniform", prior_alpha=1), "--prior-alpha"),
+        (TableSettings(prior="uniform", prior_alpha=1), "prior.alpha"),  # the library names the parameter (issue 26)
         (TableSettings(alpha=float("nan")), "--alpha"),
     ]:
         with pytest.raises(NbcliError, match=option):
