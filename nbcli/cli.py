@@ -60,6 +60,7 @@ from nbcli.options import (  # noqa: E402
     table_options,
     table_setup,
     target_fpr_option,
+    train_command,
     training_options,
     training_setup,
     true_label_option,
@@ -1008,7 +1009,7 @@ def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
             unfixed(tuning.GRID, ctx),
         )
     given = given_options(ctx, {"label_pairs", *TRAINING_PARAM_NAMES, *READ_PARAM_NAMES, *TABLE_PARAMS})
-    result["command"] = tuning.train_command(list(corpus), given, result["best"])
+    result["command"] = train_command(list(corpus), given, result["best"])
     if as_json:
         write_json(result)
     else:

@@ -565,8 +565,3 @@ def _handshake(address: str, connection_args: dict, timeout: float) -> None:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
     return text.splitlines()[0]
-
-
-def is_remote(jobs) -> bool:
-    """Whether `jobs` (an int, or an executor from --cluster) is a cluster."""
-    return getattr(jobs, "remote", False)

@@ -16,6 +16,8 @@ nbcli are imported inside the functions that need them.
 
 from __future__ import annotations
 
+import shlex
+
 import click
 
 from nbcli.defaults import (
@@ -800,3 +802,24 @@ def make_diagnostics(quiet: bool):
     if capped:
         diagnostics.info(f"--jobs {capped[0]} is more than the {capped[1]} core(s) available; using {capped[1]}")
     return diagnostics
+
+
+def tuned_flag(field: str) -> str:
+    """The `nbcli train` flag of a TrainOptions field (--model for kind),
+    or of a table setting (--numeric-model)."""
+    return flag(field) if field in TRAINING_FLAGS else "--" + field.replace("_", "-")
+
+
+def train_command(corpus: list[str], given: list[tuple[str, object]], best: dict) -> str:
+    """The `nbcli train` command line: the corpus, the options given (as
+    (option, value or True for a flag) pairs, those the grid decides left
+    out), the best settings, and -o MODEL."""
+    decided = {tuned_flag(f) for f in best}
+    words = ["nbcli", "train", *corpus]
+    for option, value in given:
+        if option in decided:
+            continue
+        words += [option] if value is True else [option, str(value)]
+    for field, value in best.items():
+        words += [tuned_flag(field), f"{value:g}" if isinstance(value, float) else str(value)]
+    return shlex.join(words + ["-o", "MODEL"])

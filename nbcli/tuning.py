@@ -4,7 +4,9 @@ No I/O. GRID maps a `TrainOptions` field to its candidate values; every
 combination is cross-validated on the same folds (the corpus is read and
 analysed once, the folds counted once), and the best by one metric wins.
 Adding a dimension is one line here (its command-line flag comes from
-options.TRAINING_FLAGS, the one table of field and flag names). A dimension the user fixes on the
+options.TRAINING_FLAGS, the one table of field and flag names, through
+`options.train_command`, which writes the winning `nbcli train` line: the
+library speaks in fields, never in flags). A dimension the user fixes on the
 command line (say --model bernoulli) is not searched: `nbcli tune` leaves it
 out of the grid.
 """
@@ -13,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import shlex
 
 GRID: dict[str, list] = {
     "kind": ["multinomial", "bernoulli", "complement"],
@@ -104,26 +105,3 @@ def tune_table(docs, columns, settings, k: int, seed: int, eval_options, metric:
             raise NbcliError(f"--metric {metric}: cross-validation does not report {metric} for this table")
         results.append({"settings": trial, **report["metrics"][metric]})
     return outcome(results, metric, k, seed, documents)
-
-
-def option_name(field: str) -> str:
-    """The `nbcli train` flag of a TrainOptions field (--model for kind),
-    or of a table setting (--numeric-model)."""
-    from nbcli.options import TRAINING_FLAGS, flag
-
-    return flag(field) if field in TRAINING_FLAGS else "--" + field.replace("_", "-")
-
-
-def train_command(corpus: list[str], given: list[tuple[str, object]], best: dict) -> str:
-    """The `nbcli train` command line: the corpus, the options given (as
-    (option, value or True for a flag) pairs, those the grid decides left
-    out), the best settings, and -o MODEL."""
-    decided = {option_name(f) for f in best}
-    words = ["nbcli", "train", *corpus]
-    for option, value in given:
-        if option in decided:
-            continue
-        words += [option] if value is True else [option, str(value)]
-    for field, value in best.items():
-        words += [option_name(field), f"{value:g}" if isinstance(value, float) else str(value)]
-    return shlex.join(words + ["-o", "MODEL"])

@@ -85,5 +85,11 @@ def test_the_core_never_imports_the_cli_options_pipeline_or_executor():
     assert upward == {}
 
 
+def test_tune_speaks_in_fields_and_leaves_flags_to_the_cli():
+    """tuning drives the pipeline but writes no command line: the flags are
+    options.py's (options.train_command)."""
+    assert not import_graph()["tuning"] & {"cli", "options"}
+
+
 def test_the_executor_imports_nothing_from_nbcli():
     assert import_graph()["executor"] == set()

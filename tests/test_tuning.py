@@ -5,7 +5,7 @@ import shlex
 
 import pytest
 
-from nbcli import tuning
+from nbcli import options, tuning
 
 from conftest import make_docs, run
 
@@ -19,7 +19,7 @@ def test_grid_combinations_and_command_line():
         {"alpha": 0.1, "model": "complement"},
     ]
     assert all(isinstance(v, list) for v in tuning.GRID.values()) and "alpha" in tuning.GRID
-    command = tuning.train_command(
+    command = options.train_command(
         ["my corpus"],
         [("--alpha", 3.0), ("--no-mail", True), ("--label", "spam=s p")],
         {"alpha": 0.01, "unknown": "smooth"},
@@ -28,7 +28,7 @@ def test_grid_combinations_and_command_line():
         command == "nbcli train 'my corpus' --no-mail --label 'spam=s p' --alpha 0.01 --unknown-terms smooth -o MODEL"
     )
     assert (
-        tuning.train_command(["c"], [("--model", "multinomial")], {"kind": "complement"})
+        options.train_command(["c"], [("--model", "multinomial")], {"kind": "complement"})
         == "nbcli train c --model complement -o MODEL"
     )
 
