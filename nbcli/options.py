@@ -16,8 +16,6 @@ nbcli are imported inside the functions that need them.
 
 from __future__ import annotations
 
-import shlex
-
 import click
 
 from nbcli.defaults import (
@@ -814,6 +812,8 @@ def train_command(corpus: list[str], given: list[tuple[str, object]], best: dict
     """The `nbcli train` command line: the corpus, the options given (as
     (option, value or True for a flag) pairs, those the grid decides left
     out), the best settings, and -o MODEL."""
+    import shlex  # only tune needs it: not on every command's start
+
     decided = {tuned_flag(f) for f in best}
     words = ["nbcli", "train", *corpus]
     for option, value in given:
