@@ -37,7 +37,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spamd_client import build_request, parse_reply, read_all
+from spamd_client import build_request, child_pids, parse_reply, read_all, rss_kb
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_MAIL = REPO / "sample_corpora" / "mail"
@@ -233,15 +233,10 @@ class Daemon:
         self.reader.start()
 
     def workers(self) -> list[int]:
-        with open(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children") as fh:
-            return [int(p) for p in fh.read().split()]
+        return child_pids(self.proc.pid)
 
     def rss_kb(self) -> int:
-        total = 0
-        for pid in self.workers():
-            with open(f"/proc/{pid}/status") as fh:
-                total += next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:"))
-        return total
+        return sum(rss_kb(pid) for pid in self.workers())
 
     def crashes(self) -> list[str]:
         return [line.strip() for line in self.log if "ended (" in line]

@@ -199,3 +199,18 @@ def wait_closed(sock: socket.socket, limit: float) -> tuple[bytes, float]:
     except TimeoutError:
         data = b"<still open>"
     return data, time.monotonic() - start
+
+
+# -- the daemon's processes (Linux /proc) ---------------------------------------------
+
+
+def child_pids(pid: int) -> list[int]:
+    """The processes `pid` started (a supervisor's workers)."""
+    with open(f"/proc/{pid}/task/{pid}/children") as fh:
+        return [int(p) for p in fh.read().split()]
+
+
+def rss_kb(pid: int) -> int:
+    """The resident memory of process `pid`, in KB."""
+    with open(f"/proc/{pid}/status") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:"))

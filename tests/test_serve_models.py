@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from spamd_client import build_request, connect, exchange, read_all, request
+from spamd_client import build_request, child_pids, connect, exchange, read_all, request, rss_kb
 from test_serve import HAM_FILE, SPAM_FILE, TRAIN, Server, model_id, nbcli, served_id
 
 from conftest import debian_tool
@@ -59,16 +59,6 @@ def stopped(srv: Server) -> str:
     assert code == 0, log
     assert DIED not in log, log
     return log
-
-
-def worker_pids(srv: Server) -> list[int]:
-    with open(f"/proc/{srv.proc.pid}/task/{srv.proc.pid}/children") as fh:
-        return [int(p) for p in fh.read().split()]
-
-
-def rss_kb(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as fh:
-        return int(re.search(r"VmRSS:\s+(\d+) kB", fh.read())[1])
 
 
 def held_files(pid: int, folder: Path) -> tuple[int, int]:
@@ -188,7 +178,7 @@ def test_per_user_models_are_released(trained, tmp_path):
     message = HAM_FILE.read_bytes()
     srv = Server(trained, "--models-dir", str(users), "--model-cache", "3", "--workers", "1")
     try:
-        (pid,) = worker_pids(srv)
+        (pid,) = child_pids(srv.proc.pid)
         for i in range(3):
             served_id(srv.unix, message, f"u{i}")
         before = rss_kb(pid)

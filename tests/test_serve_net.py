@@ -17,7 +17,17 @@ import time
 from pathlib import Path
 
 import pytest
-from spamd_client import build_request, connect, exchange, parse_reply, read_all, request, wait_closed
+from spamd_client import (
+    build_request,
+    child_pids,
+    connect,
+    exchange,
+    parse_reply,
+    read_all,
+    request,
+    rss_kb,
+    wait_closed,
+)
 from test_serve import ERROR_LINE, SPAM_FILE, T_DEFAULT, TRAIN, Server, nbcli, ping
 
 from nbcli import serve
@@ -39,20 +49,10 @@ def settings(path: str, private: bool = False) -> serve.Settings:
     return out
 
 
-def workers(pid: int) -> list[int]:
-    with open(f"/proc/{pid}/task/{pid}/children") as fh:
-        return [int(p) for p in fh.read().split()]
-
-
 def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as fh:
         fields = fh.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_kb(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as fh:
-        return next(int(line.split()[1]) for line in fh if line.startswith("VmRSS:"))
 
 
 def many(address, n: int) -> list[socket.socket]:
@@ -192,7 +192,7 @@ def test_idle_connections_do_not_shut_out_a_client_nor_spin_the_worker(model):
     listening socket; a new client is answered then, not after --timeout
     (10 s)."""
     srv = Server(model, "--workers", "1", "--timeout", "10")
-    pid = workers(srv.proc.pid)[0]
+    pid = child_pids(srv.proc.pid)[0]
     idle = []
     try:
         idle = many(srv.unix, 300)
@@ -275,7 +275,7 @@ def test_max_connections_per_worker(model):
 
 def test_a_huge_body_is_counted_not_held(model):
     srv = Server(model, "--workers", "1", "--max-size", "100000", "--timeout", "20")
-    pid = workers(srv.proc.pid)[0]
+    pid = child_pids(srv.proc.pid)[0]
     try:
         ping(srv.unix)
         before = rss_kb(pid)
@@ -325,7 +325,7 @@ def test_clients_that_do_not_read_their_replies_do_not_block_the_workers(model):
 @pytest.mark.parametrize("trial", range(3))
 def test_sigterm_right_after_a_worker_died_stops_the_daemon(model, trial):
     srv = Server(model)
-    os.kill(workers(srv.proc.pid)[0], signal.SIGKILL)
+    os.kill(child_pids(srv.proc.pid)[0], signal.SIGKILL)
     while True:  # the supervisor says so, then waits 0.1 s before starting another
         line = srv.lines.get(timeout=10)
         if "starting another" in line:

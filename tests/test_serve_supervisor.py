@@ -13,6 +13,7 @@ import tempfile
 import time
 
 import pytest
+from spamd_client import child_pids
 
 from conftest import SAMPLES, debian_tool, run
 
@@ -51,19 +52,14 @@ def daemon(tmp_path):
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def _workers(pid: int) -> list[int]:
-    with open(f"/proc/{pid}/task/{pid}/children") as fh:
-        return [int(p) for p in fh.read().split()]
-
-
 def test_a_killed_worker_is_replaced_and_the_daemon_keeps_answering(daemon):
     proc, path = daemon
     assert _check(path).startswith(b"SPAMD/1.1 0 EX_OK\r\nSpam: True ; ")
-    before = _workers(proc.pid)
+    before = child_pids(proc.pid)
     assert len(before) == 2
     os.kill(before[0], signal.SIGKILL)
     for _ in range(100):
-        after = _workers(proc.pid)
+        after = child_pids(proc.pid)
         if len(after) == 2 and before[0] not in after:
             break
         time.sleep(0.05)
