@@ -3,7 +3,7 @@
     make bench-adversarial     (= cd benchmarks && python adversarial.py)
 
 The analysis of a message is what `nbcli filter` does per message before
-the model: `nbcli.mail.extract` plus the Analyzer's tokenization (timed as
+the model: `nbcli.text.mail.extract` plus the Analyzer's tokenization (timed as
 `Analyzer.analyze([raw], ["mail"])`, the best of NBCLI_BENCH_RUNS runs,
 default 3). Normal mail: every message of sample_corpora/mail, and the
 SpamAssassin corpus when bench-cache/spam-assassin is there (fetched by
@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from nbcli.tokenize import Analyzer  # noqa: E402
+from nbcli.text.analyzer import Analyzer  # noqa: E402
 
 RUNS = int(os.environ.get("NBCLI_BENCH_RUNS", "3"))
 NBCLI = str(Path(sys.executable).parent / "nbcli")

@@ -50,8 +50,8 @@ from fetch import NO_NPM
 BIN = Path(sys.executable).parent
 TASK_SIZES = (1024, 256)
 LAUNCH = (
-    "import sys, nbcli.pipeline as p; p.CLUSTER_FILES_PER_TASK = int(sys.argv.pop(1)); "
-    "from nbcli.cli import main; main()"
+    "import sys, nbcli.run.pipeline as p; p.CLUSTER_FILES_PER_TASK = int(sys.argv.pop(1)); "
+    "from nbcli.cli.main import main; main()"
 )
 
 
@@ -112,7 +112,7 @@ def stop(procs) -> None:
 
 def task_overhead(address: str, n: int = 400) -> float:
     """Seconds per empty task through nbcli's cluster executor."""
-    from nbcli import cluster
+    from nbcli.run import dask_executor as cluster
 
     with cluster.Session(address) as executor:
         list(executor.map(_echo, None, ((i, i) for i in range(20))))  # warm

@@ -11,7 +11,7 @@ nbcli against bogofilter and spamprobe, and what learning costs in time.
    order for every tool. Each tool starts from an empty database; each
    message is classified by what was learned so far, then learned with its
    true label: every message ('train all') or only those it called wrongly
-   ('train errors'). Measures (nbcli.trec.measures, percent): hm% (ham
+   ('train errors'). Measures (nbcli.evaluate.trec.measures, percent): hm% (ham
    called spam), sm% (spam called ham), lam% (their logistic average, from
    rates smoothed by 0.5) and (1-ROCA)% (the scores' ROC area).
    - nbcli: `nbcli eval --online CORPUS --order date --train RULE --json`
@@ -69,8 +69,8 @@ from pathlib import Path
 import numpy as np
 from speed import PYTHON, run_once
 
-from nbcli.identity import date_order, message_fields
-from nbcli.trec import measures
+from nbcli.evaluate.trec import measures
+from nbcli.text.identity import date_order, message_fields
 
 import report
 import spamassassin
@@ -395,7 +395,7 @@ def learn_bulk(items, models: Path) -> dict:
 
 
 def vocabulary_size(model: Path) -> int:
-    from nbcli import modelfile
+    from nbcli.store import modelfile
 
     return len(modelfile.load(str(model)).vocabulary)
 

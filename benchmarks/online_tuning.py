@@ -9,7 +9,7 @@ The TREC spam-track protocol: the 6,046 SpamAssassin messages in date order
 learned so far (starting from nothing), called spam when its log-odds
 log P(spam|x) - log P(ham|x) exceed a threshold t (0: argmax), then learned
 with its true label: every message ('train all') or only those called wrongly
-('train errors'). Measures (`nbcli.trec.measures` when it exists): hm%, sm%,
+('train errors'). Measures (`nbcli.evaluate.trec.measures` when it exists): hm%, sm%,
 lam% and (1-ROCA)% of the log-odds. Reference: bogofilter, train on error,
 lam% 1.37, (1-ROCA)% 0.26.
 
@@ -59,9 +59,9 @@ from pathlib import Path
 
 import numpy as np
 
-from nbcli.binary_metrics import roc_auc
-from nbcli.identity import date_order, message_fields
-from nbcli.tokenize import Analyzer, AnalyzerOptions
+from nbcli.evaluate.binary import roc_auc
+from nbcli.text.analyzer import Analyzer, AnalyzerOptions
+from nbcli.text.identity import date_order, message_fields
 
 import spamassassin
 
@@ -435,9 +435,9 @@ def _logit(p: float) -> float:
 
 
 def measures(is_spam: np.ndarray, score: np.ndarray, called_spam: np.ndarray) -> dict:
-    """TREC's hm%, sm%, lam% and (1-ROCA)% (nbcli.trec's when it exists)."""
+    """TREC's hm%, sm%, lam% and (1-ROCA)% (nbcli.evaluate.trec's when it exists)."""
     try:
-        from nbcli import trec
+        from nbcli.evaluate import trec
 
         return trec.measures(is_spam, score, called_spam)
     except ImportError:

@@ -360,7 +360,7 @@ def throughput(server: Server, bodies: list[bytes]) -> list[dict]:
 def worker_time(model: Path, bodies: list[bytes]) -> dict:
     """One worker's time per CHECK request (serve.Worker.handle, reading the
     request from a socket pair and writing the reply), and the scoring alone."""
-    from nbcli.serve import Settings, Worker
+    from nbcli.spam.daemon import Settings, Worker
 
     worker = Worker(Settings(model=str(model), socket_path=None, port=None, listen=[], workers=1), [])
     classifier = worker.model(str(model))[0]

@@ -310,7 +310,7 @@ def main() -> int:
 
 
 def vocabulary_size(model: Path) -> int:
-    from nbcli import modelfile
+    from nbcli.store import modelfile
 
     return len(modelfile.load(str(model)).vocabulary)
 

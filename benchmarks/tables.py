@@ -113,7 +113,7 @@ def gaussian_nb_folds(X: np.ndarray, labels: list[str]) -> np.ndarray:
     """GaussianNB's accuracy on each of nbcli's K folds (same seed)."""
     from sklearn.naive_bayes import GaussianNB
 
-    from nbcli.crossval import stratified_folds
+    from nbcli.fit.crossval import stratified_folds
 
     classes = sorted(set(labels))
     index = {c: i for i, c in enumerate(classes)}
@@ -376,7 +376,7 @@ def profile(args: list[str], top: int = 8) -> list[str]:
     """The top `top` functions by own time of one nbcli run in this process."""
     from click.testing import CliRunner
 
-    from nbcli.cli import cli
+    from nbcli.cli.main import cli
 
     profiler = cProfile.Profile()
     profiler.enable()
@@ -489,7 +489,7 @@ def main() -> int:
 Accuracy in %, mean ± population std over the 10 folds. The tables are scikit-learn's package data
 (`sklearn/datasets/data/{{iris,wine_data,breast_cancer}}.csv`, read at run time) rewritten as plain CSV
 (`f0,...,f{{n-1}},class`). GaussianNB (defaults) is fitted and scored on exactly nbcli's folds
-(`nbcli.crossval.stratified_folds`, seed 0), so the differences are paired. Target: nbcli's best
+(`nbcli.fit.crossval.stratified_folds`, seed 0), so the differences are paired. Target: nbcli's best
 numeric model ≥ GaussianNB on each table. nbcli's commands (iris shown; same for the others):
 
 {code}

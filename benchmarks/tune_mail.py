@@ -21,9 +21,9 @@ import time
 
 import numpy as np
 
-from nbcli.model import MultinomialNB
-from nbcli.tokenize import Analyzer, AnalyzerOptions
-from nbcli.vectorize import SparseCounts, VocabularyBuilder
+from nbcli.nb.event_models import MultinomialNB
+from nbcli.text.analyzer import Analyzer, AnalyzerOptions
+from nbcli.text.vectorize import SparseCounts, VocabularyBuilder
 
 import report
 import spamassassin

@@ -1,4 +1,4 @@
-from nbcli.cli import main
+from nbcli.cli.main import main
 
 if __name__ == "__main__":  # not when a worker process re-imports the main module
     main()

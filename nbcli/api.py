@@ -57,7 +57,7 @@ class Model:
         the class prior (`nbcli predict` skips empty documents instead)."""
         import numpy as np
 
-        from nbcli.sources import Document, batches
+        from nbcli.text.sources import Document, batches
 
         docs = _documents(docs, "docs")
         if kind not in _KINDS:
@@ -81,7 +81,7 @@ class Model:
     def save(self, path: str) -> None:
         """Write the model to `path` atomically (a new file renamed over the
         old one), as `nbcli train -o PATH` does; the nbcli commands read it."""
-        from nbcli import modelfile
+        from nbcli.store import modelfile
 
         modelfile.save(self._classifier, str(path))
 
@@ -93,7 +93,7 @@ def load(path: str) -> Model:
     """The model in a file written by `nbcli train` or `Model.save`. Raises
     NbcliError (a ModelFileError) if the file is missing, unreadable,
     corrupt or not an nbcli model."""
-    from nbcli import modelfile
+    from nbcli.store import modelfile
 
     return Model(modelfile.load(str(path)))
 
@@ -113,9 +113,9 @@ def train(documents: Iterable[str | bytes], labels: Iterable[str], **options) ->
     Bad options and corpora raise NbcliError with the message the command
     prints after 'nbcli: error: ', but naming the options as here (the
     command names their flags: errors.ParameterError)."""
-    from nbcli.pipeline import train as train_classifier
-    from nbcli.sources import Document
-    from nbcli.training import calibration_choice, training_options
+    from nbcli.fit.training import calibration_choice, training_options
+    from nbcli.run.pipeline import train as train_classifier
+    from nbcli.text.sources import Document
 
     calibrate = options.pop("calibrate", None)
     analyzer_options, train_options = training_options(**options)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from nbcli.cli import cli
+from nbcli.cli.main import cli
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_corpora"

@@ -1,6 +1,6 @@
 """The spamd fuzz harness: malformed and mutated requests against a running `nbcli serve`.
 
-Used by tests/test_serve_fuzz.py (a seeded sample of a few hundred requests)
+Used by tests/spam/test_serve_fuzz.py (a seeded sample of a few hundred requests)
 and tools/fuzz_serve.py (`make fuzz-serve`, 20,000). Requests are built from
 the sample messages, then broken: heads (request line, versions, header
 names and values, line ends, NULs, huge or many headers), Content-length

@@ -1,7 +1,7 @@
 """A small spamc-side client of the SPAMC/SPAMD protocol, for testing `nbcli serve`.
 
 Written from SpamAssassin's protocol description (spamd/PROTOCOL, aiospamc's
-docs/protocol.rst) and Exim's parser, independently of nbcli/spamd.py, so the
+docs/protocol.rst) and Exim's parser, independently of nbcli/spam/spamd.py, so the
 two can check each other. A request is
 
     VERB SPAMC/1.5\\r\\n

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import nbcli
-from nbcli import modelfile
+from nbcli.store import modelfile
 
 from conftest import SAMPLES, run
 
@@ -133,7 +133,7 @@ def test_a_mail_message_is_read_as_mail(tmp_path):
 def test_a_bad_option_raises_the_error_the_command_prints(tmp_path, flags, options):
     """The same error, naming the Python parameter in the library and its
     flag on the command line (issue 26)."""
-    from nbcli.options import TRAINING_FLAGS, in_flag_terms
+    from nbcli.cli.options import TRAINING_FLAGS, in_flag_terms
 
     result = run(["train", TOPICS / "train.jsonl", "-o", tmp_path / "m.nb", *flags])
     assert result.exit_code == 1
@@ -163,7 +163,7 @@ def test_misuse_is_refused():
 def test_importing_nbcli_stays_free_of_numpy():
     """`nbcli --help` must not pay for numpy: the API names load lazily."""
     code = (
-        "import sys, nbcli, nbcli.cli, nbcli.api; assert 'numpy' not in sys.modules; "
+        "import sys, nbcli, nbcli.cli.main, nbcli.api; assert 'numpy' not in sys.modules; "
         "assert nbcli.load is nbcli.api.load and nbcli.Prediction is nbcli.api.Prediction"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

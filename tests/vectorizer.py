@@ -3,15 +3,15 @@
 Built from the pieces the CLI streams batch by batch (`Analyzer`,
 `VocabularyBuilder`, `Vocabulary.lookup`, `SparseCounts`); tests compare
 it with scikit-learn's CountVectorizer, which checks those pieces. (It
-lived in nbcli/vectorize.py, where nothing but tests used it.)
+lived in nbcli/text/vectorize.py, where nothing but tests used it.)
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from nbcli.tokenize import Analyzer
-from nbcli.vectorize import SparseCounts, Vocabulary, VocabularyBuilder
+from nbcli.text.analyzer import Analyzer
+from nbcli.text.vectorize import SparseCounts, Vocabulary, VocabularyBuilder
 
 
 class Vectorizer:

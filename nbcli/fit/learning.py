@@ -1,0 +1,961 @@
+"""Learning, forgetting and moving documents in a trained model; merging
+models; pruning. Exact, because a model keeps its counts.
+
+No I/O: documents in (already read), a Classifier out; `modelfile` and the
+commands do the reading, locking and writing.
+
+A model's sufficient statistics are its `Counts`: per class, the number of
+documents and each term's count (and document frequency, when the event
+model needs it; complement's transformed sums, when it has document
+transforms), over a vocabulary sorted by term hash, plus the record of
+learned documents (`record`) and each term's last-seen day. Learning a
+document adds its counts to its class; forgetting subtracts them; the
+tables are then derived again from the counts, by the same code as
+training. So `train A` then `learn B` is `train A+B` (the vocabulary is
+sorted by hash, so the order documents came in does not matter), and
+`forget B` gives `train A` back: a term whose counts all fall to zero
+leaves the vocabulary.
+
+What cannot be learned exactly is refused (`check_learnable`): a model
+trained with --min-df, --max-df, --max-features or --select dropped the
+counts of the terms it did not keep, and whether a term is kept depends on
+all the documents; complement's idf combined with tf-log or length
+normalisation mixes every document's idf into each document's transformed
+sums. Pruning (`prune`) is the user's own choice to drop counts: after it,
+forgetting a document learned before it subtracts only the counts that
+remain, never going below zero (the model's meta says it was pruned).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from nbcli import __version__
+from nbcli.errors import NbcliError, ParameterError
+from nbcli.fit.training import FIT_SCALE
+from nbcli.nb.record import Record
+from nbcli.text.sources import Document, batches
+
+PRUNING_OPTIONS = (("min_df", 1, "--min-df"), ("max_df", 1.0, "--max-df"), ("max_features", None, "--max-features"))
+DAY = 86400
+
+
+def _today() -> int:
+    return int(datetime.datetime.now(datetime.UTC).timestamp() // DAY)
+
+
+def _now_text() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+def check_learnable(classifier, source: str = "the model") -> None:
+    """Refuse, with what to do, a model that cannot be updated exactly."""
+    if getattr(classifier.model, "kind", None) == "table":
+        raise NbcliError(
+            f"{source} is a table model, which learns from a whole table",
+            hint="train it again on the table with the new rows",
+        )
+    if classifier.meta.get("components"):
+        raise NbcliError(
+            f"{source} has several mixture components per class, which a document's class does not choose between",
+            hint="train it again with the new documents",
+        )
+    if (classifier.meta.get("em") or classifier.meta.get("clusters")) and getattr(classifier, "expected", None) is None:
+        raise NbcliError(f"{source} was fitted by EM but keeps no expected counts apart", hint="train it again")
+    options = classifier.meta.get("options", {})
+    for name, default, flag in PRUNING_OPTIONS:
+        if options.get(name, default) != default:
+            raise NbcliError(
+                f"{source} was trained with {flag}, which kept no counts for the terms it dropped, "
+                "so it cannot learn exactly",
+                hint=f"train it again without {flag} (and keep it small with 'nbcli prune')",
+            )
+    if options.get("select") is not None:
+        raise NbcliError(
+            f"{source} was trained with --select, which kept no counts for the terms it dropped, "
+            "so it cannot learn exactly",
+            hint="train it again without --select",
+        )
+    model = classifier.model
+    if model.kind == "complement" and model.idf is not None and (model.tf_log or model.length_norm):
+        raise NbcliError(
+            f"{source} combines --idf with --tf-log or --length-norm: every new document changes the idf of "
+            "all the documents' transformed counts, so it cannot learn exactly",
+            hint="train it again from the corpus, or without --idf",
+        )
+
+
+# -- the counts -------------------------------------------------------------------
+
+
+@dataclass
+class Counts:
+    """A model's sufficient statistics (see the module docstring).
+
+    classes (C,) sorted by name; class_count (C,) documents; hashes (V,)
+    uint64 ascending; blob, offsets: the terms' UTF-8 texts; tf (C, V)
+    term counts; df (C, V) document frequencies or None; fit (C, V)
+    complement's transformed sums or None; last_seen (V,) int32 days;
+    record; mail_docs: how many of the documents were mail; expected_tf
+    (C, V) and expected_docs (C,): a model trained by EM, the unlabelled
+    documents' expected counts (times their weight), kept apart from the
+    exact counts of the documents learned (None: not one), so that learning
+    adds to those exactly and the model is always their sum."""
+
+    classes: list
+    class_count: np.ndarray
+    hashes: np.ndarray
+    blob: np.ndarray
+    offsets: np.ndarray
+    tf: np.ndarray
+    df: np.ndarray | None
+    fit: np.ndarray | None
+    last_seen: np.ndarray
+    record: Record
+    mail_docs: int
+    expected_tf: np.ndarray | None = None
+    expected_docs: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, classifier) -> Counts:
+        model, vocab = classifier.model, classifier.vocabulary
+        n_terms = len(vocab)
+        tf = np.asarray(model.feature_count)
+        expected = getattr(classifier, "expected", None)
+        if expected is not None:  # the model's counts less the expected ones: the learned documents', exactly
+            tf = np.rint(np.asarray(tf, dtype=np.float64) - expected[0])
+        tf = tf.astype(np.int64) if tf.dtype.kind in "iu" or np.array_equal(tf, np.round(tf)) else tf.astype(float)
+        df = None
+        if model.doc_freq is not None:
+            df = np.asarray(model.doc_freq, dtype=np.float64)
+            if expected is not None:  # a Bernoulli EM model: its document frequencies are expected too
+                df = np.rint(df - expected[0])
+            df = df.astype(np.int64)
+        fit = None
+        if model.kind == "complement" and (model.tf_log or model.length_norm) and model.fit_count is not None:
+            fit = np.asarray(model.fit_count, dtype=np.float64)
+        last_seen = classifier.last_seen
+        if last_seen is None:  # a model from before nbcli kept it: its creation day
+            created = classifier.meta.get("created")
+            try:
+                day = int(datetime.datetime.fromisoformat(created).timestamp() // DAY)
+            except (TypeError, ValueError):
+                day = _today()
+            last_seen = np.full(n_terms, day, dtype=np.int32)
+        return cls(
+            list(model.classes),
+            np.asarray(model.class_count, dtype=np.float64).copy()
+            if expected is None
+            else np.rint(np.asarray(model.class_count, dtype=np.float64) - expected[1]),
+            np.asarray(vocab.hashes, dtype=np.uint64),
+            np.asarray(vocab.blob, dtype=np.uint8),
+            np.asarray(vocab.offsets, dtype=np.int64),
+            tf,
+            df,
+            fit,
+            np.asarray(last_seen, dtype=np.int32),
+            classifier.record if classifier.record is not None else Record.empty(),
+            int(classifier.meta.get("mail_documents", 0)),
+            None if expected is None else np.asarray(expected[0], dtype=np.float64).copy(),
+            None if expected is None else np.asarray(expected[1], dtype=np.float64).copy(),
+        )
+
+    @classmethod
+    def empty(cls, classes, doc_freq: bool, fit: bool) -> Counts:
+        n = len(classes)
+        return cls(
+            sorted(classes),
+            np.zeros(n),
+            np.zeros(0, np.uint64),
+            np.zeros(0, np.uint8),
+            np.zeros(1, np.int64),
+            np.zeros((n, 0), np.int64),
+            np.zeros((n, 0), np.int64) if doc_freq else None,
+            np.zeros((n, 0)) if fit else None,
+            np.zeros(0, np.int32),
+            Record.empty(),
+            0,
+        )
+
+    def with_classes(self, names: Iterable[str]) -> Counts:
+        """The counts over the union of their classes and `names` (sorted)."""
+        classes = sorted(set(self.classes) | set(names))
+        if classes == self.classes:
+            return self
+        rows = np.array([classes.index(c) for c in self.classes], dtype=np.int64)
+
+        def grown(a):
+            if a is None:
+                return None
+            out = np.zeros((len(classes), a.shape[1]), dtype=a.dtype)
+            out[rows] = a
+            return out
+
+        class_count = np.zeros(len(classes))
+        class_count[rows] = self.class_count
+        expected_docs = None
+        if self.expected_docs is not None:
+            expected_docs = np.zeros(len(classes))
+            expected_docs[rows] = self.expected_docs
+        return dataclasses.replace(
+            self,
+            classes=classes,
+            class_count=class_count,
+            tf=grown(self.tf),
+            df=grown(self.df),
+            fit=grown(self.fit),
+            record=self.record.relabelled(rows),
+            expected_tf=grown(self.expected_tf),
+            expected_docs=expected_docs,
+        )
+
+    def only_classes(self, names: list[str]) -> Counts:
+        """The counts of classes `names` only (the others must hold no
+        document of the record)."""
+        rows = np.array([self.classes.index(c) for c in names], dtype=np.int64)
+        new_of_old = np.full(len(self.classes), -1, dtype=np.int64)
+        new_of_old[rows] = np.arange(len(rows))
+        counts = dataclasses.replace(
+            self,
+            classes=list(names),
+            class_count=self.class_count[rows],
+            tf=np.ascontiguousarray(self.tf[rows]),
+            df=None if self.df is None else np.ascontiguousarray(self.df[rows]),
+            fit=None if self.fit is None else np.ascontiguousarray(self.fit[rows]),
+            record=self.record.relabelled(new_of_old),
+        )
+        return _settled(counts)
+
+    def columns(self, keep: np.ndarray) -> Counts:
+        """The counts restricted to the terms (columns) `keep` (bool (V,))."""
+        cols = np.flatnonzero(keep)
+        blob, offsets = _gather_texts([(self.blob, self.offsets)], np.zeros(len(cols), np.int64), cols)
+        return dataclasses.replace(
+            self,
+            hashes=self.hashes[cols],
+            blob=blob,
+            offsets=offsets,
+            tf=np.ascontiguousarray(self.tf[:, cols]),
+            df=None if self.df is None else np.ascontiguousarray(self.df[:, cols]),
+            fit=None if self.fit is None else np.ascontiguousarray(self.fit[:, cols]),
+            last_seen=self.last_seen[cols],
+            expected_tf=None if self.expected_tf is None else np.ascontiguousarray(self.expected_tf[:, cols]),
+        )
+
+
+def _gather_texts(sources, which: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(blob, offsets) of terms taken from several (blob, offsets) sources:
+    term k is term cols[k] of sources[which[k]]. One gather of bytes."""
+    blobs, starts, ends, base = [], [], [], 0
+    for blob, offsets in sources:
+        blobs.append(blob)
+        starts.append(offsets[:-1] + base)
+        ends.append(offsets[1:] + base)
+        base += len(blob)
+    first = np.cumsum([0] + [len(o) - 1 for _, o in sources])[:-1]
+    index = np.asarray(first, dtype=np.int64)[which] + cols
+    start = np.concatenate(starts)[index] if len(index) else np.zeros(0, np.int64)
+    length = (np.concatenate(ends)[index] - start) if len(index) else np.zeros(0, np.int64)
+    offsets = np.zeros(len(index) + 1, dtype=np.int64)
+    np.cumsum(length, out=offsets[1:])
+    if offsets[-1] == 0:
+        return np.zeros(0, np.uint8), offsets
+    positions = np.repeat(start - offsets[:-1], length) + np.arange(offsets[-1])
+    return np.concatenate(blobs)[positions], offsets
+
+
+# -- documents to counts ----------------------------------------------------------
+
+
+@dataclass
+class Analysed:
+    """Documents analysed once, before the model's lock is taken.
+
+    Per document: its digest (n, 2), Message-ID hash, date, label, whether
+    it was read as mail, an id for messages, and its distinct terms
+    (pair_* arrays: the pairs of document d are doc_ptr[d]:doc_ptr[d+1]),
+    with the text of each distinct term met (`texts`: hash -> text)."""
+
+    digest: np.ndarray
+    message_id: np.ndarray
+    when: np.ndarray
+    labels: list
+    mail: np.ndarray
+    ids: list
+    doc_ptr: np.ndarray
+    pair_hash: np.ndarray
+    pair_count: np.ndarray
+    texts: dict
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+def analyse(analyzer, docs: Iterable[Document], label: str | None = None, progress=None) -> Analysed:
+    """Analyse documents for learning, in this process (`pipeline.analyse`
+    does it on workers); `label` overrides the documents' own."""
+    parts = []
+    for batch in batches(docs):
+        if batch:
+            parts.append(
+                analyse_batch(
+                    analyzer,
+                    [d.id for d in batch],
+                    [d.data for d in batch],
+                    [d.kind for d in batch],
+                    [label if label is not None else d.label for d in batch],
+                )
+            )
+            if progress is not None:
+                progress(batch)
+    return join(parts)
+
+
+def analyse_batch(analyzer, ids: list, datas: list, kinds: list, labels: list, now: int | None = None) -> Analysed:
+    """One batch of documents analysed for learning (see `Analysed`); a
+    document without a Date gets `now` (default `identity.run_time()`)."""
+    from nbcli.text.identity import document_entries
+    from nbcli.text.mail import looks_like_mail
+
+    tokens = analyzer.analyze(datas, kinds)
+    digest, message_id, when = document_entries(tokens, datas, now)
+    n = len(datas)
+    doc_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(tokens.doc_ptr))
+    order = np.lexsort((tokens.hashes, doc_of))
+    h, d = tokens.hashes[order], doc_of[order]
+    new = np.ones(len(h), dtype=bool)
+    new[1:] = (h[1:] != h[:-1]) | (d[1:] != d[:-1])
+    starts = np.flatnonzero(new)
+    counts = np.diff(np.append(starts, len(h))).astype(np.int64)
+    unique, first = np.unique(tokens.hashes, return_index=True)
+    texts = dict(zip(unique.tolist(), tokens.strings(first)))
+    mail = [
+        analyzer.options.mail
+        and isinstance(data, bytes)
+        and (kind == "mail" or (kind == "auto" and looks_like_mail(data)))
+        for data, kind in zip(datas, kinds)
+    ]
+    return Analysed(
+        digest,
+        message_id,
+        when,
+        list(labels),
+        np.array(mail, dtype=bool),
+        list(ids),
+        np.append(np.searchsorted(d[starts], np.arange(n)), len(starts)).astype(np.int64),
+        h[starts],
+        counts,
+        texts,
+    )
+
+
+def join(parts: list[Analysed]) -> Analysed:
+    """The batches' analyses as one, in order."""
+    if not parts:
+        return Analysed(
+            np.zeros((0, 2), np.uint64),
+            np.zeros(0, np.uint64),
+            np.zeros(0, np.int64),
+            [],
+            np.zeros(0, bool),
+            [],
+            np.zeros(1, np.int64),
+            np.zeros(0, np.uint64),
+            np.zeros(0, np.int64),
+            {},
+        )
+    if len(parts) == 1:
+        return parts[0]
+    offsets = np.cumsum([0] + [len(p.pair_hash) for p in parts])
+    texts: dict = {}
+    for p in parts:
+        texts.update(p.texts)
+    return Analysed(
+        np.concatenate([p.digest for p in parts]),
+        np.concatenate([p.message_id for p in parts]),
+        np.concatenate([p.when for p in parts]),
+        [label for p in parts for label in p.labels],
+        np.concatenate([p.mail for p in parts]),
+        [i for p in parts for i in p.ids],
+        np.append(np.concatenate([p.doc_ptr[:-1] + off for p, off in zip(parts, offsets)]), offsets[-1]),
+        np.concatenate([p.pair_hash for p in parts]),
+        np.concatenate([p.pair_count for p in parts]),
+        texts,
+    )
+
+
+# -- deciding what each document does ---------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """What learning or forgetting did, for the messages on stderr."""
+
+    learned: int = 0
+    already: int = 0
+    moved: dict = dataclasses.field(default_factory=dict)  # from class -> documents
+    forgotten: int = 0
+
+    def as_dict(self) -> dict:
+        return {
+            "learned": self.learned,
+            "already_learned": self.already,
+            "moved": dict(self.moved),
+            "forgotten": self.forgotten,
+        }
+
+
+def plan_learning(counts: Counts, docs: Analysed) -> tuple[list[tuple[int, int, int]], Record, list[int], Outcome]:
+    """For each document (in order): learn it in its class, do nothing (it is
+    learned there already), or move it (forget its copies in other classes,
+    then learn it). Returns (changes: (document, class, weight) triples, the
+    record entries to add, the record entries to remove, outcome)."""
+    changes: list[tuple[int, int, int]] = []
+    removed: list[int] = []
+    added: dict[bytes, tuple[int, int]] = {}  # digest -> (document, class) learned in this run
+    outcome = Outcome()
+    index = {c: i for i, c in enumerate(counts.classes)}
+    for i in range(len(docs)):
+        cls = index[docs.labels[i]]
+        key = docs.digest[i].tobytes()
+        if key in added:
+            first, where = added[key]
+            if where == cls:
+                outcome.already += 1
+                continue
+            changes.append((first, where, -1))  # learned earlier in this run, in another class
+            outcome.moved[counts.classes[where]] = outcome.moved.get(counts.classes[where], 0) + 1
+            changes.append((i, cls, 1))
+            added[key] = (i, cls)
+            continue
+        found = counts.record.find(docs.digest[i])
+        if len(found) and (counts.record.label[found] == cls).any():
+            outcome.already += 1
+            continue
+        for entry in found.tolist():
+            old = int(counts.record.label[entry])
+            changes.append((i, old, -int(counts.record.copies[entry])))
+            removed.append(entry)
+            outcome.moved[counts.classes[old]] = outcome.moved.get(counts.classes[old], 0) + 1
+        changes.append((i, cls, 1))
+        added[key] = (i, cls)
+        if not len(found):
+            outcome.learned += 1
+    learned = sorted(added.values())
+    entries = Record.build(
+        docs.digest[[d for d, _ in learned]],
+        [c for _, c in learned],
+        np.ones(len(learned), np.int64),
+        docs.message_id[[d for d, _ in learned]],
+        docs.when[[d for d, _ in learned]],
+    )
+    return changes, entries, removed, outcome
+
+
+def plan_forgetting(counts: Counts, docs: Analysed) -> tuple[list[tuple[int, int, int]], list[int], Outcome]:
+    """Forget each document from its class: all its copies there; a
+    document without a label (None) from whichever class the record holds
+    it in. A class the model does not have, and a document the record does
+    not hold (in that class), are refused (NbcliError naming it and where it
+    was learned, if anywhere), before anything changes."""
+    changes, removed, done = [], [], set()
+    outcome = Outcome()
+    index = {c: i for i, c in enumerate(counts.classes)}
+    for i in range(len(docs)):
+        label = docs.labels[i]
+        if label is not None and label not in index:
+            raise NbcliError(
+                f"the model has no class {label} (its classes: {', '.join(counts.classes)}); nothing was forgotten",
+                hint="give --class one of them, or no --class to forget each document from the class it was learned in",
+            )
+        found = counts.record.find(docs.digest[i]).tolist()
+        mine = found if label is None else [e for e in found if counts.record.label[e] == index[label]]
+        if not mine:
+            where = sorted({counts.classes[int(counts.record.label[e])] for e in found})
+            said = f"it was learned as {' and '.join(where)}" if where else "the model's record does not hold it"
+            as_label = "" if label is None else f" as {label}"
+            raise NbcliError(
+                f"{_name(docs.ids[i])} was never learned{as_label} ({said}); nothing was forgotten",
+                hint=f"use --class {where[0]}" if where else "only documents learned by this model can be forgotten",
+            )
+        new = [e for e in mine if e not in done]
+        if not new:
+            continue  # the same document twice in the input
+        for entry in new:
+            done.add(entry)
+            changes.append((i, int(counts.record.label[entry]), -int(counts.record.copies[entry])))
+            removed.append(entry)
+        outcome.forgotten += 1
+    return changes, removed, outcome
+
+
+# -- applying changes --------------------------------------------------------------
+
+
+def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
+    """`counts` with each (document, class, weight) change applied: weight
+    times the document's counts added to the class (negative: taken away).
+    Terms whose counts all become zero leave the vocabulary. transforms:
+    complement's (tf_log, length_norm), to keep its transformed sums."""
+    if not changes:
+        return counts
+    doc = np.array([c[0] for c in changes], dtype=np.int64)
+    cls = np.array([c[1] for c in changes], dtype=np.int64)
+    weight = np.array([c[2] for c in changes], dtype=np.int64)
+    lengths = docs.doc_ptr[doc + 1] - docs.doc_ptr[doc]
+    pair = np.repeat(docs.doc_ptr[doc] - np.cumsum(np.append(0, lengths[:-1])), lengths) + np.arange(lengths.sum())
+    change_of_pair = np.repeat(np.arange(len(changes)), lengths)
+    hashes = docs.pair_hash[pair]
+    merged = _union(counts.hashes, hashes)
+    n_classes, n_terms = len(counts.classes), len(merged)
+    old_cols = np.searchsorted(merged, counts.hashes)
+    cols = np.searchsorted(merged, hashes)
+
+    def placed(a, dtype):
+        out = np.zeros((n_classes, n_terms), dtype=dtype)
+        if a is not None:
+            out[:, old_cols] = a
+        return out
+
+    tf = placed(counts.tf, counts.tf.dtype)
+    flat = cls[change_of_pair] * n_terms + cols
+    np.add.at(tf.reshape(-1), flat, docs.pair_count[pair] * weight[change_of_pair])
+    df = None
+    if counts.df is not None:
+        df = placed(counts.df, np.int64)
+        np.add.at(df.reshape(-1), flat, weight[change_of_pair])
+    fit = None
+    if counts.fit is not None:
+        fit = placed(counts.fit, np.float64)
+        tf_log, length_norm = transforms
+        values = docs.pair_count[pair].astype(np.float64)
+        if tf_log:
+            values = np.log1p(values)
+        if length_norm:
+            from nbcli.fit.heldout import doc_norms  # summed as training sums them
+
+            norms = doc_norms(change_of_pair, values, len(changes))
+            norms[norms == 0] = 1.0
+            values = values / norms[change_of_pair]
+        # on training's fixed-point grid (training.FIT_SCALE), so that the
+        # sums are those `train` gives, exactly while they stay below 2^17
+        values = np.rint(values * FIT_SCALE) / FIT_SCALE
+        np.add.at(fit.reshape(-1), flat, values * weight[change_of_pair])
+    class_count = counts.class_count + np.bincount(cls, weights=weight, minlength=n_classes)
+    last_seen = np.zeros(n_terms, dtype=np.int32)
+    last_seen[old_cols] = counts.last_seen
+    learned = weight[change_of_pair] > 0
+    days = (docs.when[doc] // DAY).astype(np.int32)
+    np.maximum.at(last_seen, cols[learned], days[change_of_pair[learned]])
+    mail_docs = counts.mail_docs + int((weight * docs.mail[doc]).sum())
+    # the texts of the terms new to the model
+    is_new = np.ones(n_terms, dtype=bool)
+    is_new[old_cols] = False
+    new_cols = np.flatnonzero(is_new)
+    new_hashes = merged[new_cols].tolist()
+    encoded = [docs.texts[h].encode("utf-8", "surrogatepass") for h in new_hashes]
+    new_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    if encoded:
+        np.cumsum([len(e) for e in encoded], out=new_offsets[1:])
+    new_blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    which = is_new.astype(np.int64)
+    source_col = np.empty(n_terms, dtype=np.int64)
+    source_col[old_cols] = np.arange(len(old_cols))
+    source_col[new_cols] = np.arange(len(new_cols))
+    blob, offsets = _gather_texts([(counts.blob, counts.offsets), (new_blob, new_offsets)], which, source_col)
+    out = Counts(
+        counts.classes,
+        class_count,
+        merged,
+        blob,
+        offsets,
+        tf,
+        df,
+        fit,
+        last_seen,
+        counts.record,
+        mail_docs,
+        None if counts.expected_tf is None else placed(counts.expected_tf, np.float64),
+        counts.expected_docs,
+    )
+    return _settled(out)
+
+
+def _union(sorted_hashes: np.ndarray, more: np.ndarray) -> np.ndarray:
+    """np.union1d of a big sorted unique array and a few more values,
+    without sorting the big one again (one insertion pass)."""
+    extra = np.unique(more)
+    if len(sorted_hashes) == 0:
+        return extra
+    pos = np.searchsorted(sorted_hashes, extra)
+    present = sorted_hashes[np.minimum(pos, len(sorted_hashes) - 1)] == extra
+    return np.insert(sorted_hashes, pos[~present], extra[~present])
+
+
+def _settled(counts: Counts) -> Counts:
+    """Counts without terms whose counts are all zero, and never below zero
+    (only a model pruned after learning a document can lose more than it
+    has, by forgetting that document: see the module docstring)."""
+    for name in ("tf", "df", "fit"):
+        a = getattr(counts, name)
+        if a is not None and a.size and a.min() < 0:
+            np.maximum(a, 0, out=a)
+    if counts.class_count.min() < 0:
+        counts.class_count = np.maximum(counts.class_count, 0)
+    if counts.df is not None:
+        np.minimum(counts.df, counts.class_count[:, None].astype(np.int64), out=counts.df)
+    keep = (counts.tf != 0).any(axis=0)
+    if counts.df is not None:
+        keep |= (counts.df != 0).any(axis=0)
+    if counts.expected_tf is not None:  # a term of unlabelled documents only
+        keep |= (counts.expected_tf != 0).any(axis=0)
+    return counts if keep.all() else counts.columns(keep)
+
+
+# -- counts back to a classifier --------------------------------------------------
+
+
+def rebuild(counts: Counts, template, meta: dict):
+    """The Classifier of `counts`, with the analyzer and event-model settings
+    of `template` (a Classifier), derived by training's own code."""
+    model = template.model
+    settings = model.settings()
+    for key in ("doc_freq", "fit_count", "idf"):
+        settings.pop(key, None)
+    meta = {
+        **meta,
+        "n_documents": int(round(float(counts.class_count.sum()))),
+        "mail_documents": int(counts.mail_docs),
+        "updated": _now_text(),
+        "nbcli_version": __version__,
+    }
+    rebuilt = classifier_of(
+        counts,
+        model.kind,
+        settings,
+        model.kind == "complement" and model.idf is not None,
+        template.analyzer_options,
+        meta,
+    )
+    return _with_calibration(rebuilt, template)
+
+
+# A calibration is stale once the model's documents differ by this share
+# from those it had when the calibration was fitted (see `calibration_note`).
+STALE_SHARE = 0.1
+
+
+def _with_calibration(classifier, template):
+    """`classifier` keeping `template`'s calibration while its classes are
+    the same (a map per class cannot follow a new class: it is dropped)."""
+    calibration = template.calibration
+    if calibration is None:
+        if (classifier.meta.get("calibration") or {}).get("dropped"):  # said once, when it was dropped
+            classifier.meta = {k: v for k, v in classifier.meta.items() if k != "calibration"}
+        return classifier
+    if list(classifier.classes) == list(template.classes):
+        classifier.calibration = calibration
+    else:
+        classifier.meta = {**classifier.meta, "calibration": {"dropped": "the model's classes changed"}}
+    return classifier
+
+
+def calibration_note(classifier, path: str) -> str | None:
+    """What to say after an update of a model whose calibration is stale
+    (fitted when the model had documents differing by STALE_SHARE or more
+    from those it has now) or was dropped; None when there is nothing to say."""
+    fitted = classifier.meta.get("calibration") or {}
+    if fitted.get("dropped"):
+        return f"{path} is no longer calibrated ({fitted['dropped']}); fit one: nbcli calibrate {path} HELDOUT"
+    if classifier.calibration is None or "model_documents" not in fitted:
+        return None
+    then, now = fitted["model_documents"], int(classifier.model.class_count.sum())
+    if abs(now - then) < max(STALE_SHARE * then, 1):
+        return None
+    return (
+        f"{path}'s calibration is stale: it was fitted when the model had {then} documents, and it has {now}; "
+        f"refit it on held-out mail: nbcli calibrate {path} HELDOUT (or train again)"
+    )
+
+
+def calibration_stale(classifier) -> bool:
+    """Whether `calibration_note` would call the calibration stale."""
+    return calibration_note(classifier, "") is not None and classifier.calibration is not None
+
+
+def classifier_of(counts: Counts, kind: str, settings: dict, idf: bool, analyzer_options, meta: dict):
+    """A Classifier of `counts` with event model `kind` and its `settings`
+    (EventModel keyword arguments without doc_freq, fit_count and idf;
+    idf: complement's idf, derived from the document frequencies)."""
+    from nbcli.nb.classifier import Classifier
+    from nbcli.nb.event_models import build_event_model
+    from nbcli.text.vectorize import Vocabulary
+
+    prior = settings["prior"]
+    if isinstance(prior, dict) and sorted(prior) != sorted(counts.classes):
+        new = sorted(set(counts.classes) - set(prior))
+        raise ParameterError(
+            "prior",
+            "the model's {prior} gives weights for {weighted} only, so it cannot learn class {new}",
+            hint="learn into one of its classes, or train it again with a prior for every class",
+            weighted=", ".join(sorted(prior)),
+            new=", ".join(new),
+        )
+    complement = kind == "complement"
+    tf, df, class_count = counts.tf, counts.df, counts.class_count
+    if counts.expected_tf is not None:  # an EM model: the learned documents' counts plus the expected ones
+        tf = tf + counts.expected_tf
+        class_count = class_count + counts.expected_docs
+        if df is not None:
+            df = np.minimum(df + counts.expected_tf, class_count[:, None])
+    built = build_event_model(
+        kind,
+        counts.classes,
+        class_count,
+        tf,
+        doc_freq=df,
+        idf=complement and bool(idf),
+        fit_count=counts.fit if complement else None,
+        **settings,
+    )
+    vocab = Vocabulary(counts.hashes, counts.blob, counts.offsets)
+    classifier = Classifier(analyzer_options, vocab, built, meta, counts.record, counts.last_seen)
+    if counts.expected_tf is not None:
+        classifier.expected = (counts.expected_tf, counts.expected_docs)
+    return classifier
+
+
+def _transforms(classifier):
+    model = classifier.model
+    if model.kind == "complement":
+        return (model.tf_log, model.length_norm)
+    return None
+
+
+def new_classes(classifier, docs: Analysed) -> list[str]:
+    """The classes of the documents that the model does not have."""
+    return sorted(set(docs.labels) - set(classifier.classes) - {None})
+
+
+def learn(classifier, docs: Analysed) -> tuple[object, Outcome]:
+    """`classifier` having learned the analysed documents, each in its label's
+    class (new classes are added: the commands refuse them unless asked,
+    see `new_classes`; the model's meta keeps them as `added_classes`, so
+    that forgetting their last document takes them out again), and what
+    happened."""
+    check_learnable(classifier)
+    added = new_classes(classifier, docs)
+    counts = Counts.of(classifier).with_classes(set(docs.labels))
+    changes, entries, removed, outcome = plan_learning(counts, docs)
+    updated = apply(counts, docs, changes, _transforms(classifier))
+    updated.record = counts.record.without(removed).plus(entries)
+    if not changes:
+        return classifier, outcome
+    meta = classifier.meta
+    if added:
+        meta = {**meta, "added_classes": sorted(set(meta.get("added_classes", [])) | set(added))}
+    return rebuild(updated, classifier, meta), outcome
+
+
+def forget(classifier, docs: Analysed) -> tuple[object, Outcome]:
+    """`classifier` having forgotten the analysed documents (see
+    `plan_forgetting`). A class that learning added (`added_classes`) and
+    that this leaves without documents goes again, so a class learned by
+    mistake and forgotten leaves the model as it was."""
+    counts = Counts.of(classifier)
+    changes, removed, outcome = plan_forgetting(counts, docs)
+    check_learnable(classifier)
+    updated = apply(counts, docs, changes, _transforms(classifier))
+    updated.record = counts.record.without(removed)
+    meta = classifier.meta
+    added = set(meta.get("added_classes", []))
+    empty = {c for c, n in zip(updated.classes, updated.class_count) if c in added and n == 0}
+    if empty and len(updated.classes) - len(empty) >= 2 and updated.expected_tf is None:
+        updated = updated.only_classes([c for c in updated.classes if c not in empty])
+        meta = {k: v for k, v in meta.items() if k != "added_classes"}
+        if added - empty:
+            meta["added_classes"] = sorted(added - empty)
+    return rebuild(updated, classifier, meta), outcome
+
+
+def create(analyzer_options, options, classes: list[str], docs: Analysed):
+    """A new Classifier learned from nothing: `classes` (at least two), the
+    training options `options` (a TrainOptions; the mail defaults follow
+    the documents learned first), then the documents."""
+    from nbcli.fit.training import described_options, model_settings, plain_prior, resolved
+
+    if options.min_df != 1 or options.max_df != 1.0 or options.max_features is not None or options.select:
+        raise ParameterError(
+            "min_df",
+            "a model that learns cannot prune at training time ({min_df}, {max_df}, {max_features}, {select})",
+            hint="drop them; keep the model small with 'nbcli prune'",
+        )
+    if options.kind == "complement" and options.idf and (options.tf_log or options.length_norm):
+        raise ParameterError("idf", "a model that learns cannot combine {idf} with {tf_log} or {length_norm}")
+    classes = sorted(set(classes) | set(docs.labels))
+    if not len(docs) or not len(docs.pair_hash):
+        raise NbcliError(
+            "no documents to start the new model with" if not len(docs) else "the documents have no terms",
+            hint="give the documents to learn (a file, folder, mbox, or one message on stdin)",
+        )
+    if len(classes) < 2:
+        raise NbcliError(
+            f"a new model needs at least two classes, and only {classes[0]} is known",
+            hint="name them with --classes, e.g. --classes ham,spam (--spam and --ham imply them)",
+        )
+    mostly_mail = 2 * int(docs.mail.sum()) > len(docs) if len(docs) else analyzer_options.mail
+    options, alpha, unknown = resolved(options, mostly_mail)
+    settings = model_settings(options, alpha, unknown)
+    transformed = options.kind == "complement" and (options.tf_log or options.length_norm)
+    counts = Counts.empty(classes, options.needs_doc_freq, transformed)
+    changes, entries, _, outcome = plan_learning(counts, docs)
+    transforms = (options.tf_log, options.length_norm) if options.kind == "complement" else None
+    updated = apply(counts, docs, changes, transforms)
+    updated.record = entries
+    meta = {
+        "n_documents": int(round(float(updated.class_count.sum()))),
+        "created": _now_text(),
+        "nbcli_version": __version__,
+        "options": {**described_options(options, alpha, unknown), "prior": plain_prior(settings["prior"])},
+        "mail_documents": int(updated.mail_docs),
+    }
+    return classifier_of(updated, options.kind, settings, options.idf, analyzer_options, meta), outcome
+
+
+# -- merging and pruning ------------------------------------------------------------
+
+
+def _difference(a, b) -> str | None:
+    """What makes two models impossible to merge, or None."""
+    if a.classes != b.classes:
+        return f"classes ({', '.join(a.classes)} against {', '.join(b.classes)})"
+    left, right = a.analyzer_options.to_dict(), b.analyzer_options.to_dict()
+    for key in sorted(set(left) | set(right)):
+        if left.get(key) != right.get(key):
+            return f"analyzer option {key} ({left.get(key)!r} against {right.get(key)!r})"
+    left, right = a.model.spec(), b.model.spec()
+    if left.get("alpha_per_document") is not None:
+        del left["alpha"], right["alpha"]  # derived from the documents each model has
+    for key in sorted(set(left) | set(right)):
+        if left.get(key) != right.get(key):
+            name = "event model" if key == "kind" else f"model option {key}"
+            return f"{name} ({left.get(key)!r} against {right.get(key)!r})"
+    return None
+
+
+def merge(classifiers: list, names: list[str]):
+    """One model holding the counts of all of `classifiers` (trained with
+    the same options and classes): what training on all their documents
+    gives. The records are united (a document both learned counts twice,
+    as its counts do)."""
+    first = classifiers[0]
+    for classifier, name in zip(classifiers, names):
+        if getattr(classifier.model, "kind", None) == "table":
+            check_learnable(classifier, name)
+        if getattr(classifier, "expected", None) is not None:
+            raise NbcliError(
+                f"{name} was trained by EM: its expected counts belong to that run, not to a sum of models",
+                hint="train one model on all the documents",
+            )
+    for other, name in zip(classifiers[1:], names[1:]):
+        difference = _difference(first, other)
+        if difference:
+            raise NbcliError(f"{names[0]} and {name} differ in {difference}", hint="merge models trained alike")
+    for classifier, name in zip(classifiers, names):
+        check_learnable(classifier, name)
+    parts = [Counts.of(c) for c in classifiers]
+    hashes = parts[0].hashes
+    for part in parts[1:]:
+        hashes = np.union1d(hashes, part.hashes)
+    n_classes, n_terms = len(first.classes), len(hashes)
+    tf = np.zeros((n_classes, n_terms), dtype=np.result_type(*[p.tf.dtype for p in parts]))
+    df = np.zeros((n_classes, n_terms), dtype=np.int64) if parts[0].df is not None else None
+    fit = np.zeros((n_classes, n_terms)) if parts[0].fit is not None else None
+    last_seen = np.zeros(n_terms, dtype=np.int32)
+    which = np.full(n_terms, -1, dtype=np.int64)
+    source_col = np.zeros(n_terms, dtype=np.int64)
+    record = Record.empty()
+    for k, part in enumerate(parts):
+        cols = np.searchsorted(hashes, part.hashes)
+        tf[:, cols] += part.tf
+        if df is not None:
+            df[:, cols] += part.df
+        if fit is not None:
+            fit[:, cols] += part.fit
+        np.maximum.at(last_seen, cols, part.last_seen)
+        first_seen = which[cols] < 0
+        which[cols[first_seen]] = k
+        source_col[cols[first_seen]] = np.flatnonzero(first_seen)
+        record = record.plus(part.record)
+    blob, offsets = _gather_texts([(p.blob, p.offsets) for p in parts], which, source_col)
+    counts = Counts(
+        list(first.classes),
+        np.sum([p.class_count for p in parts], axis=0),
+        hashes,
+        blob,
+        offsets,
+        tf,
+        df,
+        fit,
+        last_seen,
+        record,
+        sum(p.mail_docs for p in parts),
+    )
+    merged = rebuild(counts, first, {**first.meta, "merged_from": list(names)})
+    if merged.calibration is not None:  # fitted to one of the parts' tables, not to the sum
+        merged.calibration = None
+        merged.meta["calibration"] = {"dropped": "a merged model's tables are new"}
+    return merged
+
+
+def parse_day(text: str) -> int:
+    """'YYYY-MM-DD' -> days since 1970-01-01."""
+    try:
+        when = datetime.datetime.strptime(text.strip(), "%Y-%m-%d").replace(tzinfo=datetime.UTC)
+    except ValueError:
+        raise NbcliError(f"--unseen-since {text!r} is not a date", hint="write it as YYYY-MM-DD") from None
+    return int(when.timestamp() // DAY)
+
+
+def prune(classifier, min_count: int | None = None, max_terms: int | None = None, unseen_since: int | None = None):
+    """(the classifier without the terms seen fewer than `min_count` times in
+    all, or last seen before day `unseen_since`, and then beyond the
+    `max_terms` most frequent (ties: by column), and a report: terms,
+    kept, dropped)."""
+    if getattr(classifier.model, "kind", None) == "table":
+        raise NbcliError(
+            "a table model has no terms to prune", hint="train it again with --features naming fewer columns"
+        )
+    counts = Counts.of(classifier)
+    total = np.asarray(counts.tf, dtype=np.float64).sum(axis=0)
+    keep = np.ones(len(total), dtype=bool)
+    if min_count is not None:
+        keep &= total >= min_count
+    if unseen_since is not None:
+        keep &= counts.last_seen >= unseen_since
+    if max_terms is not None and keep.sum() > max_terms:
+        candidates = np.flatnonzero(keep)
+        best = candidates[np.argsort(-total[candidates], kind="stable")[:max_terms]]
+        keep[:] = False
+        keep[best] = True
+    if not keep.any():
+        raise NbcliError("pruning would drop every term", hint="use a lower --min-count or an earlier --unseen-since")
+    report = {"terms": len(keep), "kept": int(keep.sum()), "dropped": int((~keep).sum())}
+    if keep.all():
+        return classifier, report
+    rules = {"min_count": min_count, "max_terms": max_terms}
+    if unseen_since is not None:
+        rules["unseen_since"] = datetime.date.fromordinal(
+            datetime.date(1970, 1, 1).toordinal() + unseen_since
+        ).isoformat()
+    meta = {**classifier.meta, "pruned": {**{k: v for k, v in rules.items() if v is not None}, "at": _now_text()}}
+    return rebuild(counts.columns(keep), classifier, meta), report
+
+
+def _name(doc_id: str) -> str:
+    return "the message on standard input" if doc_id == "-" else doc_id

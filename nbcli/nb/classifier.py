@@ -1,0 +1,165 @@
+"""A trained classifier: analyzer options + vocabulary + event model.
+
+`Classifier` is what `nbcli train` produces and the model file stores; it
+classifies a stream of documents batch by batch, so results come out while
+later documents are still being read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+from nbcli.nb.event_models import EventModel
+from nbcli.text.analyzer import Analyzer, AnalyzerOptions
+from nbcli.text.sources import Document, batches
+from nbcli.text.vectorize import SparseCounts, Vocabulary, known_counts
+
+
+class Classifier:
+    """analyzer_options: how text becomes terms; vocabulary: term -> column;
+    model: the event model over those columns; meta: how it was trained;
+    record: the documents its counts hold (`record.Record`, None: not kept);
+    last_seen: (V,) int32, the day (since 1970-01-01) each term was last
+    seen in a learned document (None: not kept); calibration: the
+    `calibrators.Calibration` applied to the event model's posteriors
+    (None: raw posteriors)."""
+
+    def __init__(
+        self,
+        analyzer_options: AnalyzerOptions,
+        vocabulary: Vocabulary,
+        model: EventModel,
+        meta: dict,
+        record=None,
+        last_seen=None,
+        calibration=None,
+    ):
+        self.analyzer_options = analyzer_options
+        self.vocabulary = vocabulary
+        self.model = model
+        self.meta = meta
+        self.record = record
+        self.last_seen = last_seen
+        self.calibration = calibration
+        # a model trained by EM: the unlabelled documents' expected counts ((C, V), (C,)), kept apart from
+        # the learned documents' (see `learning.Counts`); its event model is fitted to their sum
+        self.expected = None
+        self._analyzer: Analyzer | None = None
+
+    def with_message_cap(self, max_message_bytes: int | None) -> Classifier:
+        """The same classifier analysing at most `max_message_bytes` of each
+        message (None: as trained). Lowering it bounds the work per message
+        and ignores the tail of longer messages, as training ignored theirs."""
+        if max_message_bytes is None:
+            return self
+        options = dataclasses.replace(self.analyzer_options, max_message_bytes=max_message_bytes)
+        capped = Classifier(
+            options, self.vocabulary, self.model, self.meta, self.record, self.last_seen, self.calibration
+        )
+        capped.expected = self.expected
+        return capped
+
+    def uncalibrated(self) -> Classifier:
+        """The same classifier giving the event model's raw posteriors."""
+        if self.calibration is None:
+            return self
+        raw = Classifier(self.analyzer_options, self.vocabulary, self.model, self.meta, self.record, self.last_seen)
+        raw.expected = self.expected
+        return raw
+
+    def check_ready(self, name: str = "the model") -> None:
+        """Refuse (NbcliError) a model that cannot classify yet: one learning
+        from nothing that has no documents of some class (its fitted prior
+        for that class is zero)."""
+        from nbcli.errors import NbcliError
+
+        empty = [c for c, n in zip(self.classes, self.model.class_count) if n == 0]
+        if empty:
+            raise NbcliError(
+                f"{name} has no documents of class {', '.join(empty)} yet, so it cannot classify",
+                hint=f"learn some: nbcli learn {name} --class {empty[0]} FILE...",
+            )
+
+    @property
+    def classes(self) -> list[str]:
+        return self.model.classes
+
+    @property
+    def analyzer(self) -> Analyzer:
+        if self._analyzer is None:
+            self._analyzer = Analyzer(self.analyzer_options)
+        return self._analyzer
+
+    def counts(self, docs: list, kinds: list[str] | None = None) -> SparseCounts:
+        """CSR counts (token-occurrence form) of documents' data on the vocabulary."""
+        batch = self.analyzer.analyze(docs, kinds)
+        return known_counts(batch, self.vocabulary.lookup(batch.hashes), len(self.vocabulary))
+
+    def log_proba(self, docs: list, kinds: list[str] | None = None) -> np.ndarray:
+        """log P(class | document), shape (len(docs), n_classes); docs are
+        str or bytes (see `Analyzer.analyze` for kinds)."""
+        return self.score(docs, kinds)
+
+    def score(self, docs: list, kinds: list[str] | None = None, explain: int = 0):
+        """`log_proba`, or with explain > 0 (log_proba, `explain`), from one
+        analysis of the documents. Calibrated if the model is; the
+        explanations are of the event model's own (raw) log-odds."""
+        X = self.counts(docs, kinds)
+        log_proba = self.model.predict_log_proba(X)
+        if self.calibration is not None:
+            log_proba = self.calibration.apply(log_proba)
+        return (log_proba, self._explanations(X, explain)) if explain else log_proba
+
+    def _explanations(self, X, top: int) -> list[dict]:
+        """Per document, the `top` terms that pushed it most toward its class
+        against the runner-up (see `explain.explain`), as JSON-ready dicts:
+        {"versus", "log_odds", "prior", "unknown": {"count", "contribution"},
+        "terms": [{"term", "count", "contribution"}], "unit": `explain.unit`}."""
+        from nbcli.nb.explain import explain, unit
+
+        out = []
+        for e in explain(self.model, X, top):
+            names = self.vocabulary.terms(np.array([t[0] for t in e["terms"]], dtype=np.int64))
+            out.append(
+                {
+                    "versus": self.classes[e["versus"]],
+                    "log_odds": e["log_odds"],
+                    "prior": e["prior"],
+                    "unknown": {"count": e["unknown"][0], "contribution": e["unknown"][1]},
+                    "terms": [{"term": n, "count": t[1], "contribution": t[2]} for n, t in zip(names, e["terms"])],
+                    "unit": unit(self.calibration is not None),
+                }
+            )
+        return out
+
+    def classify(self, docs: Iterable[Document], explain: int = 0) -> Iterator[tuple[list[Document], object]]:
+        """(batch of documents, their `score`: log-posteriors, or with
+        explain > 0 (log-posteriors, explanations)) for a stream of
+        documents, in order, in this process (`pipeline.classify_docs` does
+        the same on several workers)."""
+        for batch in batches(docs):
+            if batch:
+                yield batch, self.score([d.data for d in batch], [d.kind for d in batch], explain)
+
+    def score_labelled(self, docs: Iterable[Document], progress=None, scored=None) -> tuple[list[str], np.ndarray]:
+        """(true labels, log-posteriors (n_docs, n_classes)) of labelled
+        documents, scored here, or taken from `scored` ((batch, log-posteriors)
+        pairs, as `pipeline.classify_docs` gives them from workers)."""
+        true_labels, parts = [], []
+        for batch, log_proba in self.classify(docs) if scored is None else scored:
+            true_labels.extend(doc.label for doc in batch)
+            parts.append(log_proba)
+            if progress is not None:
+                progress(batch)
+        log_proba = np.vstack(parts) if parts else np.zeros((0, len(self.classes)))
+        return true_labels, log_proba
+
+    def evaluate(self, docs: Iterable[Document], options=None, progress=None) -> dict:
+        """Classify labelled documents and report the metrics (see `evaluation`)."""
+        from nbcli.evaluate.report import report
+
+        true_labels, log_proba = self.score_labelled(docs, progress)
+        return report(true_labels, log_proba, self.classes, options)

@@ -1,0 +1,567 @@
+"""A Dask cluster as one more executor (see `executor`): `--cluster ADDRESS`.
+
+Optional: Dask is the extra `pip install 'nbcli[dask]'` and is imported only
+here, only when `--cluster` is given. ADDRESS is a running scheduler
+(`tcp://host:8786`, or any address Dask's Client takes, such as the
+`inproc://` address of a thread LocalCluster in the same process) or
+`local[:N]`: a LocalCluster of N worker processes (default: one per core),
+one thread each, started and stopped by nbcli. The environment variable
+DASK_SCHEDULER_ADDRESS is not read: a cron job's work moves to another
+machine only when its command line says so.
+
+What travels: the executor's contract is `map(fn, options, items)` and
+`map_reduce(start, fold, finish, options, tasks, merge)`. `fn`, `start`,
+`fold` and `finish` are module-level functions of nbcli (pickled by name:
+the workers run their own nbcli); `options` are plain data (analyzer
+options, lists of file names, a loaded model's arrays), scattered to
+every worker once and reused while the same object comes back (EM's
+iterations send their matrix once); tasks are small (file ranges, or batches of
+documents that only the client can read). Results are plain data: scores
+for `map`; for `map_reduce`, each worker thread folds the tasks it runs
+into an accumulator kept on the worker, and `finish(acc)` (a count-table
+state, the warnings met, the files read) comes back once per worker
+thread at the end, as with the local pool.
+
+Checks: before any work, every worker's nbcli version and model-format
+version must be this nbcli's (one line naming the first worker that
+differs), and every task checks again on the worker that runs it, so a
+worker that joins later cannot slip through. An error in a task names its
+worker. A worker lost mid-run is Dask's to handle: the scheduler reruns
+its tasks elsewhere, and a task that keeps killing workers ends the run
+with one line (`distributed.scheduler.allowed-failures`).
+
+Connecting: a scheduler's address is checked before Dask's client is made,
+in at most NBCLI_CLUSTER_TIMEOUT seconds (CONNECT_TIMEOUT, 10, by default;
+the same wait then bounds the client's connection and the wait for a
+worker): an unknown scheme, tls:// without Dask's TLS settings, a refused
+connection, a peer that does not answer (a tarpit, a hung scheduler) or
+answers in another protocol (SSH, HTTP), and a worker's address are each
+one line (`_check_remote`). Dask's own handshake has no timeout, and reads
+another protocol's first bytes as a frame length.
+
+`map` and `map_reduce` keep at most IN_FLIGHT_PER_THREAD tasks per worker
+thread queued; `map` yields results in input order (an exception in place
+of a result, as the local executors do). A run that loses its scheduler,
+or has no worker for NO_WORKERS_TIMEOUT seconds, ends with one line: a
+filter in cron must not hang. An accumulator left on a worker by a client
+killed mid-run stays until that worker restarts (a client that ends in any
+other way removes its own).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import CancelledError
+
+from nbcli.errors import NbcliError
+from nbcli.run.executor import IDLE
+
+CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler, and for it to have a worker (default)
+TIMEOUT_VARIABLE = "NBCLI_CLUSTER_TIMEOUT"  # sets those seconds
+IN_FLIGHT_PER_THREAD = 3
+POLL = 2.0  # seconds between checks that the cluster is still there, while waiting for a result
+NO_WORKERS_TIMEOUT = 60.0  # a cluster with no worker for this long ends the run (no silent hang in cron)
+INSTALL_HINT = "install the extra: pip install 'nbcli[dask]'"
+
+
+def _import_distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise NbcliError("--cluster needs Dask, which is not installed", hint=INSTALL_HINT) from None
+    return distributed
+
+
+def _comm_closed() -> type:
+    from distributed.comm.core import CommClosedError
+
+    return CommClosedError
+
+
+def parse(address: str) -> tuple[str, int | None]:
+    """('local', N or None) for local[:N], else ('remote', None)."""
+    address = address.strip()
+    if address == "local" or address.startswith("local:"):
+        _, _, n = address.partition(":")
+        if n == "":
+            return "local", None
+        if not n.isdigit() or not 1 <= int(n) <= 1024:
+            raise NbcliError(f"--cluster {address}: N in local:N must be a number of workers from 1 to 1024")
+        return "local", int(n)
+    if not address:
+        raise NbcliError("--cluster needs an address", hint="give tcp://HOST:8786 or local:N")
+    return "remote", None
+
+
+def versions() -> tuple[str, int]:
+    """(nbcli version, model-format version) of this process."""
+    from nbcli import __version__
+    from nbcli.store.modelfile import FORMAT_VERSION
+
+    return __version__, FORMAT_VERSION
+
+
+def _worker_name() -> str:
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):
+        return "a worker"
+
+
+def _check(expected: tuple[str, int]) -> None:
+    found = versions()
+    if found != expected:
+        raise NbcliError(_mismatch(_worker_name(), found, expected), hint=_VERSION_HINT)
+
+
+_VERSION_HINT = "every worker needs the same nbcli as the client: install it there and restart the worker"
+
+
+def _mismatch(worker: str, found, expected) -> str:
+    return (
+        f"worker {worker} runs nbcli {found[0]} (model format {found[1]}); "
+        f"this nbcli is {expected[0]} (model format {expected[1]})"
+    )
+
+
+def _named(exc: NbcliError) -> NbcliError:
+    """A task's error, saying which worker met it."""
+    exc.message = f"worker {_worker_name()}: {exc.message}"
+    return exc
+
+
+def _run(expected, fn, options, task):
+    _check(expected)
+    try:
+        return fn(options, task)
+    except NbcliError as exc:
+        raise _named(exc) from None
+
+
+# map_reduce's accumulators on a worker process: (run, worker, thread) ->
+# [task numbers folded, accumulator]. One per thread: an accumulator (a
+# count table) is not shared between threads.
+_accumulators: dict = {}
+
+
+def _fold(expected, run, n, start, fold, options, task) -> int:
+    import threading
+
+    _check(expected)
+    key = (run, _worker_name(), threading.get_ident())
+    held = _accumulators.get(key)
+    try:
+        if held is None:
+            held = _accumulators[key] = [[], start(options)]
+        fold(held[1], task)
+    except NbcliError as exc:
+        raise _named(exc) from None
+    held[0].append(n)
+    return n
+
+
+def _finish(run, finish, dask_worker=None) -> list:
+    """This worker's [(task numbers, finish(accumulator))] for the run, and
+    forget them. (client.run passes the worker as dask_worker.)"""
+    name = dask_worker.address if dask_worker is not None else _worker_name()
+    keys = [k for k in list(_accumulators) if k[0] == run and k[1] == name]
+    parts = []
+    for key in keys:
+        done, acc = _accumulators.pop(key)
+        parts.append((done, finish(acc)))
+    return parts
+
+
+def _discard(run, dask_worker=None) -> None:
+    for key in [k for k in list(_accumulators) if k[0] == run]:
+        _accumulators.pop(key, None)
+
+
+class DaskExecutor:
+    """The executor of a connected Dask client (see the module docstring)."""
+
+    remote = True
+
+    def __init__(self, client, address: str):
+        self.client = client
+        self.address = address
+        self.expected = versions()
+        self._scattered: dict[int, tuple[object, object]] = {}  # id(options) -> (options, future)
+        self._no_workers_since: float | None = None
+        self.workers = self.threads()
+
+    def threads(self) -> int:
+        info = self.client.scheduler_info()["workers"]
+        return max(1, sum(int(w.get("nthreads", 1)) for w in info.values()))
+
+    def check_workers(self) -> None:
+        """Every worker's versions are this nbcli's."""
+        found = self.client.run(versions)
+        for worker, got in sorted(found.items()):
+            if tuple(got) != self.expected:
+                raise NbcliError(_mismatch(worker, tuple(got), self.expected), hint=_VERSION_HINT)
+
+    def _options(self, options):
+        held = self._scattered.get(id(options))
+        if held is not None and held[0] is options:
+            return held[1]
+        [future] = self.client.scatter([options], broadcast=True, hash=False)
+        # only the last options are kept on the workers (EM's iterations reuse
+        # theirs; tune's trials each bring new ones); holding `options` keeps its id its own
+        self._scattered = {id(options): (options, future)}
+        return future
+
+    def _result(self, future):
+        """The task's result, or the exception it raised; the cluster's own
+        failures (a task that keeps killing workers, a lost scheduler, no
+        worker left for NO_WORKERS_TIMEOUT seconds) end the run here."""
+        distributed = _import_distributed()
+        while True:
+            try:
+                return future.result(timeout=POLL)
+            except distributed.KilledWorker as exc:
+                raise NbcliError(
+                    f"a task was lost with its worker too many times ({exc}); the work was not done",
+                    hint="see the workers' logs: a worker running out of memory is the usual cause",
+                ) from None
+            except (TimeoutError, distributed.TimeoutError):
+                self._check_alive()
+            except (CancelledError, _comm_closed()):
+                # nbcli cancels nothing it still waits for: Dask did, having lost the scheduler
+                raise NbcliError(
+                    f"lost the Dask scheduler at {self.address}; the work was not done",
+                    hint="check the scheduler, then run the command again",
+                ) from None
+            except Exception as exc:
+                self._check_alive()
+                return exc
+
+    def _check_alive(self) -> None:
+        import time
+
+        if self.client.status not in ("running", "connecting", "newly-created"):
+            raise NbcliError(f"lost the Dask scheduler at {self.address}; the work was not done")
+        if self.client.scheduler_info().get("workers"):
+            self._no_workers_since = None
+            return
+        now = time.monotonic()
+        if self._no_workers_since is None:
+            self._no_workers_since = now
+        elif now - self._no_workers_since > NO_WORKERS_TIMEOUT:
+            raise NbcliError(
+                f"the Dask cluster at {self.address} has had no workers for {NO_WORKERS_TIMEOUT:g} s; "
+                "the work was not done",
+                hint="start workers with `dask worker " + self.address + "`",
+            )
+
+    def map(self, fn: Callable, options, items: Iterable) -> Iterator[tuple]:
+        opts = self._options(options)
+        limit = IN_FLIGHT_PER_THREAD * self.workers
+        pending: deque = deque()
+        try:
+            for item in items:
+                if item is IDLE:  # hand back every result held
+                    while pending:
+                        key, future = pending.popleft()
+                        yield key, self._result(future)
+                    continue
+                key, task = item
+                pending.append((key, self.client.submit(_run, self.expected, fn, opts, task, pure=False)))
+                if len(pending) >= limit:
+                    key, future = pending.popleft()
+                    yield key, self._result(future)
+            while pending:
+                key, future = pending.popleft()
+                yield key, self._result(future)
+        finally:
+            for _, future in pending:
+                future.cancel()
+
+    def map_reduce(self, start, fold, finish, options, tasks: Iterable, merge: Callable) -> None:
+        """As the local pool does it: every worker thread folds the tasks it
+        runs into an accumulator of its own, kept on the worker (`_fold`),
+        and sends `finish(acc)` back once, when every task is done
+        (`_finish`, through `client.run`). A count table per worker crosses
+        the network, not one per task (and the calibration sample of every
+        task: measured 1.5 s of 9 on 48k messages).
+
+        Every task's future is held until the end, so the scheduler reruns
+        the tasks of a worker lost mid-run (their accumulator is lost with
+        it); the accumulators list the tasks they folded, and the run is an
+        error unless every task was folded exactly once."""
+        import time
+        import uuid
+
+        opts = self._options(options)
+        limit = IN_FLIGHT_PER_THREAD * self.workers
+        run = uuid.uuid4().hex
+        held: list = []  # every task's future, to the end
+        waiting: list = []  # those not yet seen done
+
+        def settle(most: int) -> None:
+            """Take the tasks done until fewer than `most` are still running."""
+            waited = time.monotonic()
+            while True:
+                for future in [f for f in waiting if f.done()]:
+                    waiting.remove(future)
+                    result = self._result(future)
+                    if isinstance(result, Exception):
+                        raise result
+                if len(waiting) < most:
+                    return
+                time.sleep(0.005)  # a short poll: Dask's own waits need a default client
+                if time.monotonic() - waited > POLL:
+                    self._check_alive()
+                    waited = time.monotonic()
+
+        try:
+            for n, task in enumerate(tasks):
+                future = self.client.submit(_fold, self.expected, run, n, start, fold, opts, task, pure=False)
+                held.append(future)
+                waiting.append(future)
+                settle(limit)
+            settle(1)
+            folded: list[int] = []
+            for _ in range(3):  # a worker lost after its tasks were done: they are rerun, collect again
+                for _, parts in sorted(self.client.run(_finish, run, finish).items()):
+                    for done, result in parts:
+                        folded.extend(done)
+                        merge(result)
+                if len(folded) >= len(held):
+                    break
+                waiting.extend(f for f in held if not f.done())
+                settle(1)
+            if sorted(folded) != list(range(len(held))):
+                raise NbcliError(
+                    f"the workers folded {len(folded)} task results for {len(held)} tasks "
+                    "(a worker was lost or a task ran twice); the work was not done",
+                    hint="run the command again",
+                )
+        finally:
+            for future in held:
+                future.cancel()
+            try:
+                self.client.run(_discard, run)
+            except Exception:  # the run is over; a worker that cannot answer keeps nothing of use
+                pass
+
+    def close(self) -> None:
+        self._scattered.clear()
+
+
+class Session:
+    """A context manager: connects (or starts a LocalCluster), checks the
+    workers, and gives the executor; closes what it opened."""
+
+    def __init__(self, address: str):
+        self.address = address
+        self.kind, self.n = parse(address)
+        self.cluster = self.client = self.executor = None
+
+    def __enter__(self) -> DaskExecutor:
+        import logging
+
+        distributed = _import_distributed()
+        timeout = connect_timeout()
+        # Dask's own log lines are not nbcli's diagnostics: what fails is said in
+        # one line here (Dask's logging config sets levels on its sub-loggers too)
+        for name in ["distributed", *logging.root.manager.loggerDict]:
+            if name == "distributed" or name.startswith("distributed."):
+                logging.getLogger(name).setLevel(logging.CRITICAL)
+        try:
+            if self.kind == "local":
+                import dask
+
+                from nbcli.run.executor import cpu_count
+
+                # forkserver: the workers start from a fork of a clean server
+                # process (about 0.3 s sooner than spawn's fresh interpreters).
+                # No MALLOC_TRIM_THRESHOLD_ (Dask's nanny sets 65536): setting it
+                # turns off glibc's adaptive mmap threshold, so every numpy array
+                # over 128 KB is mapped and unmapped again, and counting cost 25%
+                # more CPU (make bench-dask; README, "Running on a Dask cluster")
+                settings = {
+                    "distributed.worker.multiprocessing-method": "forkserver",
+                    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+                }
+                with dask.config.set(settings):
+                    self.cluster = distributed.LocalCluster(
+                        n_workers=self.n or cpu_count(),
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=":0",  # the scheduler's HTTP server is always started: on a free port
+                        silence_logs=logging.ERROR,
+                    )
+                target = self.cluster
+            else:
+                _check_remote(self.address, timeout)
+                target = self.address
+            self.client = distributed.Client(target, timeout=timeout, set_as_default=False)
+        except NbcliError:
+            raise
+        except RuntimeError as exc:  # LocalCluster: a worker process did not start
+            self.__exit__(None, None, None)
+            raise NbcliError(f"could not start a local Dask cluster: {_first_line(exc)}") from None
+        except (OSError, TimeoutError) as exc:
+            self.__exit__(None, None, None)
+            raise NbcliError(
+                f"cannot reach the Dask scheduler at {self.address}: {_first_line(exc)}", hint=_REACH_HINT
+            ) from None
+        try:
+            self.client.wait_for_workers(1, timeout=timeout)
+        except (OSError, TimeoutError):
+            self.__exit__(None, None, None)
+            raise NbcliError(
+                f"the Dask scheduler at {self.address} has no workers",
+                hint="start one with `dask worker " + self.address + "`",
+            ) from None
+        self.executor = DaskExecutor(self.client, self.address)
+        try:
+            self.executor.check_workers()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self.executor
+
+    def __exit__(self, *exc) -> None:
+        if self.executor is not None:
+            self.executor.close()
+        for thing in (self.client, self.cluster):
+            if thing is not None:
+                try:
+                    thing.close()
+                except Exception:  # closing is best effort; the results are already in
+                    pass
+        self.client = self.cluster = self.executor = None
+
+
+_REACH_HINT = "start one with `dask scheduler` (and `dask worker ADDRESS` on each machine), or use local:N"
+
+
+def connect_timeout() -> float:
+    """Seconds to reach a scheduler (and for it to answer, and to have a
+    worker): NBCLI_CLUSTER_TIMEOUT if set, else CONNECT_TIMEOUT."""
+    import os
+
+    value = os.environ.get(TIMEOUT_VARIABLE, "").strip()
+    if not value:
+        return CONNECT_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds <= 3600:
+        raise NbcliError(
+            f"{TIMEOUT_VARIABLE}={value}: not a number of seconds from 0 to 3600",
+            hint=f"unset it for the default, {CONNECT_TIMEOUT:g} s",
+        )
+    return seconds
+
+
+def _check_remote(address: str, timeout: float) -> None:
+    """A scheduler's address is said to be wrong in one line before Dask's
+    client is made: an unknown scheme, tls:// without Dask's TLS settings,
+    a refused connection (at once: Dask would retry it), and anything that
+    is not a Dask scheduler answering within `timeout` seconds (a tarpit, a
+    hung scheduler, SSH, HTTP: Dask's own handshake waits forever for a
+    peer that never answers, and reads other protocols' bytes as a frame
+    length). In-process (inproc://) addresses are left to Dask."""
+    from distributed.comm.addressing import parse_address
+    from distributed.comm.registry import get_backend
+
+    scheme, location = parse_address(address)
+    try:
+        get_backend(scheme)
+    except ValueError:
+        raise NbcliError(
+            f"--cluster {address}: unknown address scheme {scheme}://", hint="give tcp://HOST:PORT or local:N"
+        ) from None
+    if scheme == "inproc":
+        return
+    from distributed.security import Security
+
+    connection_args = Security().get_connection_args("client")
+    if scheme in ("tls", "wss") and connection_args.get("ssl_context") is None:
+        raise NbcliError(
+            f"--cluster {address}: a {scheme}:// address needs Dask's TLS settings, and none are configured",
+            hint="set distributed.comm.tls.ca-file, .client.cert and .client.key in Dask's configuration",
+        )
+    if scheme == "tcp":
+        _reachable(address, location, timeout)
+    _handshake(address, connection_args, timeout)
+
+
+def _reachable(address: str, location: str, timeout: float) -> None:
+    """A refused tcp:// connection is said at once (Dask's client would
+    retry it for the whole timeout)."""
+    import socket
+
+    from distributed.comm.addressing import parse_host_port
+
+    try:
+        host, port = parse_host_port(location)
+    except ValueError as exc:
+        raise NbcliError(
+            f"--cluster {address}: {exc}", hint="give tcp://HOST:PORT (Dask's default port is 8786)"
+        ) from None
+    if not host or not 0 < port < 65536:
+        raise NbcliError(f"--cluster {address}: no host or no port", hint="give tcp://HOST:PORT")
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        raise NbcliError(
+            f"cannot reach the Dask scheduler at {address}: {exc.strerror or _first_line(exc)}", hint=_REACH_HINT
+        ) from None
+
+
+def _handshake(address: str, connection_args: dict, timeout: float) -> None:
+    """Dask's handshake and an `identity` call, in `timeout` seconds: the
+    peer must be a Dask scheduler."""
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def identity() -> dict:
+        comm = await connect(address, timeout=timeout, **connection_args)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    async def bounded() -> dict:
+        return await asyncio.wait_for(identity(), timeout)
+
+    try:
+        reply = asyncio.run(bounded())
+    except TimeoutError:
+        raise NbcliError(
+            f"the Dask scheduler at {address} did not answer in {timeout:g} s "
+            "(a hung scheduler, or not a Dask scheduler's address)",
+            hint=f"check the scheduler and the address; {TIMEOUT_VARIABLE}=SECONDS waits longer",
+        ) from None
+    except OSError as exc:  # refused, unreachable, or closed during the handshake
+        raise NbcliError(
+            f"cannot reach the Dask scheduler at {address}: {_first_line(exc)}", hint=_REACH_HINT
+        ) from None
+    except Exception as exc:  # another protocol's bytes read as Dask's (MemoryError: a "frame" of exabytes)
+        raise NbcliError(
+            f"{address} is not a Dask scheduler: it does not speak Dask's protocol ({type(exc).__name__})",
+            hint="give the scheduler's address (tcp://HOST:8786 unless it was told another port)",
+        ) from None
+    kind = reply.get("type") if isinstance(reply, dict) else None
+    if kind != "Scheduler":
+        raise NbcliError(
+            f"{address} is a Dask {kind}, not a scheduler"
+            if isinstance(kind, str)
+            else f"{address} is not a Dask scheduler",
+            hint="give the scheduler's address (the one `dask worker` is given)",
+        )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]

@@ -1,0 +1,1 @@
+"""Mail filtering: `nbcli filter`, the spamd protocol and the daemon (`nbcli serve`)."""

@@ -1,0 +1,289 @@
+"""A model as text (`nbcli dump`) and back (`nbcli load`).
+
+The dump is JSON lines, UTF-8, one record per line, so that a person can
+read it, grep it and diff two of them, and so that a model can move to any
+future model-file version through it:
+
+1. a header object: {"nbcli_dump": 1, "classes": [...], "model": {event
+   model and smoothing settings}, "analyzer": {...}, "meta": {...},
+   "class_count": [documents per class], "mail_documents": N,
+   "columns": ["term", "count", "doc_freq", "fit", "last_seen"],
+   "terms": V, "record": N}
+2. V term lines, sorted by term text: [term, [count per class],
+   [document frequency per class] or null, [complement's transformed sum
+   per class] or null, "YYYY-MM-DD" last seen]
+3. N record lines, in the record's order: {"digest": 32 hex digits,
+   "class": name, "copies": n, "message_id": 16 hex digits (a hash of the
+   Message-ID) or null, "when": POSIX seconds}
+
+Counts are written as integers, other numbers as the shortest text that
+reads back as the same float, so `load` gives the identical model: the same
+arrays, the same meta, tables derived by training's own code. Loading
+checks everything a model file's loader checks (it goes through the same
+invariant checks), each line once: linear in the text. Before that, every
+count (class_count, a term's counts and document frequencies, a record
+line's copies) must be a whole number within the model file's bound
+(0..2^48; copies from 1), a record line's date a whole number of seconds
+within +-2^62, and no document may have two record lines in one class (the
+record would count it twice): each is a one-line error naming the line.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Iterator
+
+import numpy as np
+
+from nbcli.errors import NbcliError
+
+VERSION = 1
+COLUMNS = ["term", "count", "doc_freq", "fit", "last_seen"]
+_MAX_COUNT = 1 << 48  # modelfile's bound on every count
+_MAX_WHEN = 1 << 62
+_EPOCH = datetime.date(1970, 1, 1).toordinal()
+
+
+def _numbers(values) -> list:
+    a = np.asarray(values)
+    if a.dtype.kind in "iu":
+        return a.tolist()
+    return [int(v) if float(v).is_integer() and abs(v) < 2**53 else float(v) for v in a.tolist()]
+
+
+def _day(day: int) -> str:
+    return datetime.date.fromordinal(_EPOCH + int(day)).isoformat()
+
+
+def dump_lines(classifier) -> Iterator[str]:
+    """The dump of a Classifier, line by line (without newlines)."""
+    from nbcli.fit.learning import Counts
+
+    if getattr(classifier, "expected", None) is not None:
+        raise NbcliError("the dump format has no place for an EM model's expected counts", hint="keep the model file")
+    if getattr(classifier.model, "kind", None) == "table":
+        raise NbcliError("a table model has no term counts to dump", hint="nbcli info MODEL --json shows it")
+    counts = Counts.of(classifier)
+    model = classifier.model
+    texts = classifier.vocabulary.terms(np.arange(len(classifier.vocabulary)))
+    header = {
+        "nbcli_dump": VERSION,
+        "classes": counts.classes,
+        "model": model.spec(),
+        "analyzer": classifier.analyzer_options.to_dict(),
+        "meta": classifier.meta,
+        "class_count": _numbers(counts.class_count),
+        "mail_documents": counts.mail_docs,
+        "columns": COLUMNS,
+        "terms": len(texts),
+        "record": len(counts.record),
+    }
+    if classifier.calibration is not None:
+        from nbcli.store.modelfile import calibration_state
+
+        header["calibration"] = calibration_state(classifier.calibration)
+    yield json.dumps(header, ensure_ascii=False, sort_keys=True)
+    for j in sorted(range(len(texts)), key=texts.__getitem__):
+        row = [
+            texts[j],
+            _numbers(counts.tf[:, j]),
+            None if counts.df is None else _numbers(counts.df[:, j]),
+            None if counts.fit is None else _numbers(counts.fit[:, j]),
+            _day(counts.last_seen[j]),
+        ]
+        yield json.dumps(row, ensure_ascii=False)
+    record = counts.record
+    for i in range(len(record)):
+        digest = record.digest[i].astype("<u8").tobytes().hex()
+        message_id = int(record.message_id[i])
+        yield json.dumps(
+            {
+                "digest": digest,
+                "class": counts.classes[int(record.label[i])],
+                "copies": int(record.copies[i]),
+                "message_id": f"{message_id:016x}" if message_id else None,
+                "when": int(record.when[i]),
+            },
+            sort_keys=True,
+        )
+
+
+class _Bad(Exception):
+    pass
+
+
+def load_lines(lines, name: str = "dump"):
+    """The Classifier of a dump's lines (an iterable of str); NbcliError
+    naming the line for anything that is not a dump nbcli wrote."""
+    from nbcli.fit.learning import Counts
+    from nbcli.nb.record import Record
+    from nbcli.store import modelfile
+    from nbcli.text.hashing import hash_strings
+
+    number = 0
+    try:
+        it = iter(lines)
+        number = 1
+        header = _json(next(it, ""), dict)
+        if header.get("nbcli_dump") != VERSION or header.get("columns") != COLUMNS:
+            raise _Bad("not an nbcli dump (or one of another version)")
+        classes = header.get("classes")
+        if not (isinstance(classes, list) and all(isinstance(c, str) for c in classes)):
+            raise _Bad("bad classes")
+        n_classes = len(classes)
+        index = {c: i for i, c in enumerate(classes)}
+        n_terms, n_record = header.get("terms"), header.get("record")
+        if not all(isinstance(n, int) and n >= 0 for n in (n_terms, n_record)):
+            raise _Bad("bad term or record count")
+        class_count = np.array(_counts(header.get("class_count"), n_classes), dtype=np.float64)
+        texts, tf_rows, df_rows, fit_rows, seen = [], [], [], [], []
+        for _ in range(n_terms):
+            number += 1
+            row = _json(next(it, ""), list)
+            if len(row) != 5 or not isinstance(row[0], str):
+                raise _Bad("a term line is [term, counts, doc_freq, fit, last_seen]")
+            texts.append(row[0])
+            tf_rows.append(_counts(row[1], n_classes))
+            df_rows.append(None if row[2] is None else _counts(row[2], n_classes))
+            fit_rows.append(None if row[3] is None else _vector(row[3], n_classes))
+            seen.append(_parse_day(row[4]))
+        entries = ([], [], [], [], [])
+        first_line: dict[tuple, int] = {}  # (digest, class) -> the line that recorded it
+        for _ in range(n_record):
+            number += 1
+            entry = _json(next(it, ""), dict)
+            try:
+                digest = np.frombuffer(bytes.fromhex(entry["digest"]), dtype="<u8")
+                label = index[entry["class"]]
+                copies = entry["copies"]
+                message_id = 0 if entry["message_id"] is None else int(entry["message_id"], 16)
+                when = entry["when"]
+            except (KeyError, TypeError, ValueError) as exc:
+                raise _Bad(f"bad record line ({type(exc).__name__}: {exc})") from None
+            if len(digest) != 2 or not 0 <= message_id < 1 << 64:
+                raise _Bad("bad record line")
+            if not _whole(copies, 1):
+                raise _Bad(f"bad record line: copies {copies!r} is not a whole number in 1..2^48")
+            if type(when) is not int or not -_MAX_WHEN <= when <= _MAX_WHEN:
+                raise _Bad(f"bad record line: when {when!r} is not a whole number of seconds within +-2^62")
+            key = (entry["digest"].lower(), label)
+            if key in first_line:
+                raise _Bad(f"the record has document {key[0]} in class {entry['class']} again (line {first_line[key]})")
+            first_line[key] = number
+            for part, value in zip(entries, (digest, label, copies, message_id, when)):
+                part.append(value)
+        number += 1
+        if next(it, "").strip():
+            raise _Bad("more lines than the header says")
+    except _Bad as exc:
+        raise NbcliError(f"{name}, line {number}: {exc}", hint="give the text 'nbcli dump' wrote") from None
+    if len(set(texts)) != len(texts):
+        raise NbcliError(f"{name}: a term appears twice")
+    for rows, what in ((df_rows, "doc_freq"), (fit_rows, "fit")):
+        if rows and any(r is None for r in rows) and any(r is not None for r in rows):
+            raise NbcliError(f"{name}: some terms have {what} and some do not")
+    hashes = hash_strings(texts) if texts else np.zeros(0, np.uint64)
+    order = np.argsort(hashes, kind="stable")
+    if len(hashes) > 1 and (np.diff(hashes[order]) == 0).any():
+        raise NbcliError(f"{name}: two terms have the same hash")
+
+    def table(rows, dtype):
+        if not rows:
+            return np.zeros((n_classes, 0), dtype=dtype)
+        if rows[0] is None:
+            return None
+        return np.ascontiguousarray(np.array(rows, dtype=dtype)[order].T)
+
+    tf_values = np.array(tf_rows, dtype=np.float64) if tf_rows else np.zeros((0, n_classes))
+    integral = bool(np.all(tf_values == np.round(tf_values)))
+    encoded = [texts[i].encode("utf-8", "surrogatepass") for i in order.tolist()]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    if encoded:
+        np.cumsum([len(e) for e in encoded], out=offsets[1:])
+    df = table(df_rows, np.int64) if df_rows else None
+    counts = Counts(
+        list(classes),
+        class_count,
+        hashes[order],
+        np.frombuffer(b"".join(encoded), dtype=np.uint8),
+        offsets,
+        table(tf_rows, np.int64 if integral else np.float64),
+        df,
+        table(fit_rows, np.float64) if fit_rows else None,
+        np.array(seen, dtype=np.int32)[order] if seen else np.zeros(0, np.int32),
+        Record.build(
+            np.array(entries[0], dtype=np.uint64).reshape(-1, 2),
+            entries[1],
+            entries[2],
+            entries[3],
+            entries[4],
+        ),
+        int(header.get("mail_documents", 0)),
+    )
+    classifier = _classifier(counts, header, name)
+    if header.get("calibration") is not None:
+        classifier.calibration = modelfile.calibration_of({"calibration": header["calibration"]}, n_classes, name)
+    # the model file's own invariant checks, on exactly what would be written
+    return modelfile.from_payload(modelfile.to_payload(classifier), name)
+
+
+def _classifier(counts, header: dict, name: str):
+    from nbcli.errors import ModelFileError
+    from nbcli.fit.learning import classifier_of
+    from nbcli.store import modelfile
+    from nbcli.text.analyzer import AnalyzerOptions
+
+    spec, meta = header.get("model"), header.get("meta")
+    if not isinstance(spec, dict) or not isinstance(meta, dict) or not isinstance(header.get("analyzer"), dict):
+        raise NbcliError(f"{name}, line 1: bad model, analyzer or meta", hint="give the text 'nbcli dump' wrote")
+    try:
+        settings = modelfile.settings_of(spec, counts.classes)
+        analyzer = AnalyzerOptions.from_dict(header["analyzer"])
+        return classifier_of(counts, settings.pop("kind"), settings, bool(spec.get("idf")), analyzer, meta)
+    except ModelFileError as exc:
+        raise NbcliError(f"{name}: {exc}") from None
+    except (TypeError, ValueError, KeyError) as exc:
+        raise NbcliError(f"{name}, line 1: bad settings ({exc})", hint="give the text 'nbcli dump' wrote") from None
+
+
+def _json(line: str, kind: type):
+    if not line:
+        raise _Bad("the text ends early")
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        raise _Bad("not a JSON line") from None
+    if not isinstance(value, kind):
+        raise _Bad(f"expected a JSON {'object' if kind is dict else 'array'}")
+    return value
+
+
+def _vector(values, n: int) -> list:
+    if not (isinstance(values, list) and len(values) == n):
+        raise _Bad(f"expected {n} numbers, one per class")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+            raise _Bad("expected numbers")
+    return values
+
+
+def _whole(value, low: int = 0) -> bool:
+    """value is an int (not a bool, not a float) in low..MAX_COUNT."""
+    return type(value) is int and low <= value <= _MAX_COUNT
+
+
+def _counts(values, n: int) -> list:
+    """n whole numbers in 0..MAX_COUNT (a dump writes counts as integers)."""
+    values = _vector(values, n)
+    for v in values:
+        if not _whole(v):
+            raise _Bad(f"bad count {v!r}: counts are whole numbers in 0..2^48")
+    return values
+
+
+def _parse_day(text) -> int:
+    try:
+        return datetime.date.fromisoformat(text).toordinal() - _EPOCH
+    except (TypeError, ValueError):
+        raise _Bad(f"bad last-seen date {text!r}") from None

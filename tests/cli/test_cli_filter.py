@@ -1,0 +1,143 @@
+"""`nbcli filter`: pass-through with a verdict header, split, exit codes."""
+
+import mailbox
+import re
+
+import numpy as np
+import pytest
+
+from nbcli.spam import filtering
+
+from conftest import SAMPLES, run, run_process
+from mailfixtures import MESSAGES, mbox_of
+
+ALL = [MESSAGES[k] for k in sorted(MESSAGES)]
+OUR_LINE = re.compile(rb"X-NB-Class: [^\r\n]*\r?\n")
+
+
+@pytest.fixture(scope="module")
+def spam_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("model") / "mail.nb"
+    assert run(["train", SAMPLES / "mail" / "train", "-o", path, "-q"]).exit_code == 0
+    return path
+
+
+def strip_ours(data: bytes) -> bytes:
+    return OUR_LINE.sub(b"", data)
+
+
+def test_mbox_bytes_are_preserved_exactly(tmp_path, spam_model):
+    original = mbox_of(ALL + [b"Subject: 8-bit \xe9\xff and no final newline\n\nbody \x80\x81"])
+    assert not original.endswith(b"\n")
+    (tmp_path / "in.mbox").write_bytes(original)
+    result = run(["filter", spam_model, tmp_path / "in.mbox"])
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout_bytes
+    assert len(OUR_LINE.findall(out)) == len(ALL) + 1
+    assert strip_ours(out) == original
+    # the header sits right after each From_ line
+    for entry in re.split(rb"(?m)^(?=From )", out)[1:]:
+        assert re.match(rb"From [^\n]*\nX-NB-Class: (spam|ham|unsure); p=[01]\.\d{4}; model=[0-9a-f]{6}\r?\n", entry)
+    # stdin works the same
+    assert run(["filter", spam_model], input=original).stdout_bytes == out
+
+
+def test_single_messages_and_crlf(spam_model):
+    for raw in ALL:
+        out = run(["filter", spam_model, "-"], input=raw).stdout_bytes
+        assert strip_ours(out) == raw
+        line = OUR_LINE.match(out).group()
+        assert line.endswith(b"\r\n") == raw.startswith(b"Return-Path: <eve")  # the CRLF message gets CRLF
+
+
+def test_an_earlier_header_is_replaced_not_stacked(spam_model):
+    raw = (
+        b"From: a@example.com\nX-NB-Class: ham; p=0.0000\n  old continuation\nSubject: s\nx-nb-class: "
+        b"spam\n\nbody\nX-NB-Class: in the body stays\n"
+    )
+    out = run(["filter", spam_model], input=raw).stdout_bytes
+    assert out.count(b"X-NB-Class") == 2  # ours, and the body line
+    assert out.startswith(b"From: a@example.com\nX-NB-Class: ")
+    assert b"old continuation" not in out and b"x-nb-class: spam" not in out
+    assert out.endswith(b"\n\nbody\nX-NB-Class: in the body stays\n")
+
+
+def test_with_header_unit_cases():
+    assert filtering.with_header(b"Subject: x", "ham; p=0.1") == b"X-NB-Class: ham; p=0.1\nSubject: x"
+    assert filtering.with_header(b"", "ham; p=0.1") == b"X-NB-Class: ham; p=0.1\n"
+    from_ = b"From x Mon Jan  1 00:00:00 2024\n"
+    assert filtering.with_header(from_ + b"\nbody", "v") == from_ + b"X-NB-Class: v\n\nbody"
+    # a first line "From ..." that is not a From_ line is part of the message
+    assert filtering.with_header(b"From x\n\nbody", "v") == b"X-NB-Class: v\nFrom x\n\nbody"
+    with pytest.raises(ValueError, match="no header block"):
+        filtering.with_header(from_.rstrip(), "v")
+
+
+def test_split_writes_one_mbox_per_verdict(tmp_path, spam_model):
+    ham = (SAMPLES / "mail" / "test" / "ham" / "0001.eml").read_bytes()
+    spam = (SAMPLES / "mail" / "test" / "spam" / "0001.eml").read_bytes()
+    (tmp_path / "in.mbox").write_bytes(mbox_of([ham, spam, ham]))
+    result = run(["filter", spam_model, tmp_path / "in.mbox", "--split", tmp_path / "out"])
+    assert result.exit_code == 0 and result.stdout_bytes == b""
+    boxes = {p.name: mailbox.mbox(str(p)) for p in (tmp_path / "out").iterdir()}
+    assert sorted(boxes) == ["ham.mbox", "spam.mbox"]
+    assert len(boxes["ham.mbox"]) == 2 and len(boxes["spam.mbox"]) == 1
+    assert all(m["X-NB-Class"].startswith("spam") for m in boxes["spam.mbox"])
+    # a single message (no From_ line) becomes a proper mbox entry, appended
+    run(["filter", spam_model, "--split", tmp_path / "out"], input=spam)
+    assert len(mailbox.mbox(str(tmp_path / "out" / "spam.mbox"))) == 2
+
+
+def test_exit_codes_for_each_verdict(tmp_path, spam_model):
+    ham = (SAMPLES / "mail" / "test" / "ham" / "0001.eml").read_bytes()
+    spam = (SAMPLES / "mail" / "test" / "spam" / "0001.eml").read_bytes()
+    assert run(["filter", spam_model, "--exit-codes"], input=spam).exit_code == 0
+    assert run(["filter", spam_model, "--exit-codes"], input=ham).exit_code == 1
+    vague = b"Subject: hello\n\nhello\n"
+    unsure = run(["filter", spam_model, "--exit-codes", "--spam-cutoff", "1", "--ham-cutoff", "0"], input=vague)
+    assert unsure.exit_code == 2 and b"X-NB-Class: unsure; p=" in unsure.stdout_bytes
+    (tmp_path / "broken.nb").write_bytes(b"\x80\x04garbage")
+    error = run(["filter", tmp_path / "broken.nb", "--exit-codes"], input=spam)
+    assert error.exit_code == 3
+    assert error.stdout_bytes == spam  # failed open: passed through unchanged
+    assert error.stderr.startswith("nbcli: error: ") and error.stderr.endswith("passing messages through unchanged\n")
+    assert error.stderr.count("\n") == 1
+    # without --exit-codes a failure is status 1, still passing mail through
+    plain = run(["filter", tmp_path / "missing.nb"], input=spam)
+    assert plain.exit_code == 1 and plain.stdout_bytes == spam
+
+
+def test_exit_codes_in_a_real_process(spam_model):
+    spam = (SAMPLES / "mail" / "test" / "spam" / "0002.eml").read_bytes()
+    proc = run_process(["filter", "--exit-codes", spam_model], input=spam)
+    assert proc.returncode == 0 and strip_ours(proc.stdout) == spam and proc.stderr == b""
+
+
+def test_a_message_that_cannot_be_classified_passes_through_and_the_run_goes_on():
+    class Picky:
+        classes = ["ham", "spam"]
+
+        def score(self, docs, kinds, explain=0):
+            if any(b"POISON" in d for d in docs):
+                raise ValueError("cannot read this one")
+            return np.log(np.tile([0.999, 0.001], (len(docs), 1)))
+
+    messages = [b"Subject: a\n\nfine\n", b"Subject: b\n\nPOISON\n", b"Subject: c\n\nfine too\n", b""]
+    written, warnings = [], []
+    seen = filtering.run(
+        iter(messages), Picky(), filtering.Verdicts(Picky.classes), lambda v, m: written.append(m), warnings.append
+    )
+    assert seen == ["ham", "error", "ham", "error"]
+    assert written[1] == messages[1] and written[3] == b""
+    assert written[0].startswith(b"X-NB-Class: ham; p=0.0010\n")
+    assert "message 2: cannot read this one; passed through unchanged" in warnings[0]
+
+
+def test_usage_errors(tmp_path, spam_model):
+    result = run(["filter", spam_model, "--ham-cutoff", "0.9", "--spam-cutoff", "0.5"], input=b"x")
+    assert result.exit_code == 2 and "is above --spam-cutoff" in result.stderr
+    result = run(["filter", spam_model, tmp_path / "nope.mbox"])
+    assert result.exit_code == 1 and result.stderr == (
+        f"nbcli: error: {tmp_path / 'nope.mbox'}: no such file or folder; give a message, an mbox, a folder or a "
+        "Maildir, or - for stdin\n"
+    )

@@ -1,0 +1,120 @@
+"""Cross-validation: stratified, seeded folds; fold models equal to models
+trained on the other folds; `nbcli eval --cv`."""
+
+import json
+
+import numpy as np
+import pytest
+
+from nbcli.evaluate.report import EvalOptions
+from nbcli.fit import crossval
+from nbcli.fit.training import TrainOptions, train
+from nbcli.text.analyzer import Analyzer, AnalyzerOptions
+from nbcli.text.sources import Document
+
+from conftest import make_docs, run
+
+
+def test_folds_are_stratified_and_reproducible():
+    y = np.repeat([0, 1, 2], [50, 23, 7])
+    fold = crossval.stratified_folds(y, 5, seed=4)
+    assert (fold == crossval.stratified_folds(y, 5, seed=4)).all()
+    assert (fold != crossval.stratified_folds(y, 5, seed=5)).any()
+    for c in range(3):
+        per_fold = np.bincount(fold[y == c], minlength=5)
+        assert per_fold.max() - per_fold.min() <= 1
+    sizes = np.bincount(fold, minlength=5)
+    assert sizes.max() - sizes.min() <= 1
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        TrainOptions(alpha=0.5),
+        TrainOptions(alpha=0.01, unknown="smooth", min_df=2, prior="uniform"),
+        TrainOptions(max_features=300),
+        TrainOptions(kind="bernoulli", alpha=0.5, select=200),
+        TrainOptions(kind="complement", tf_log=True, idf=True, length_norm=True, weight_norm=True),
+    ],
+    ids=["multinomial", "smooth-min-df", "max-features", "bernoulli-select", "complement-transforms"],
+)
+def test_a_fold_model_is_the_model_trained_on_the_other_folds(options):
+    texts, labels = make_docs(240, seed=9)
+    docs = [Document(f"d{i}", lab, t.encode()) for i, (t, lab) in enumerate(zip(texts, labels))]
+    analyzer_options = AnalyzerOptions()
+    corpus = crossval.analyse(docs, Analyzer(analyzer_options))
+    fold = crossval.stratified_folds(corpus.y, 4, seed=1)
+    counts = crossval.FoldCounts(corpus, fold, 4, options.needs_doc_freq)
+    for f in (0, 3):
+        got = crossval.fold_classifier(counts, f, analyzer_options, options)
+        want = train([d for d, k in zip(docs, fold) if k != f], analyzer_options, options)
+        assert got.classes == want.classes
+        assert (got.vocabulary.hashes == want.vocabulary.hashes).all()
+        assert (got.model.feature_count == want.model.feature_count).all()
+        assert (got.model.class_count == want.model.class_count).all()
+        test = [d for d, k in zip(docs, fold) if k == f]
+        report = crossval.score_fold(counts, f, analyzer_options, options, EvalOptions())
+        direct = want.evaluate(test)
+        assert report.pop("log_loss") == pytest.approx(direct.pop("log_loss"), rel=1e-12)  # sums in another order
+        assert report == direct
+
+
+@pytest.fixture
+def corpus_dir(make_class_folders):
+    texts, labels = make_docs(300, seed=3, classes=["ham", "spam"])
+    return make_class_folders(texts, labels)
+
+
+def test_eval_cv_json_and_parallel_folds(corpus_dir):
+    result = run(["eval", "--cv", "5", corpus_dir, "--json", "-j", "1", "--alpha", "0.3", "--seed", "7"])
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (
+        report["folds"] == 5 and report["seed"] == 7 and report["documents"] == 300 and len(report["fold_reports"]) == 5
+    )
+    accuracies = [r["accuracy"] for r in report["fold_reports"]]
+    assert report["metrics"]["accuracy"] == pytest.approx({"mean": np.mean(accuracies), "std": np.std(accuracies)})
+    assert sum(r["documents"] for r in report["fold_reports"]) == 300
+    assert "auc" in report["metrics"] and "ham_fpr" in report["metrics"]
+    parallel = run(["eval", "--cv", "5", corpus_dir, "--json", "-j", "3", "--alpha", "0.3", "--seed", "7"])
+    assert parallel.stdout == result.stdout
+    other_seed = run(["eval", "--cv", "5", corpus_dir, "--json", "--alpha", "0.3", "--seed", "8"])
+    assert other_seed.stdout != result.stdout
+    text = run(["eval", "--cv", "3", corpus_dir]).stdout
+    assert (
+        text.startswith("3-fold stratified cross-validation of 300 documents (seed 0)")
+        and "accuracy" in text
+        and " ± " in text
+    )
+
+
+def test_eval_cv_limits_and_errors(tmp_path, corpus_dir, make_class_folders):
+    tiny = make_class_folders(
+        ["apple pie", "apple tart", "apple crumble", "banana split"], ["a", "a", "a", "b"], name="tiny"
+    )
+    bad = run(["eval", "--cv", "3", corpus_dir, "--fail-under", "accuracy=0.9999", "-q"])
+    assert bad.exit_code == 1 and bad.stderr.startswith("nbcli: error: mean accuracy ")
+    assert run(["eval", "--cv", "3", corpus_dir, "--fail-under", "accuracy=0.5", "-q"]).exit_code == 0
+    for args, code, message in [
+        (["--cv", "1", corpus_dir], 2, "Invalid value for '--cv'"),
+        (["--cv", "3"], 2, "give a CORPUS or at least one --label CLASS=PATH to cross-validate"),
+        (["--cv", "3", "--predictions", "-"], 2, "--cv and --predictions do not go together"),
+        (["m.nb", corpus_dir, "--seed", "3"], 2, "--seed needs --cv"),
+        (["m.nb", corpus_dir, "--alpha", "3"], 2, "--alpha needs --cv"),
+        (["--cv", "3", corpus_dir, "--alpha", "0"], 1, "--alpha must be a positive number"),
+        (["--cv", "400", corpus_dir], 1, "--cv 400 needs at least 400 documents; the corpus has 300"),
+        (["--cv", "3", "--label", f"ham={corpus_dir / 'ham'}"], 1, "the corpus has only one class (ham)"),
+        (
+            ["--cv", "2", tiny],
+            1,
+            (
+                "class b has only one document: a fold's training part would lack it; cross-validation needs at "
+                "least two documents of each class"
+            ),
+        ),
+    ]:
+        result = run(["eval", *args])
+        assert result.exit_code == code and message in result.stderr and result.stderr.count("\n") == 1, (
+            args,
+            result.stderr,
+        )

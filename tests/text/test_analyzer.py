@@ -1,0 +1,115 @@
+"""The analyzer: tokens exactly as the documented rules say."""
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from sklearn.feature_extraction.text import CountVectorizer
+
+from nbcli.errors import NbcliError
+from nbcli.text import hashing
+from nbcli.text.analyzer import ENGLISH_STOP_WORDS, Analyzer, AnalyzerOptions, load_stop_words
+
+DEFAULT = r"(?u)\b\w\w+\b"
+texts = st.text(
+    alphabet=st.one_of(
+        st.sampled_from("ab Z_9 .,-\n\t'é"),
+        st.characters(codec="utf-8"),
+    ),
+    max_size=80,
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(texts, min_size=1, max_size=6))
+@example(["İstanbul STRASSE Straße ΣΊΣΥΦΟΣ", "x y", "", "a_b __ 12 ½¾ ٣٤"])
+def test_default_tokens_are_exactly_the_regex_tokens(docs):
+    batch = Analyzer().analyze(docs)
+    for i, doc in enumerate(docs):
+        expected = re.findall(DEFAULT, doc.lower())
+        assert batch.doc_tokens(i) == expected
+        assert batch.hashes[batch.doc_ptr[i] : batch.doc_ptr[i + 1]].tolist() == hashing.hash_strings(expected).tolist()
+
+
+@settings(max_examples=100)
+@given(st.lists(texts, min_size=1, max_size=4), st.sampled_from([r"\S+", r"[a-z]+", r"(\w+)@", r"\w", r"\w*"]))
+def test_custom_pattern_tokens_are_exactly_re_findall(docs, pattern):
+    batch = Analyzer(AnalyzerOptions(token_pattern=pattern)).analyze(docs)
+    for i, doc in enumerate(docs):
+        assert batch.doc_tokens(i) == re.findall(pattern, doc.lower())
+
+
+@settings(max_examples=100)
+@given(st.lists(st.text(alphabet="ab cd,é", max_size=40), min_size=1, max_size=4), st.integers(1, 4))
+def test_ngrams_match_scikit_learn(docs, n):
+    ours = Analyzer(AnalyzerOptions(ngrams=n)).analyze(docs)
+    theirs = CountVectorizer(ngram_range=(1, n)).build_analyzer()
+    for i, doc in enumerate(docs):
+        terms = ours.doc_tokens(i)
+        assert sorted(terms) == sorted(theirs(doc))
+        # every n-gram's hash is the hash of its text
+        assert ours.hashes[ours.doc_ptr[i] : ours.doc_ptr[i + 1]].tolist() == hashing.hash_strings(terms).tolist()
+
+
+def test_stop_words_are_removed_before_ngrams_like_scikit_learn():
+    doc = "The cat sat on the mat with THE hat"
+    stop = ("the", "on", "with")
+    ours = Analyzer(AnalyzerOptions(ngrams=2, stop_words=stop)).tokens(doc)
+    theirs = CountVectorizer(ngram_range=(1, 2), stop_words=list(stop)).build_analyzer()(doc)
+    assert sorted(ours) == sorted(theirs)
+    assert "cat sat" in ours and "sat mat" in ours
+
+
+def test_bytes_are_decoded_with_the_documented_rule():
+    a = Analyzer()
+    assert a.tokens("café crème".encode()) == ["café", "crème"]
+    assert a.tokens("café crème".encode("cp1252")) == ["café", "crème"]
+    assert a.tokens(b"\xff\xfeh\x00i\x00 \x00t\x00h\x00e\x00r\x00e\x00") == ["hi", "there"]
+    assert a.tokens(bytes(range(256)) * 3)  # binary junk still gives tokens, no error
+
+
+def test_bad_token_patterns_are_one_line_errors():
+    with pytest.raises(NbcliError, match="not a valid regular expression"):
+        Analyzer(AnalyzerOptions(token_pattern="(unclosed"))
+    with pytest.raises(NbcliError, match="capturing groups"):
+        Analyzer(AnalyzerOptions(token_pattern=r"(\w)(\w)"))
+
+
+def test_stop_word_files(tmp_path):
+    path = tmp_path / "stop.txt"
+    path.write_text("# my list\nFoo\nbar  # trailing comment\n\n")
+    assert load_stop_words(str(path)) == ("bar", "foo")
+    assert "the" in load_stop_words("english") and len(load_stop_words("english")) == len(ENGLISH_STOP_WORDS)
+    with pytest.raises(NbcliError, match="cannot read stop-word file"):
+        load_stop_words(str(tmp_path / "missing.txt"))
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.text(alphabet=st.one_of(st.sampled_from("ab Z9_$'!-. \n"), st.characters(codec="utf-8")), max_size=60),
+        min_size=1,
+        max_size=5,
+    )
+)
+@example(["$50 don't FREE!!! e-mail -- $$ '' a !x! ü-ß"])
+def test_the_mail_rule_is_exactly_its_regex(texts):
+    from nbcli.text.analyzer import MAIL_TOKEN_PATTERN, _run_tokens
+
+    uni = _run_tokens(texts, mail_rule=True)
+    for i, text in enumerate(texts):
+        got = uni.strings_of(np.arange(uni.doc_ptr[i], uni.doc_ptr[i + 1]))
+        assert got == re.findall(MAIL_TOKEN_PATTERN, text)
+
+
+def test_a_batch_says_how_many_documents_were_read_as_mail():
+    """Training's mail defaults hang on this count: it comes with each
+    batch, not from a counter the analyzer keeps across calls."""
+    message = b"From: a@example.com\nSubject: hello\n\nbody words\n"
+    analyzer = Analyzer()
+    assert analyzer.analyze([message, "plain text", message]).mail_docs == 2
+    assert analyzer.analyze(["plain text"]).mail_docs == 0  # nothing carried over
+    assert Analyzer(AnalyzerOptions(mail=False)).analyze([message]).mail_docs == 0
+    assert not hasattr(analyzer, "mail_docs")

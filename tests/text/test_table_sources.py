@@ -1,0 +1,222 @@
+"""Reading tables (issue 12, defect 19 and the stdin friction): malformed
+rows are warnings naming FILE:LINE (errors under --strict), never silently
+mangled rows; a CSV quote that is never closed is reported; JSON labels
+must be strings (or integers); every table path is linear in its input;
+`predict -` reads a table on stdin when it unambiguously is one."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+
+from nbcli.text.sources import ReadOptions, _table_docs, labeled_corpus
+
+from conftest import run
+
+SPACE = "star planet orbit comet galaxy"
+FOOD = "oven recipe flour butter garlic"
+
+
+def read(tmp_path, name: str, data: bytes, **kw):
+    path = tmp_path / name
+    path.write_bytes(data)
+    warnings: list[str] = []
+    docs = [(d.id, d.label, d.data) for d in labeled_corpus([str(path)], [], ReadOptions(warn=warnings.append, **kw))]
+    return docs, warnings
+
+
+# -- TSV and CSV rows ----------------------------------------------------------
+
+
+def test_a_tsv_row_with_an_extra_field_is_skipped_with_its_line(tmp_path):
+    docs, warnings = read(tmp_path, "a.tsv", f"label\ttext\nspace\t{SPACE}\tstray\nfood\t{FOOD}\n".encode())
+    assert [label for _, label, _ in docs] == ["food"]
+    assert warnings == [f"{tmp_path / 'a.tsv'}:2: 3 fields but the header has 2 (stray tabs in the text?); skipping it"]
+
+
+def test_strict_makes_a_malformed_row_an_error_and_writes_no_model(tmp_path):
+    (tmp_path / "a.tsv").write_text(f"label\ttext\nspace\t{SPACE}\tstray\nfood\t{FOOD}\nspace\t{SPACE}\n")
+    model = tmp_path / "m.nb"
+    result = run(["train", tmp_path / "a.tsv", "-o", model, "--strict"])
+    assert result.exit_code == 1 and not model.exists()
+    assert result.stderr == (
+        f"nbcli: error: {tmp_path / 'a.tsv'}:2: 3 fields but the header has 2 (stray tabs in the text?); "
+        "--strict makes every skipped input an error\n"
+    )
+    relaxed = run(["train", tmp_path / "a.tsv", "-o", model])
+    assert relaxed.exit_code == 0 and "a.tsv:2: 3 fields" in relaxed.stderr and model.exists()
+
+
+def test_a_csv_quote_that_is_never_closed_is_reported_with_its_line_and_exit_status_1(tmp_path):
+    csv = f'label,text\nspace,"{SPACE}\nfood,{FOOD}\nspace,{SPACE}\n'
+    (tmp_path / "a.csv").write_text(csv)
+    result = run(["train", tmp_path / "a.csv", "-o", tmp_path / "m.nb"])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(
+        f"nbcli: warning: {tmp_path / 'a.csv'}:2: a quoted field starts in this row and is never closed; "
+        "skipping the rest of the file (lines 2-4)\n"
+    )
+
+
+def test_a_csv_syntax_error_skips_that_row_only(tmp_path):
+    docs, warnings = read(
+        tmp_path, "a.csv", f'label,text\nspace,"{SPACE}"x\nfood,{FOOD}\nspace,"{SPACE}\nstill"\n'.encode()
+    )
+    assert [(label, text) for _, label, text in docs] == [("food", FOOD), ("space", f"{SPACE}\nstill")]
+    assert len(warnings) == 1 and warnings[0].startswith(f"{tmp_path / 'a.csv'}:2: not valid CSV (")
+
+
+def test_a_carriage_return_in_an_unquoted_csv_field_is_a_warning_not_an_internal_error(tmp_path):
+    (tmp_path / "a.csv").write_bytes(f"label,text\nspace,star\rplanet\nfood,{FOOD}\nspace,{SPACE}\n".encode())
+    result = run(["train", tmp_path / "a.csv", "-o", tmp_path / "m.nb"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.startswith(
+        f"nbcli: warning: {tmp_path / 'a.csv'}:2: not valid CSV (a carriage return in an unquoted field); "
+        "skipping line 2\n"
+    )
+
+
+def test_a_csv_row_with_an_extra_field_is_skipped(tmp_path):
+    docs, warnings = read(tmp_path, "a.csv", f"label,text\nspace,{SPACE}, and more\nfood,{FOOD}\n".encode())
+    assert [label for _, label, _ in docs] == ["food"]
+    assert warnings == [
+        f"{tmp_path / 'a.csv'}:2: 3 fields but the header has 2 (stray commas in the text?); skipping it"
+    ]
+
+
+def test_a_csv_with_a_10_mb_quoted_field_is_read_in_linear_time(tmp_path):
+    big = b"word more\n" * 1_000_000
+    data = b'label,text\nspace,"' + big + b'"\nfood,' + FOOD.encode() + b"\n"
+    start = time.perf_counter()
+    docs, warnings = read(tmp_path, "a.csv", data)
+    assert time.perf_counter() - start < 10  # a hang guard; it takes about 0.5 s
+    assert [len(text) for _, _, text in docs] == [len(big), len(FOOD)] and warnings == []
+
+
+def test_a_quote_never_closed_in_a_big_csv_costs_linear_time_and_the_cap_bounds_it(tmp_path):
+    data = b'label,text\nspace,"oops\n' + b"food,row text here\n" * 200_000
+    start = time.perf_counter()
+    docs, warnings = read(tmp_path, "a.csv", data, max_doc_bytes=100_000)
+    assert time.perf_counter() - start < 10
+    # the field reaches the cap, that part is skipped, and reading resumes
+    assert warnings[0].startswith(f"{tmp_path / 'a.csv'}:2: a field longer than 165536 bytes; skipping lines 2-")
+    assert len(docs) > 190_000
+
+
+def test_a_read_error_in_a_table_is_an_input_that_could_not_be_read():
+    from nbcli.text.walk import Unreadable
+
+    class Failing(io.BytesIO):
+        def readline(self, limit=-1):
+            if self.tell() > 20:
+                raise OSError(5, "Input/output error")
+            return super().readline(limit)
+
+    warnings = []
+    stream = Failing(f"label\ttext\nspace\t{SPACE}\nfood\t{FOOD}\n".encode())
+    docs = list(_table_docs(stream, "tsv", "t.tsv", None, True, ReadOptions(warn=warnings.append)))
+    assert len(docs) == 1
+    assert warnings == ["skipping the rest of t.tsv (from line 3): Input/output error"]
+    assert isinstance(warnings[0], Unreadable)
+
+
+# -- JSON lines ------------------------------------------------------------------
+
+
+def test_a_json_label_that_is_not_a_string_is_refused_with_its_line(tmp_path):
+    lines = [
+        '{"text": "a", "label": ["x"]}',
+        '{"text": "b", "label": {"k": 1}}',
+        '{"text": "c", "label": true}',
+        '{"text": "d", "label": 1.5}',
+        '{"text": "e", "label": 1}',
+        '{"text": "f", "label": "y"}',
+    ]
+    docs, warnings = read(tmp_path, "a.jsonl", ("\n".join(lines) + "\n").encode())
+    assert [(text, label) for _, label, text in docs] == [("e", "1"), ("f", "y")]
+    name = tmp_path / "a.jsonl"
+    assert warnings == [
+        f"{name}:1: label 'label' is a list, not a string or an integer; skipping it",
+        f"{name}:2: label 'label' is an object, not a string or an integer; skipping it",
+        f"{name}:3: label 'label' is true, not a string or an integer; skipping it",
+        f"{name}:4: label 'label' is a number, not a string or an integer; skipping it",
+    ]
+
+
+def test_training_on_a_list_label_no_longer_makes_a_class_named_after_the_list(tmp_path):
+    (tmp_path / "a.jsonl").write_text(
+        f'{{"text": "{SPACE}", "label": ["x"]}}\n{{"text": "{SPACE}", "label": "space"}}\n{{"text": "{FOOD}", '
+        f'"label": "food"}}\n'
+    )
+    result = run(["train", tmp_path / "a.jsonl", "-o", tmp_path / "m.nb"])
+    assert result.exit_code == 0, result.stderr
+    assert "(food 1, space 1)" in result.stderr and "['x']" not in result.stderr
+
+
+def test_a_json_text_that_is_not_a_string_is_refused(tmp_path):
+    lines = [
+        '{"text": null, "label": "a"}',
+        '{"text": 42, "label": "a"}',
+        '{"text": ["w"], "label": "a"}',
+        '{"text": "ok", "label": "a"}',
+    ]
+    docs, warnings = read(tmp_path, "a.jsonl", ("\n".join(lines) + "\n").encode())
+    assert [text for _, _, text in docs] == ["ok"]
+    assert [w.split(": ", 1)[1] for w in warnings] == [
+        "'text' is null, not a string; skipping it",
+        "'text' is a number, not a string; skipping it",
+        "'text' is a list, not a string; skipping it",
+    ]
+
+
+# -- tables on stdin for predict ------------------------------------------------
+
+
+@pytest.fixture
+def model(tmp_path):
+    path = tmp_path / "m.nb"
+    (tmp_path / "t.tsv").write_text(f"label\ttext\nspace\t{SPACE}\nfood\t{FOOD}\n")
+    assert run(["train", tmp_path / "t.tsv", "-o", path, "-q"]).exit_code == 0
+    return path
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        f'{{"id": "r1", "text": "{SPACE}"}}\n{{"id": "r2", "text": "{FOOD}"}}\n',
+        f"id\ttext\nr1\t{SPACE}\nr2\t{FOOD}\n",
+        f'id,text\nr1,{SPACE}\nr2,"{FOOD}"\n',
+        f"\n\nid,text,label\nr1,{SPACE},\nr2,{FOOD},\n",
+    ],
+    ids=["jsonl", "tsv", "csv", "csv after blank lines"],
+)
+def test_predict_reads_a_table_on_stdin_as_train_does(model, table):
+    result = run(["predict", model, "-"], input=table)
+    assert result.exit_code == 0, result.stderr
+    assert [line.split("\t")[:2] for line in result.stdout.splitlines()] == [["r1", "space"], ["r2", "food"]]
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        f"From: someone@example.org\nSubject: {SPACE}\n\n{SPACE}\n",
+        f"{SPACE}\n{FOOD}\n",
+        f"Hello, text\n{SPACE}\n",
+        f"{{not json}}\n{SPACE}\n",
+        f'{{"body": "{FOOD}"}}\n{SPACE}\n',
+    ],
+    ids=["mail", "plain text", "a sentence with commas", "braces", "json without the text field"],
+)
+def test_predict_reads_anything_else_on_stdin_as_one_document(model, document):
+    result = run(["predict", model, "-"], input=document)
+    assert result.exit_code == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 1 and result.stdout.startswith("-\t")
+
+
+def test_predict_reads_a_tsv_file_without_a_label_column(model, tmp_path):
+    (tmp_path / "in.tsv").write_text(f"id\ttext\nr1\t{SPACE}\n")
+    result = run(["predict", model, tmp_path / "in.tsv"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.split("\t")[:2] == ["r1", "space"]
