@@ -250,7 +250,7 @@ def _new_classes(classes, label, spam_pair) -> list[str]:
 
 def _said(outcome, label, model, updated, as_json, diagnostics) -> None:
     """What learn and forget did: a line on stderr, and with --json on stdout."""
-    from nbcli.fit.learning import calibration_note
+    from nbcli.nb.calibrators import calibration_note
 
     diagnostics.info(f"{_summary(outcome, label, model)} ({_after(updated)})")
     note = calibration_note(updated, model)

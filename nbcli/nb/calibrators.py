@@ -541,3 +541,31 @@ def fit(method: str, log_proba: np.ndarray, truth: np.ndarray) -> Calibration:
                 "offsets": np.concatenate([[0], np.cumsum([len(t[0]) for t in tables])]).astype(np.int64),
             }
     return Calibration(method=method, n_classes=n_classes, params=params, documents=n)
+
+
+# A calibration is stale once the model's documents differ by this share
+# from those it had when the calibration was fitted (see `calibration_note`).
+STALE_SHARE = 0.1
+
+
+def calibration_note(classifier, path: str) -> str | None:
+    """What to say after an update of a model whose calibration is stale
+    (fitted when the model had documents differing by STALE_SHARE or more
+    from those it has now) or was dropped; None when there is nothing to say."""
+    fitted = classifier.meta.get("calibration") or {}
+    if fitted.get("dropped"):
+        return f"{path} is no longer calibrated ({fitted['dropped']}); fit one: nbcli calibrate {path} HELDOUT"
+    if classifier.calibration is None or "model_documents" not in fitted:
+        return None
+    then, now = fitted["model_documents"], int(classifier.model.class_count.sum())
+    if abs(now - then) < max(STALE_SHARE * then, 1):
+        return None
+    return (
+        f"{path}'s calibration is stale: it was fitted when the model had {then} documents, and it has {now}; "
+        f"refit it on held-out mail: nbcli calibrate {path} HELDOUT (or train again)"
+    )
+
+
+def calibration_stale(classifier) -> bool:
+    """Whether `calibration_note` would call the calibration stale."""
+    return calibration_note(classifier, "") is not None and classifier.calibration is not None

@@ -37,7 +37,7 @@ import datetime
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.nb.classifier import Classifier
+from nbcli.nb.classifier import ComponentClassifier
 
 EM_KINDS = ("multinomial", "bernoulli")
 AUTO_MAX_K = 10  # --k auto tries 1..10 clusters
@@ -59,69 +59,6 @@ def _counts_model(kind, classes, doc_count, word_count, vocab, analyzer_options,
     else:
         model = build_event_model(kind, classes, class_count, word_count, alpha=alpha, prior_alpha=prior_alpha)
     return Classifier(analyzer_options, vocab, model, meta)
-
-
-class ComponentClassifier(Classifier):
-    """A model of several mixture components per class (Nigam et al. §5):
-    its event model's "classes" are the components (CLASS~01, CLASS~02,
-    ...; `meta["components"]` names each one's class), and it answers for
-    the classes, P(c | x) = sum of its components' posteriors. It is saved
-    as the component-level model and wrapped again when loaded
-    (`wrap_components`)."""
-
-    def __init__(self, inner: Classifier):
-        super().__init__(
-            inner.analyzer_options,
-            inner.vocabulary,
-            inner.model,
-            inner.meta,
-            inner.record,
-            inner.last_seen,
-            inner.calibration,
-        )
-        spec = inner.meta["components"]
-        self._classes = list(spec["classes"])
-        self._of = np.asarray(spec["of"], dtype=np.int64)
-
-    @property
-    def classes(self) -> list[str]:
-        return self._classes
-
-    def check_ready(self, name: str = "the model") -> None:
-        return None
-
-    def uncalibrated(self):
-        return self
-
-    def score(self, docs: list, kinds: list[str] | None = None, explain: int = 0):
-        """Class log-posteriors: each class's components' log-posteriors
-        added in log space; explanations are of the components'."""
-        X = self.counts(docs, kinds)
-        per_component = self.model.predict_log_proba(X)
-        log_proba = np.full((per_component.shape[0], len(self._classes)), -np.inf)
-        for c in range(len(self._classes)):
-            log_proba[:, c] = np.logaddexp.reduce(per_component[:, self._of == c], axis=1)
-        return (log_proba, self._explanations(X, explain)) if explain else log_proba
-
-
-def wrap_components(classifier):
-    """A loaded model of mixture components, as its classes' classifier."""
-    spec = classifier.meta.get("components")
-    if not isinstance(spec, dict):
-        return classifier
-    classes, of = spec.get("classes"), spec.get("of")
-    ok = (
-        isinstance(classes, list)
-        and len(classes) >= 2
-        and all(isinstance(c, str) for c in classes)
-        and isinstance(of, list)
-        and len(of) == len(classifier.model.classes)
-        and all(type(i) is int and 0 <= i < len(classes) for i in of)
-        and set(of) == set(range(len(classes)))
-    )
-    if not ok:
-        raise NbcliError("the model's mixture components are damaged", hint="train it again")
-    return ComponentClassifier(classifier)
 
 
 def _meta(n_documents: int, options: dict, extra: dict) -> dict:

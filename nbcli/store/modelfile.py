@@ -1035,10 +1035,10 @@ def _log_prior(a: np.ndarray, class_count: np.ndarray) -> np.ndarray:
 def load(path: str, copy: bool = False):
     """Read a Classifier from a model file (see the module docstring); a
     model of several mixture components per class answers for its classes
-    (`semi.wrap_components`). copy: see `read_payload`."""
+    (`classifier.wrap_components`). copy: see `read_payload`."""
     classifier = from_payload(read_payload(path, copy), path)
     if "components" in classifier.meta:
-        from nbcli.run.semi import wrap_components
+        from nbcli.nb.classifier import wrap_components
 
         try:
             classifier = wrap_components(classifier)
@@ -1052,7 +1052,7 @@ def _describe_calibration(classifier) -> dict:
     "documents" (held-out, fitted on), "source", "model_documents" (the
     model's then), "stale", "keeps_ranking", "effect" (on the decisions, in
     words)}; without one, {"method": None, "reason"}."""
-    from nbcli.fit.learning import calibration_stale
+    from nbcli.nb.calibrators import calibration_stale
 
     fitted = classifier.meta.get("calibration") or {}
     cal = classifier.calibration
