@@ -472,7 +472,7 @@ def _fold_words(acc, task):
                 _gate["started"].set()
         if first:  # held until the test has cancelled this run of it; then it goes on
             assert _gate["go"].wait(30)
-        _gate["folds"] += 1
+        _gate["folds"].append(n)  # list.append: atomic between the worker threads
     acc.update(words)
 
 
@@ -507,7 +507,7 @@ def test_a_task_dask_cancels_while_the_scheduler_lives_is_folded_once(threads, c
 
     tasks = _word_tasks()
     expected = _map_reduce_words(InProcess(), tasks)
-    _gate.update(victim=3, lock=threading.Lock(), started=threading.Event(), go=threading.Event(), folds=0, key=None)
+    _gate.update(victim=3, lock=threading.Lock(), started=threading.Event(), go=threading.Event(), folds=[], key=None)
     watcher = distributed.Client(threads, set_as_default=False)
     try:
         with cluster.Session(threads) as executor:
@@ -537,11 +537,51 @@ def test_a_task_dask_cancels_while_the_scheduler_lives_is_folded_once(threads, c
                 canceller.join()
     finally:
         watcher.close()
-        victim_folds = _gate["folds"]
+        victim_folds = len(_gate["folds"])
         _gate.clear()
     assert found == expected
     assert victim_folds >= 1
     assert not cluster._accumulators  # nothing left on the workers, late folds included
+
+
+def _fold_words_losing_the_others(acc, task):
+    """As _fold_words; the last task also forgets the other workers'
+    accumulators of the run, as if those workers had died after folding."""
+    from nbcli import cluster
+
+    n, words = task
+    if n == _gate["last"]:
+        me = distributed.get_worker().address
+        with cluster._lock:
+            for key in [k for k in cluster._accumulators if k[2] != me]:
+                _gate["lost"].update(cluster._accumulators.pop(key).done)
+    _gate["folds"].append(n)
+    acc.update(words)
+
+
+def test_tasks_of_an_accumulator_lost_with_its_worker_run_again(threads):
+    """Tasks done on a worker lost before the end: no accumulator holds them
+    at the collection, so they run again, once each, as the next
+    generation, and the counts are an in-process run's."""
+    from collections import Counter
+
+    from nbcli import cluster
+    from nbcli.executor import InProcess
+
+    tasks = _word_tasks()
+    expected = _map_reduce_words(InProcess(), tasks)
+    _gate.update(last=len(tasks) - 1, lost=set(), folds=[])
+    total: Counter = Counter()
+    try:
+        with cluster.Session(threads) as executor:
+            executor.map_reduce(
+                _start_words, _fold_words_losing_the_others, _finish_words, None, iter(tasks), total.update
+            )
+        lost, folds = set(_gate["lost"]), len(_gate["folds"])
+    finally:
+        _gate.clear()
+    assert dict(total) == expected
+    assert folds == len(tasks) + len(lost)  # each lost task folded once more, no other
 
 
 def test_folds_are_once_per_task_and_overlapping_accumulators_are_not_both_kept(monkeypatch):
