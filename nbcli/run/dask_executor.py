@@ -27,8 +27,8 @@ version must be this nbcli's (one line naming the first worker that
 differs), and every task checks again on the worker that runs it, so a
 worker that joins later cannot slip through. An error in a task names its
 worker. A worker lost mid-run is Dask's to handle: the scheduler reruns
-its tasks elsewhere, and a task that keeps killing workers ends the run
-with one line (`distributed.scheduler.allowed-failures`).
+the tasks it was running elsewhere, and a task that keeps killing workers
+ends the run with one line (`distributed.scheduler.allowed-failures`).
 
 Connecting: a scheduler's address is checked before Dask's client is made,
 in at most NBCLI_CLUSTER_TIMEOUT seconds (CONNECT_TIMEOUT, 10, by default;
@@ -46,10 +46,46 @@ or has no worker for NO_WORKERS_TIMEOUT seconds, ends with one line: a
 filter in cron must not hang. An accumulator left on a worker by a client
 killed mid-run stays until that worker restarts (a client that ends in any
 other way removes its own).
+
+Cancelled tasks: Dask cancels a task while its scheduler lives when the
+task's scattered options are lost (the Active Memory Manager keeps one
+copy of broadcast data, and that copy's worker can be the one killed), or
+when another client force-cancels it. nbcli cancels nothing it still waits
+for, so a cancelled task is submitted again (the options scattered again
+if they were lost), at most RESUBMITS times, if the client still reaches
+the scheduler: a round trip to it, in the connect timeout. A cancellation
+for a lost connection, or with no answer, is the one-line "lost the Dask
+scheduler" error.
+
+Exactly once, for `map_reduce`: a cancelled task may still run to its end
+on its worker (Dask cannot stop a running thread), so its fold can land
+as well as its resubmission's. Folds are made idempotent by task number,
+and the client keeps only accumulators that do not overlap:
+
+- every accumulator records the task numbers it folded; a worker process
+  folds a number once per generation (a second fold of it, on any of its
+  threads, is skipped);
+- at the end the client seals the generation on every worker (`_seal`:
+  later folds of it are skipped, one under way ends first) and gets the
+  task numbers of every accumulator; it keeps accumulators greedily,
+  largest first, when they share no task with one kept, and has the kept
+  ones finished and sent back (`_finish`), the others dropped;
+- tasks that no kept accumulator folded (dropped, or lost with a worker)
+  are submitted again as the next generation, with accumulators of their
+  own; after GENERATIONS rounds with tasks still missing the run ends with
+  one line.
+
+So the client keeps every task (file ranges, or a batch of documents)
+until the end, and releases a task's future once it is done: the
+scheduler no longer holds its run spec, and the client, not Dask, reruns
+the tasks of an accumulator lost with its worker. Each worker process
+remembers, per run, the last generation sealed (a few bytes per run) so a
+late fold never starts a new accumulator.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import CancelledError
@@ -60,6 +96,8 @@ from nbcli.run.executor import IDLE
 CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler, and for it to have a worker (default)
 TIMEOUT_VARIABLE = "NBCLI_CLUSTER_TIMEOUT"  # sets those seconds
 IN_FLIGHT_PER_THREAD = 3
+RESUBMITS = 5  # a task cancelled more often than this (the scheduler living) ends the run
+GENERATIONS = 4  # rounds of map_reduce's collection before missing tasks end the run
 POLL = 2.0  # seconds between checks that the cluster is still there, while waiting for a result
 NO_WORKERS_TIMEOUT = 60.0  # a cluster with no worker for this long ends the run (no silent hang in cron)
 INSTALL_HINT = "install the extra: pip install 'nbcli[dask]'"
@@ -141,43 +179,94 @@ def _run(expected, fn, options, task):
         raise _named(exc) from None
 
 
-# map_reduce's accumulators on a worker process: (run, worker, thread) ->
-# [task numbers folded, accumulator]. One per thread: an accumulator (a
-# count table) is not shared between threads.
+# map_reduce's accumulators on a worker process: (run, generation, worker,
+# thread) -> _Held. One per thread: an accumulator (a count table) is not
+# shared between threads. _sealed: run -> the last generation sealed (folds
+# of it or an older one are skipped). Both under _lock.
 _accumulators: dict = {}
+_sealed: dict = {}
+_lock = threading.Lock()
+_SKIPPED = -1  # what a fold of a sealed generation returns
 
 
-def _fold(expected, run, n, start, fold, options, task) -> int:
-    import threading
+class _Held:
+    """An accumulator, the task numbers folded into it, and whether a fold
+    failed in it (then it is never kept). `lock` is held while folding."""
 
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.done: set[int] = set()
+        self.acc = None
+        self.spoiled = False
+
+
+def _fold(expected, run, generation, n, start, fold, options, task) -> int:
+    """Fold task `n` into this thread's accumulator, once: a task this worker
+    process already folded in this generation (a cancelled run of it that
+    went on, then its resubmission) is skipped, and so is a sealed one."""
     _check(expected)
-    key = (run, _worker_name(), threading.get_ident())
-    held = _accumulators.get(key)
-    try:
+    name = _worker_name()
+    with _lock:
+        if _sealed.get(run, -1) >= generation:
+            return _SKIPPED
+        mine = [h for k, h in _accumulators.items() if k[:3] == (run, generation, name)]
+        if any(n in held.done for held in mine):
+            return n
+        key = (run, generation, name, threading.get_ident())
+        held = _accumulators.get(key)
         if held is None:
-            held = _accumulators[key] = [[], start(options)]
-        fold(held[1], task)
+            held = _accumulators[key] = _Held()
+        held.done.add(n)
+        held.lock.acquire()  # free: only this thread folds into it, and _seal waits for it
+    try:
+        if held.acc is None:
+            held.acc = start(options)
+        fold(held.acc, task)
     except NbcliError as exc:
+        held.spoiled = True
         raise _named(exc) from None
-    held[0].append(n)
+    except BaseException:
+        held.spoiled = True
+        raise
+    finally:
+        held.lock.release()
     return n
 
 
-def _finish(run, finish, dask_worker=None) -> list:
-    """This worker's [(task numbers, finish(accumulator))] for the run, and
-    forget them. (client.run passes the worker as dask_worker.)"""
+def _seal(run, generation, dask_worker=None) -> list:
+    """No more folds of this generation here; [(key, task numbers, spoiled)]
+    of this worker's accumulators, once the folds under way have ended.
+    (client.run passes the worker as dask_worker.)"""
     name = dask_worker.address if dask_worker is not None else _worker_name()
-    keys = [k for k in list(_accumulators) if k[0] == run and k[1] == name]
-    parts = []
-    for key in keys:
-        done, acc = _accumulators.pop(key)
-        parts.append((done, finish(acc)))
-    return parts
+    with _lock:
+        _sealed[run] = max(_sealed.get(run, -1), generation)
+        mine = [(k, h) for k, h in _accumulators.items() if k[:3] == (run, generation, name)]
+    listing = []
+    for key, held in mine:
+        with held.lock:
+            listing.append((key, sorted(held.done), held.spoiled or held.acc is None))
+    return listing
+
+
+def _finish(run, finish, keep, dask_worker=None) -> list:
+    """[(task numbers, finish(accumulator))] of this worker's accumulators
+    named in `keep`; every accumulator of the run here is forgotten."""
+    name = dask_worker.address if dask_worker is not None else _worker_name()
+    keep = {tuple(key) for key in keep}
+    with _lock:
+        mine = [k for k in _accumulators if k[0] == run and k[2] == name]
+        taken = [(k, _accumulators.pop(k)) for k in mine]
+    return [(sorted(held.done), finish(held.acc)) for key, held in taken if key in keep]
 
 
 def _discard(run, dask_worker=None) -> None:
-    for key in [k for k in list(_accumulators) if k[0] == run]:
-        _accumulators.pop(key, None)
+    with _lock:
+        _sealed[run] = float("inf")  # a fold still under way or queued starts nothing
+        for key in [k for k in _accumulators if k[0] == run]:
+            _accumulators.pop(key, None)
+
+
+_CANCELLED = object()  # DaskExecutor._result: Dask cancelled the task, the scheduler still answers
 
 
 class DaskExecutor:
@@ -206,18 +295,28 @@ class DaskExecutor:
 
     def _options(self, options):
         held = self._scattered.get(id(options))
-        if held is not None and held[0] is options:
+        if held is not None and held[0] is options and held[1].status == "finished":
             return held[1]
-        [future] = self.client.scatter([options], broadcast=True, hash=False)
+        # scattered the first time, and again when Dask lost or cancelled the copy
+        while True:
+            try:
+                [future] = self.client.scatter([options], broadcast=True, hash=False)
+                break
+            except TimeoutError:  # no worker to scatter to, for the client's timeout
+                self._check_alive()
+            except OSError:  # CommClosedError is one
+                raise self._lost() from None
         # only the last options are kept on the workers (EM's iterations reuse
         # theirs; tune's trials each bring new ones); holding `options` keeps its id its own
         self._scattered = {id(options): (options, future)}
         return future
 
     def _result(self, future):
-        """The task's result, or the exception it raised; the cluster's own
-        failures (a task that keeps killing workers, a lost scheduler, no
-        worker left for NO_WORKERS_TIMEOUT seconds) end the run here."""
+        """The task's result, or the exception it raised, or _CANCELLED when
+        Dask cancelled the task and the scheduler still answers (submit it
+        again); the cluster's own failures (a task that keeps killing
+        workers, a lost scheduler, no worker left for NO_WORKERS_TIMEOUT
+        seconds) end the run here."""
         distributed = _import_distributed()
         while True:
             try:
@@ -229,15 +328,42 @@ class DaskExecutor:
                 ) from None
             except (TimeoutError, distributed.TimeoutError):
                 self._check_alive()
-            except (CancelledError, _comm_closed()):
-                # nbcli cancels nothing it still waits for: Dask did, having lost the scheduler
-                raise NbcliError(
-                    f"lost the Dask scheduler at {self.address}; the work was not done",
-                    hint="check the scheduler, then run the command again",
-                ) from None
+            except CancelledError as exc:
+                # nbcli cancels nothing it still waits for: Dask did, having lost
+                # the scheduler, or its options, or at another client's request
+                if getattr(exc, "reason", None) != "scheduler-connection-lost" and self._answers():
+                    return _CANCELLED
+                raise self._lost() from None
+            except _comm_closed():
+                raise self._lost() from None
             except Exception as exc:
                 self._check_alive()
                 return exc
+
+    def _answers(self) -> bool:
+        """The scheduler answers a round trip within the connect timeout."""
+        if self.client.status != "running":
+            return False
+        try:
+            self.client.sync(self.client.scheduler.identity, n_workers=0, callback_timeout=connect_timeout())
+        except Exception:  # refused, closed, timed out: lost
+            return False
+        return True
+
+    def _lost(self) -> NbcliError:
+        return NbcliError(
+            f"lost the Dask scheduler at {self.address}; the work was not done",
+            hint="check the scheduler, then run the command again",
+        )
+
+    @staticmethod
+    def _again(times: int) -> None:
+        """A task cancelled `times` times may be submitted again, up to RESUBMITS."""
+        if times > RESUBMITS:
+            raise NbcliError(
+                f"the Dask cluster cancelled a task {times} times; the work was not done",
+                hint="see the scheduler's log, then run the command again",
+            )
 
     def _check_alive(self) -> None:
         import time
@@ -258,26 +384,36 @@ class DaskExecutor:
             )
 
     def map(self, fn: Callable, options, items: Iterable) -> Iterator[tuple]:
-        opts = self._options(options)
         limit = IN_FLIGHT_PER_THREAD * self.workers
-        pending: deque = deque()
+        pending: deque = deque()  # [key, task, future], in input order
+
+        def submit(task):
+            return self.client.submit(_run, self.expected, fn, self._options(options), task, pure=False)
+
+        def first() -> tuple:
+            entry = pending[0]
+            times = 0
+            while (result := self._result(entry[2])) is _CANCELLED:
+                times += 1
+                self._again(times)
+                entry[2] = submit(entry[1])
+            pending.popleft()
+            return entry[0], result
+
         try:
             for item in items:
                 if item is IDLE:  # hand back every result held
                     while pending:
-                        key, future = pending.popleft()
-                        yield key, self._result(future)
+                        yield first()
                     continue
                 key, task = item
-                pending.append((key, self.client.submit(_run, self.expected, fn, opts, task, pure=False)))
+                pending.append([key, task, submit(task)])
                 if len(pending) >= limit:
-                    key, future = pending.popleft()
-                    yield key, self._result(future)
+                    yield first()
             while pending:
-                key, future = pending.popleft()
-                yield key, self._result(future)
+                yield first()
         finally:
-            for _, future in pending:
+            for _, _, future in pending:
                 future.cancel()
 
     def map_reduce(self, start, fold, finish, options, tasks: Iterable, merge: Callable) -> None:
@@ -288,29 +424,41 @@ class DaskExecutor:
         the network, not one per task (and the calibration sample of every
         task: measured 1.5 s of 9 on 48k messages).
 
-        Every task's future is held until the end, so the scheduler reruns
-        the tasks of a worker lost mid-run (their accumulator is lost with
-        it); the accumulators list the tasks they folded, and the run is an
-        error unless every task was folded exactly once."""
+        Exactly once (the module docstring): every task is kept here to the
+        end; a task Dask cancels is submitted again; at the end the
+        accumulators that share no task are kept (`_collect`), and the
+        tasks none of them folded run again, as the next generation."""
         import time
         import uuid
 
-        opts = self._options(options)
         limit = IN_FLIGHT_PER_THREAD * self.workers
         run = uuid.uuid4().hex
-        held: list = []  # every task's future, to the end
-        waiting: list = []  # those not yet seen done
+        kept: list = []  # every task, by number, to the end
+        running: dict = {}  # future -> task number; a future is let go once done
+        cancelled: dict[int, int] = {}  # task number -> times Dask cancelled it
+        generation = 0
+
+        def submit(n: int) -> None:
+            opts = self._options(options)
+            future = self.client.submit(
+                _fold, self.expected, run, generation, n, start, fold, opts, kept[n], pure=False
+            )
+            running[future] = n
 
         def settle(most: int) -> None:
             """Take the tasks done until fewer than `most` are still running."""
             waited = time.monotonic()
             while True:
-                for future in [f for f in waiting if f.done()]:
-                    waiting.remove(future)
+                for future in [f for f in running if f.done()]:
+                    n = running.pop(future)
                     result = self._result(future)
-                    if isinstance(result, Exception):
+                    if result is _CANCELLED:
+                        cancelled[n] = cancelled.get(n, 0) + 1
+                        self._again(cancelled[n])
+                        submit(n)
+                    elif isinstance(result, Exception):
                         raise result
-                if len(waiting) < most:
+                if len(running) < most:
                     return
                 time.sleep(0.005)  # a short poll: Dask's own waits need a default client
                 if time.monotonic() - waited > POLL:
@@ -319,34 +467,62 @@ class DaskExecutor:
 
         try:
             for n, task in enumerate(tasks):
-                future = self.client.submit(_fold, self.expected, run, n, start, fold, opts, task, pure=False)
-                held.append(future)
-                waiting.append(future)
+                kept.append(task)
+                submit(n)
                 settle(limit)
-            settle(1)
-            folded: list[int] = []
-            for _ in range(3):  # a worker lost after its tasks were done: they are rerun, collect again
-                for _, parts in sorted(self.client.run(_finish, run, finish).items()):
-                    for done, result in parts:
-                        folded.extend(done)
-                        merge(result)
-                if len(folded) >= len(held):
-                    break
-                waiting.extend(f for f in held if not f.done())
+            covered: set[int] = set()
+            for generation in range(GENERATIONS):  # submit reads it
+                # after the first: the tasks lost with a worker, or in a dropped accumulator
+                for n in [m for m in range(len(kept)) if generation and m not in covered]:
+                    submit(n)
+                    settle(limit)
                 settle(1)
-            if sorted(folded) != list(range(len(held))):
-                raise NbcliError(
-                    f"the workers folded {len(folded)} task results for {len(held)} tasks "
-                    "(a worker was lost or a task ran twice); the work was not done",
-                    hint="run the command again",
-                )
+                covered |= self._collect(run, generation, finish, merge, covered)
+                if len(covered) == len(kept):
+                    return
+            raise NbcliError(
+                f"the workers folded {len(covered)} of {len(kept)} tasks in {GENERATIONS} rounds "
+                "(workers were lost); the work was not done",
+                hint="run the command again",
+            )
         finally:
-            for future in held:
+            for future in running:
                 future.cancel()
             try:
                 self.client.run(_discard, run)
             except Exception:  # the run is over; a worker that cannot answer keeps nothing of use
                 pass
+
+    def _collect(self, run, generation: int, finish, merge: Callable, covered: set[int]) -> set[int]:
+        """Seal the generation on every worker, keep its accumulators that
+        share no task with another kept one (largest first) nor with
+        `covered`, merge their finish(acc), and give the task numbers merged."""
+        listing = []
+        for worker, got in sorted(self._on_workers(_seal, run, generation).items()):
+            listing.extend((worker, tuple(key), done, spoiled) for key, done, spoiled in got)
+        listing.sort(key=lambda entry: (-len(entry[2]), entry[0], entry[1]))
+        taken, keep = set(covered), []
+        for _, key, done, spoiled in listing:
+            if not spoiled and taken.isdisjoint(done):
+                taken.update(done)
+                keep.append(key)
+        merged: set[int] = set()
+        for _, parts in sorted(self._on_workers(_finish, run, finish, keep).items()):
+            for done, result in parts:
+                merged.update(done)
+                merge(result)
+        return merged
+
+    def _on_workers(self, function, *args) -> dict:
+        """client.run on every worker; a worker lost meanwhile is left out
+        (its accumulators with it), any other error is raised."""
+        found = self.client.run(function, *args, on_error="return")
+        for worker, got in list(found.items()):
+            if isinstance(got, OSError):  # CommClosedError is one
+                del found[worker]
+            elif isinstance(got, BaseException):
+                raise got
+        return found
 
     def close(self) -> None:
         self._scattered.clear()
