@@ -502,8 +502,8 @@ def test_a_task_dask_cancels_while_the_scheduler_lives_is_folded_once(threads, c
     (Before: "lost the Dask scheduler", the run not done.)"""
     import threading
 
-    from nbcli import cluster
-    from nbcli.executor import InProcess
+    from nbcli.run import dask_executor as cluster
+    from nbcli.run.executor import InProcess
 
     tasks = _word_tasks()
     expected = _map_reduce_words(InProcess(), tasks)
@@ -547,7 +547,7 @@ def test_a_task_dask_cancels_while_the_scheduler_lives_is_folded_once(threads, c
 def _fold_words_losing_the_others(acc, task):
     """As _fold_words; the last task also forgets the other workers'
     accumulators of the run, as if those workers had died after folding."""
-    from nbcli import cluster
+    from nbcli.run import dask_executor as cluster
 
     n, words = task
     if n == _gate["last"]:
@@ -565,8 +565,8 @@ def test_tasks_of_an_accumulator_lost_with_its_worker_run_again(threads):
     generation, and the counts are an in-process run's."""
     from collections import Counter
 
-    from nbcli import cluster
-    from nbcli.executor import InProcess
+    from nbcli.run import dask_executor as cluster
+    from nbcli.run.executor import InProcess
 
     tasks = _word_tasks()
     expected = _map_reduce_words(InProcess(), tasks)
@@ -591,7 +591,7 @@ def test_folds_are_once_per_task_and_overlapping_accumulators_are_not_both_kept(
     the other dropped (its tasks are then run again)."""
     from collections import Counter
 
-    from nbcli import cluster
+    from nbcli.run import dask_executor as cluster
 
     class Worker:
         def __init__(self, address):
@@ -642,7 +642,7 @@ def test_a_scheduler_lost_in_map_reduce_is_still_one_line(monkeypatch):
     waits for a worker, for the connect timeout: 2 s here.)"""
     import threading
 
-    from nbcli import cluster
+    from nbcli.run import dask_executor as cluster
 
     monkeypatch.setenv("NBCLI_CLUSTER_TIMEOUT", "2")
 
