@@ -21,7 +21,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.text import hashing
-from nbcli.text.analyzer import TokenBatch
+from nbcli.text.hashing import TokenBatch
 
 _FIB = np.uint64(0x9E3779B97F4A7C15)
 _BUCKET_MIN_QUERIES = 1 << 16  # Vocabulary.lookup: batches this big use the bucket index
