@@ -214,7 +214,7 @@ def token_pattern_problem(pattern: str) -> str | None:
 
 def _sre_parse(pattern: str):
     try:
-        from re import _parser  # Python 3.11+
+        from re import _parser  # type: ignore[attr-defined]  # Python 3.11+; typeshed has no stub of this private module
     except ImportError:  # pragma: no cover - older Pythons
         import sre_parse as _parser
     return _parser.parse(pattern)
@@ -222,7 +222,7 @@ def _sre_parse(pattern: str):
 
 def _tree_problem(items, in_repeat: bool) -> str | None:
     try:
-        from re import _constants as c
+        from re import _constants as c  # type: ignore[attr-defined]  # private: no stub in typeshed
     except ImportError:  # pragma: no cover - older Pythons
         import sre_constants as c
     repeats = {c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)}
@@ -384,6 +384,8 @@ class Analyzer:
         return _with_ngrams(uni, self.options.ngrams)
 
     def _regex_tokens(self, texts: list[str]) -> _Unigrams:
+        if self._regex is None:  # only called for a custom token pattern
+            raise ValueError("the analyzer has no custom token pattern")
         findall = self._regex.findall
         per_doc = [findall(t) for t in texts]
         counts = np.fromiter(map(len, per_doc), dtype=np.int64, count=len(per_doc))

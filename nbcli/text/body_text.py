@@ -13,6 +13,7 @@ an entity.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # -- HTML and URLs -----------------------------------------------------------------
 
@@ -235,7 +236,7 @@ def html_to_text(markup: str) -> tuple[str, list[str]]:
     import html
 
     low = markup.lower()
-    found = []
+    found: list[tuple[int, int, str]] = []
     for pattern in _LINKS:
         found.extend((m.start(), m.end(), m.group(1)) for m in pattern.finditer(low))
     found.sort()
@@ -290,7 +291,7 @@ def _url_tokens(url: str) -> tuple[str, ...]:
         out.append(f"url-ip:{host.rsplit('.', 1)[0]}")
         return tuple(out)
     labels = host.split(".")
-    starts = range(len(labels) - 1)
+    starts: Sequence[int] = range(len(labels) - 1)
     if len(starts) > _MAX_DOMAIN_TOKENS:  # the host and its shortest parents
         starts = [0, *starts[-(_MAX_DOMAIN_TOKENS - 1) :]]
     for i in starts:

@@ -26,7 +26,7 @@ class Document:
 
     id: str
     label: str | None
-    data: bytes | str
+    data: bytes | str | Mapping[str, str]  # a Row (or a dict of cells) for a table model
     kind: str = "auto"
     first: bool = True
 
@@ -38,6 +38,11 @@ class Row(Mapping):
     million rows cost a million tuples, not a million dicts."""
 
     __slots__ = ("names", "values", "_index")
+    names: tuple[str, ...]
+    # The cells, in the order of `names`. The name hides Mapping.values()
+    # (nb.table_classifier reads this tuple as `row.values`; renaming it is
+    # for the owner of that module), so `row.values()` is not available.
+    values: tuple[str, ...]  # type: ignore[assignment]
 
     def __init__(self, names: tuple, values: tuple, index: dict):
         self.names, self.values, self._index = names, values, index

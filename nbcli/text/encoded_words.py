@@ -104,10 +104,11 @@ def decode_header(header: str) -> list[tuple[bytes | str, str | None]]:
     drop = {n - 1 for n, w in enumerate(words) if n > 1 and w[1] and words[n - 2][1] and words[n - 1][0].isspace()}
     if drop:
         words = [w for n, w in enumerate(words) if n not in drop]
-    collapsed: list[tuple[bytes, str | None]] = []
+    collapsed: list[tuple[bytes | str, str | None]] = []
     run: list[bytes] = []
     last_charset = None
     for encoded, encoding, charset in words:
+        word: bytes | str
         if encoding is None:
             word = encoded
         elif encoding == "q":
@@ -126,5 +127,6 @@ def decode_header(header: str) -> list[tuple[bytes | str, str | None]]:
             run = []
         run.append(word)
         last_charset = charset
-    collapsed.append(((b" " if last_charset is None else b"").join(run) if run else None, last_charset))
+    # `run` is not empty here: the header has an encoded word (checked above)
+    collapsed.append(((b" " if last_charset is None else b"").join(run), last_charset))
     return collapsed

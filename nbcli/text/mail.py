@@ -170,7 +170,8 @@ def _base64(raw: bytes) -> bytes:
     """Lenient base64: decode up to the first character that cannot be part
     of base64 (padding, or junk), fixing the length; never return the
     encoded text itself."""
-    data = _NOT_B64.sub(b"", _B64_BODY.match(raw).group())
+    body = _B64_BODY.match(raw)  # matches always (maybe nothing)
+    data = _NOT_B64.sub(b"", body.group() if body else b"")
     if len(data) % 4 == 1:
         data = data[:-1]
     data += b"=" * (-len(data) % 4)

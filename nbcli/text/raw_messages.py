@@ -59,7 +59,7 @@ def _closing(messages: Iterator[bytes | None], fh) -> Iterator[bytes | None]:
         fh.close()
 
 
-def _messages_in_files(files: list[str], warn: Warn) -> Iterator[bytes]:
+def _messages_in_files(files: list[str], warn: Warn) -> Iterator[bytes | None]:
     """The messages of a folder's files, each file a message or an mbox. A
     file that cannot be read is an `Unreadable` warning; one that is no
     longer a regular file (opened without blocking, so a FIFO put there

@@ -33,6 +33,7 @@ through `raw_messages` instead.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import os
 import stat
@@ -103,7 +104,7 @@ class Corpus:
     def __init__(self, parts: list[tuple[Callable[[], Iterator[Document]], int | None]]):
         self._parts = parts
         counts = [n for _, n in parts]
-        self.total = None if any(n is None for n in counts) else sum(counts)
+        self.total: int | None = None if None in counts else sum(n or 0 for n in counts)
 
     def __iter__(self) -> Iterator[Document]:
         for make, _ in self._parts:
@@ -122,8 +123,8 @@ class Corpus:
         `FileList.read`, in any process), or None if some part is not a
         list of files (a table, an mbox given as a path, stdin). This is
         what lets training workers read the files themselves."""
-        lists = [make for make, _ in self._parts]
-        return lists if all(isinstance(m, FileList) for m in lists) else None
+        lists = [make for make, _ in self._parts if isinstance(make, FileList)]
+        return lists if len(lists) == len(self._parts) else None
 
 
 class FileList:
@@ -274,7 +275,9 @@ def _read_regular(fd: int, limit: int) -> bytes | None:
     return None
 
 
-def _entry_docs(entries: Iterable[bytes], path: str, label: str | None, opts: ReadOptions | None) -> Iterator[Document]:
+def _entry_docs(
+    entries: Iterable[bytes | None], path: str, label: str | None, opts: ReadOptions | None
+) -> Iterator[Document]:
     """Documents for the entries of one mbox: ids PATH:1, PATH:2, ..., or
     PATH when it holds a single entry (so one entry is held back until the
     next one, or the end, shows which)."""
@@ -456,12 +459,12 @@ def documents_in(
 
 def labeled_corpus(corpora: Iterable[str], pairs: Iterable[tuple[str, str]], opts: ReadOptions) -> Corpus:
     """Labelled documents from CORPUS arguments and --label CLASS=PATH pairs."""
-    parts = []
+    parts: list[tuple[Callable[[], Iterator[Document]], int | None]] = []
     for path in corpora:
         _check_exists(path)
         if path == "-":
             fmt = opts.input_format if opts.input_format in TABLE_FORMATS else "sniff"
-            parts.append(((lambda fmt=fmt: _open_table("-", fmt, None, True, opts)), None))
+            parts.append((functools.partial(_open_table, "-", fmt, None, True, opts), None))
         elif os.path.isdir(path) and not is_maildir(path):
             parts.extend(_class_folders(path, opts))
         else:
@@ -472,7 +475,7 @@ def labeled_corpus(corpora: Iterable[str], pairs: Iterable[tuple[str, str]], opt
                     hint="give a folder with one sub-folder per class, a .tsv/.csv/.jsonl file, "
                     f"or --label CLASS={path}",
                 )
-            parts.append(((lambda p=path, f=fmt: _open_table(p, f, None, True, opts)), None))
+            parts.append((functools.partial(_open_table, path, fmt, None, True, opts), None))
     for label, path in pairs:
         parts.append(documents_in(path, opts, label=label))
     return Corpus(parts)

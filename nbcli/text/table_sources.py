@@ -31,10 +31,12 @@ class TableOptions(Protocol):
     id_field: str | None
     header: bool
     max_doc_bytes: int
-    warn: Warn
     rows: bool
     soft_id_field: str | None
     need_fields: tuple[str, ...]
+
+    @property
+    def warn(self) -> Warn: ...  # read only: a dataclass field holding a function
 
 
 # -- tables ----------------------------------------------------------------------
@@ -151,7 +153,7 @@ def table_docs(
     are skipped with a warning.
     """
     text_field = opts.text_field or ("text" if opts.header or fmt == "jsonl" else "2")
-    label_field = opts.label_field or ("label" if opts.header or fmt == "jsonl" else "1")
+    label_field: str | None = opts.label_field or ("label" if opts.header or fmt == "jsonl" else "1")
     use_label = label is None
     if use_label and opts.label_field is None and label_field in opts.need_fields:
         use_label, label_field = False, None  # a feature column of the model, not a label
@@ -173,7 +175,9 @@ def table_docs(
     ti = None if opts.rows else _field_index(text_field, columns, "text", "--text-field", name)
     if use_label and not need_label and opts.label_field is None and columns is not None and label_field not in columns:
         use_label = False  # predict: a table of texts without labels (JSON lines may lack them too)
-    li = _field_index(label_field, columns, "label", "--label-field", name) if use_label else None
+    li = None
+    if use_label and label_field is not None:  # (None only where use_label is False)
+        li = _field_index(label_field, columns, "label", "--label-field", name)
     ii = None
     if opts.id_field:
         ii = _field_index(opts.id_field, columns, "id", "--id-field", name)
@@ -184,7 +188,9 @@ def table_docs(
     if ti is None:  # rows of features: every field but the label and the id, picked in C (operator.itemgetter)
         import operator
 
-        keep = [i for i in range(len(columns)) if i != li and i != ii]
+        assert columns is not None  # a table of features has a header row (refused above without one)
+        width = len(columns)
+        keep = [i for i in range(width) if i != li and i != ii]
         names = tuple(columns[i] for i in keep)
         lacking = [field for field in opts.need_fields if field not in names]
         if lacking:
@@ -220,8 +226,8 @@ def table_docs(
                 doc_label = None
         doc_id = row[ii] if ii is not None and ii < len(row) and row[ii] else f"{name}:{row_no}"
         if ti is None:  # a row of features (a short row's missing fields: missing cells)
-            if len(row) < len(columns):
-                row = row + [""] * (len(columns) - len(row))
+            if len(row) < width:
+                row = row + [""] * (width - len(row))
             yield Document(doc_id, doc_label, Row(names, pick(row) if keep else (), index), "row")
             continue
         yield Document(doc_id, doc_label, row[ti])
