@@ -557,8 +557,8 @@ def predict(model, inputs, as_json, explain, spam_cutoff, ham_cutoff, spam_class
             raise click.UsageError("no INPUT given and stdin is a terminal; give files, folders, or - for stdin")
         inputs = ("-",)
     from nbcli.run.pipeline import classify_docs
+    from nbcli.text.documents import Skipped
     from nbcli.text.sources import Corpus, documents_in
-    from nbcli.text.walk import Skipped
 
     classifier = _load_model(model, max_message_bytes)
     classes = classifier.classes
@@ -1116,7 +1116,7 @@ def filter_(
     if path == "-" and sys.stdin.isatty():
         raise click.UsageError("no INPUT given and stdin is a terminal; give a message or mbox file, or - for stdin")
     from nbcli.cli.paths import check_split_folder
-    from nbcli.text.sources import read_messages
+    from nbcli.text.raw_messages import read_messages
     from nbcli.text.walk import InputReport
 
     skipped = InputReport(diagnostics.warn)  # a file in a folder that could not be read fails the run

@@ -98,6 +98,7 @@ def verdict_codes(log_proba, spam: int, spam_cutoff: float, ham_cutoff: float):
     (arrays come back). The log-posteriors are the calibrated ones, as the
     classifier gives them, so the verdict is decided on the probability
     every command shows. `spam` is the `spam_index`."""
+    p: float | np.ndarray
     if np.ndim(log_proba) == 1:
         p = math.exp(float(log_proba[spam]))  # one message (filter, serve): no numpy call on the result
     else:

@@ -96,6 +96,8 @@ def spam_filter_report(true_labels, log_proba, classes, options: EvalOptions, kn
     from nbcli.evaluate import binary as bm
 
     s = bm.spam_index(classes, options.spam_class)
+    if s is None:
+        raise ValueError(f"a spam-filter report needs two classes, one of them {options.spam_class!r}")
     lp = log_proba[known]
     is_spam = np.array([t == options.spam_class for t in true_labels], dtype=bool)[known]
     log_odds = lp[:, s] - lp[:, 1 - s]

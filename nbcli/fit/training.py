@@ -41,7 +41,8 @@ from nbcli.nb.event_models import (
     parse_m_estimate,
     parse_prior,
 )
-from nbcli.text.analyzer import Analyzer, AnalyzerOptions, TokenBatch, load_stop_words
+from nbcli.text.analyzer import Analyzer, AnalyzerOptions, load_stop_words
+from nbcli.text.hashing import TokenBatch
 from nbcli.text.sources import Document, batches
 from nbcli.text.vectorize import VocabularyBuilder, prune_mask
 

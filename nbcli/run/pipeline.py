@@ -461,7 +461,7 @@ def _tokenize(analyzer_options, task) -> tuple:
 
 def _token_batch(distinct, which, doc_ptr, mail_docs: int, texts: list):
     """The TokenBatch of `_tokenize`'s parts."""
-    from nbcli.text.analyzer import TokenBatch
+    from nbcli.text.hashing import TokenBatch
 
     def strings_of(idx) -> list[str]:
         return [texts[i] for i in which[idx].tolist()]

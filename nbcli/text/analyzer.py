@@ -31,6 +31,7 @@ from nbcli.defaults import DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CAP
 from nbcli.errors import NbcliError
 from nbcli.text import hashing
 from nbcli.text.decode import decode_bytes
+from nbcli.text.hashing import TokenBatch
 from nbcli.text.mail import extract, looks_like_mail
 
 DEFAULT_TOKEN_PATTERN = r"(?u)\b\w\w+\b"
@@ -213,7 +214,7 @@ def token_pattern_problem(pattern: str) -> str | None:
 
 def _sre_parse(pattern: str):
     try:
-        from re import _parser  # Python 3.11+
+        from re import _parser  # type: ignore[attr-defined]  # Python 3.11+; typeshed has no stub of this private module
     except ImportError:  # pragma: no cover - older Pythons
         import sre_parse as _parser
     return _parser.parse(pattern)
@@ -221,7 +222,7 @@ def _sre_parse(pattern: str):
 
 def _tree_problem(items, in_repeat: bool) -> str | None:
     try:
-        from re import _constants as c
+        from re import _constants as c  # type: ignore[attr-defined]  # private: no stub in typeshed
     except ImportError:  # pragma: no cover - older Pythons
         import sre_constants as c
     repeats = {c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", c.MAX_REPEAT)}
@@ -256,35 +257,6 @@ def _tree_problem(items, in_repeat: bool) -> str | None:
             if problem:
                 return problem
     return None
-
-
-class TokenBatch:
-    """The tokens of a batch of documents.
-
-    hashes: uint64 array of shape (n_tokens,), the term hash of each token,
-        documents one after another.
-    doc_ptr: int64 array of shape (n_docs + 1,); the tokens of document i are
-        hashes[doc_ptr[i]:doc_ptr[i + 1]].
-    mail_docs: how many of the documents were read as mail (training's
-        defaults depend on whether most of a corpus is mail).
-    """
-
-    def __init__(self, hashes, doc_ptr, strings_of, mail_docs: int = 0):
-        self.hashes = hashes
-        self.doc_ptr = doc_ptr
-        self._strings_of = strings_of
-        self.mail_docs = mail_docs
-
-    @property
-    def n_docs(self) -> int:
-        return len(self.doc_ptr) - 1
-
-    def strings(self, idx) -> list[str]:
-        """The text of the tokens at positions `idx`."""
-        return self._strings_of(np.asarray(idx, dtype=np.int64))
-
-    def doc_tokens(self, i: int) -> list[str]:
-        return self.strings(np.arange(self.doc_ptr[i], self.doc_ptr[i + 1]))
 
 
 class _Unigrams:
@@ -412,6 +384,8 @@ class Analyzer:
         return _with_ngrams(uni, self.options.ngrams)
 
     def _regex_tokens(self, texts: list[str]) -> _Unigrams:
+        if self._regex is None:  # only called for a custom token pattern
+            raise ValueError("the analyzer has no custom token pattern")
         findall = self._regex.findall
         per_doc = [findall(t) for t in texts]
         counts = np.fromiter(map(len, per_doc), dtype=np.int64, count=len(per_doc))

@@ -18,7 +18,9 @@ from __future__ import annotations
 import codecs
 
 
-def _latin1_fallback(err: UnicodeDecodeError) -> tuple[str, int]:
+def _latin1_fallback(err: UnicodeError) -> tuple[str, int]:
+    if not isinstance(err, UnicodeDecodeError):  # registered for decoding only
+        raise err
     return err.object[err.start : err.end].decode("latin-1"), err.end
 
 

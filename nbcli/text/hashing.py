@@ -22,6 +22,11 @@ All arithmetic is on numpy uint64 arrays, which wrap modulo 2**64.
 Two different terms share a hash with probability about 2**-58 per pair
 (the polynomial loses a few bits when code-point differences are even), so a
 vocabulary of a million terms has a collision with probability ~1e-6.
+
+`TokenBatch`, the hashes of a batch's tokens grouped by document, lives
+here rather than in `analyzer` (which makes it): the vectorizer, training
+and the pipeline read it without importing the analyzer and the mail
+parser behind it (issue 26: text modules stay at most 3 imports high).
 """
 
 from __future__ import annotations
@@ -135,3 +140,32 @@ def hash_strings(strings: list[str]) -> np.ndarray:
     ends = np.cumsum(lengths)
     starts = ends - lengths
     return hash_spans(codes_of("".join(strings)), starts, ends)
+
+
+class TokenBatch:
+    """The tokens of a batch of documents.
+
+    hashes: uint64 array of shape (n_tokens,), the term hash of each token,
+        documents one after another.
+    doc_ptr: int64 array of shape (n_docs + 1,); the tokens of document i are
+        hashes[doc_ptr[i]:doc_ptr[i + 1]].
+    mail_docs: how many of the documents were read as mail (training's
+        defaults depend on whether most of a corpus is mail).
+    """
+
+    def __init__(self, hashes, doc_ptr, strings_of, mail_docs: int = 0):
+        self.hashes = hashes
+        self.doc_ptr = doc_ptr
+        self._strings_of = strings_of
+        self.mail_docs = mail_docs
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.doc_ptr) - 1
+
+    def strings(self, idx) -> list[str]:
+        """The text of the tokens at positions `idx`."""
+        return self._strings_of(np.asarray(idx, dtype=np.int64))
+
+    def doc_tokens(self, i: int) -> list[str]:
+        return self.strings(np.arange(self.doc_ptr[i], self.doc_ptr[i + 1]))

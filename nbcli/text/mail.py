@@ -31,6 +31,12 @@ RFC 2047 words are decoded here in one pass (decode_header), and the
 email package's address parser gets a budget per message. The analysis of
 a message is thus bounded by its size (at most max_bytes) times a constant:
 tests/text/test_mail_adversarial.py and `make bench-adversarial` check it.
+
+This module reads a message's structure (the MIME parts, the fast path for
+single-part text) and its header tokens; `encoded_words` decodes RFC 2047
+words in headers and `body_text` reads a text part's HTML, URLs and encoded
+blobs (both import nothing of nbcli, which keeps the analyzer above them at
+most 3 imports high, issue 26).
 """
 
 from __future__ import annotations
@@ -41,7 +47,9 @@ import re
 from dataclasses import dataclass, field
 
 from nbcli.defaults import DEFAULT_MAX_MESSAGE_BYTES
+from nbcli.text.body_text import html_to_text, strip_encoded, url_tokens, urls_in_lowercase
 from nbcli.text.decode import decode_bytes
+from nbcli.text.encoded_words import decode_header
 
 _HEADER_NAME = re.compile(rb"[!-9;-~]+:")
 _MAIL_HEADERS = {
@@ -130,125 +138,6 @@ def decode_charset(data: bytes, charset) -> str:
     return decode_bytes(data)
 
 
-# -- RFC 2047 encoded words, in linear time ------------------------------------------
-#
-# email.header.decode_header gives the header tokens their meaning, but it is
-# quadratic three times over: its regular expression rescans the rest of the
-# line from every "=?cs?q?" that has no "?=" after it (113 s for a 500 KB
-# Subject), and it pops list heads and concatenates bytes in loops. What
-# follows is the same algorithm (Python 3.11's, step by step, and
-# tests/text/test_mail_adversarial.py checks it gives the same result on random
-# headers) with each of those steps done in one pass.
-
-
-def _encoded_word_at(s: str, i: int, n: int):
-    """(q, start) of the encoded word "=?charset?X?" at s[i] ("X" one of
-    qQbB; `start` where its encoded text begins), None if there is none
-    (the charset runs to the next "?", as in email.header.ecre)."""
-    q = s.find("?", i + 2, n)
-    if q < 0:
-        return -1, -1  # no "?" at all after i: no later word either
-    if q + 2 < n and s[q + 1] in "qQbB" and s[q + 2] == "?":
-        return q, q + 3
-    return q, -1
-
-
-def _has_encoded_word(s: str) -> bool:
-    """Does email.header.ecre.search(s) find an encoded word? (Its charset
-    may span lines; its encoded text may not.) Once a line is known to
-    hold no "?=" after some point, no later word starting there is
-    looked for again."""
-    scan, n = 0, len(s)
-    dead_lo = dead_hi = -1  # s[dead_lo:dead_hi] holds no "?=" and no newline
-    while True:
-        i = s.find("=?", scan)
-        if i < 0:
-            return False
-        q, start = _encoded_word_at(s, i, n)
-        if q < 0:
-            return False
-        if start >= 0 and not (dead_lo <= start < dead_hi):
-            nl = s.find("\n", start)
-            nl = n if nl < 0 else nl
-            if s.find("?=", start, nl) >= 0:
-                return True
-            dead_lo, dead_hi = start, nl
-        scan = i + 1
-
-
-def _split_encoded_words(line: str) -> list[str]:
-    """email.header.ecre.split(line) of a line without line breaks:
-    [text, charset, encoding, encoded, text, ...]."""
-    parts: list[str] = []
-    pos = scan = 0
-    n = len(line)
-    last_end = line.rfind("?=")
-    while True:
-        i = line.find("=?", scan)
-        if i < 0:
-            break
-        q, start = _encoded_word_at(line, i, n)
-        if q < 0:
-            break
-        if start >= 0:
-            if start > last_end:
-                break  # no "?=" after it: neither this word nor any later one ends
-            end = line.find("?=", start)
-            parts += [line[pos:i], line[i + 2 : q], line[q + 1], line[start:end]]
-            pos = scan = end + 2
-            continue
-        scan = i + 1
-    parts.append(line[pos:])
-    return parts
-
-
-def decode_header(header: str) -> list[tuple[bytes | str, str | None]]:
-    """email.header.decode_header of a str, in linear time (see above)."""
-    if not _has_encoded_word(header):
-        return [(header, None)]
-    import email.base64mime
-    import email.quoprimime
-    from email.errors import HeaderParseError
-
-    words: list[tuple[str, str | None, str | None]] = []
-    for line in header.splitlines():
-        parts = _split_encoded_words(line)
-        for k in range(0, len(parts), 4):
-            unencoded = parts[k].lstrip() if k == 0 else parts[k]
-            if unencoded:
-                words.append((unencoded, None, None))
-            if k + 1 < len(parts):
-                words.append((parts[k + 3], parts[k + 2].lower(), parts[k + 1].lower()))
-    # whitespace between two encoded words is dropped
-    drop = {n - 1 for n, w in enumerate(words) if n > 1 and w[1] and words[n - 2][1] and words[n - 1][0].isspace()}
-    if drop:
-        words = [w for n, w in enumerate(words) if n not in drop]
-    collapsed: list[tuple[bytes, str | None]] = []
-    run: list[bytes] = []
-    last_charset = None
-    for encoded, encoding, charset in words:
-        if encoding is None:
-            word = encoded
-        elif encoding == "q":
-            word = email.quoprimime.header_decode(encoded)
-        else:
-            if len(encoded) % 4:  # Postel's law: add missing padding
-                encoded += "==="[: 4 - len(encoded) % 4]
-            try:
-                word = email.base64mime.decode(encoded)
-            except binascii.Error:
-                raise HeaderParseError("Base64 decoding error") from None
-        if isinstance(word, str):
-            word = bytes(word, "raw-unicode-escape")
-        if run and charset != last_charset:
-            collapsed.append(((b" " if last_charset is None else b"").join(run), last_charset))
-            run = []
-        run.append(word)
-        last_charset = charset
-    collapsed.append(((b" " if last_charset is None else b"").join(run) if run else None, last_charset))
-    return collapsed
-
-
 def header_text(value) -> str:
     """A header's text with RFC 2047 encoded words and raw 8-bit decoded."""
     if value is None:
@@ -281,7 +170,8 @@ def _base64(raw: bytes) -> bytes:
     """Lenient base64: decode up to the first character that cannot be part
     of base64 (padding, or junk), fixing the length; never return the
     encoded text itself."""
-    data = _NOT_B64.sub(b"", _B64_BODY.match(raw).group())
+    body = _B64_BODY.match(raw)  # matches always (maybe nothing)
+    data = _NOT_B64.sub(b"", body.group() if body else b"")
     if len(data) % 4 == 1:
         data = data[:-1]
     data += b"=" * (-len(data) % 4)
@@ -302,290 +192,6 @@ def part_bytes(part) -> bytes | None:
         return _base64(payload.encode("ascii", "ignore"))
     data = part.get_payload(decode=True)
     return data if isinstance(data, bytes) else None
-
-
-# -- HTML and URLs -----------------------------------------------------------------
-
-# All on lowercased HTML (so no case-insensitive matching, which is slower).
-#
-# Every step is linear in the markup: no pattern may scan the rest of the
-# text from each of many starts (an unterminated "<!--", "<script" or "<"
-# repeated 100,000 times made one message take minutes). The end of an
-# element or comment is found with a literal search from its start, once;
-# what is not terminated is decided on the spot:
-# - an unterminated <script> or <style> element runs to the end of the text
-#   (as in a browser: what follows is never shown; no real message in the
-#   sample and SpamAssassin corpora has one), except inside a comment, where
-#   it is only a tag ("<!-- <script src=...> -->" hides nothing after it);
-# - an unterminated <head> element is only a tag (browsers show the body);
-# - an unterminated comment is only a tag, "<!--" up to the next ">", as it
-#   always was here: spam writes "<!--#rotate>" before its text (2 of the
-#   SpamAssassin corpus), which a browser would hide but a reader saw;
-# - a tag is "<" up to the next ">"; a "<" with no ">" after it is text.
-_HIDDEN_OPEN = re.compile(r"<(script|style|head)\b")
-_HIDDEN_CLOSE = {name: re.compile(rf"</{name}\s*>") for name in ("script", "style", "head")}
-# Comments and inline tags: removed without a gap.
-_NO_GAP = re.compile(r"(?s)<(?:!--.*?-->|/?(?:b|i|u|em|strong|font|span|small|big|sup|sub|a)\b[^>]*>)")
-_NO_GAP_START = re.compile(r"<(?:!--|/?(?:b|i|u|em|strong|font|span|small|big|sup|sub|a)\b[^>]*>)")
-_TAG = re.compile(r"(?s)<[^>]*>")
-# One pattern per attribute, each starting with a literal (which the regex
-# engine finds with a fast scan; one alternation is tried at every
-# position, 2-3x slower). No leading \b: "datasrc=" counts too.
-_LINKS = tuple(re.compile(name + r"""\s*=\s*["']?([^"'\s>]+)""") for name in ("href", "src", "action"))
-_URL_REST = re.compile(r"[^\s<>\"'()\[\]{}]+")
-_WWW = re.compile(r"www\.[a-z0-9-]+\.[^\s<>\"'()\[\]{}]+")
-_SCHEMES = ("https", "http", "ftp")
-_HOST = re.compile(r"(?i)^(?:([a-z][a-z0-9+.-]*):)?(?://)?(?:[^@/?#]*@)?([a-z0-9.-]+)")
-_IP = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
-# A uuencoded block: a "begin" line, then lines up to the first "end" line;
-# each found with a search from where the last one stopped.
-_UU_BEGIN = re.compile(r"(?m)^begin [0-7]{3,4} ([^\n]*)\n")
-_UU_END = re.compile(r"(?m)^end[ \t]*$")
-_BLOB_LINE = re.compile(r"(?m)^[ \t]*[A-Za-z0-9+/]{40,}={0,2}[ \t]*$")
-_BLOB_HINT = re.compile(r"\n[ \t]*[A-Za-z0-9+/]{40}")  # starts with a literal: a fast search
-_BLOB_START = re.compile(r"[ \t]*[A-Za-z0-9+/]{40}")
-
-
-def strip_encoded(text: str, literals: list[str]) -> str:
-    """Remove uuencoded blocks and base64-looking lines from a text part, so
-    no encoded blob reaches the tokenizer; a uuencoded file leaves an
-    "attachment:" token for its extension. (It gets lowercased text, so a
-    block written "BEGIN 644 ... END" counts too.)"""
-    if "begin " in text:
-        text = _drop_uuencoded(text, literals)
-    if not _BLOB_HINT.search(text) and not _BLOB_START.match(text):
-        return text  # the common case, found with a fast scan for line starts
-    return _BLOB_LINE.sub(" ", text)
-
-
-def _drop_uuencoded(text: str, literals: list[str]) -> str:
-    """Each uuencoded block replaced by a space. A "begin" line without an
-    "end" line after it is text, and so is every later one (there is no
-    "end" after them either): the search stops there instead of scanning
-    the rest of the text again from each of them."""
-    out, pos = [], 0
-    begin = _UU_BEGIN.search(text)
-    while begin is not None:
-        end = _UU_END.search(text, begin.end())
-        if end is None:
-            break
-        name = begin.group(1).strip()
-        ext = name.rpartition(".")[2].lower() if "." in name else "none"
-        literals.append(f"attachment:{ext[:10]}")
-        out += [text[pos : begin.start()], " "]
-        pos = end.end()
-        begin = _UU_BEGIN.search(text, pos)
-    if not out:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
-
-
-def _starts_word(text: str, i: int) -> bool:
-    return i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")
-
-
-def _urls_in_lowercase(low: str) -> list[str]:
-    """URLs in lowercased text: http(s):// and ftp:// URLs, and bare www.
-    hosts outside them, each starting at a word boundary. (A search for
-    "://" and "www." plus a match there: several times faster than one
-    regular expression scanning every position.)"""
-    found, spans = [], []
-    i = low.find("://")
-    while i >= 0:
-        nxt = i + 3
-        for scheme in _SCHEMES:
-            start = i - len(scheme)
-            if start >= 0 and low.startswith(scheme, start) and _starts_word(low, start):
-                rest = _URL_REST.match(low, i + 3)
-                if rest:
-                    found.append((start, low[start : rest.end()]))
-                    spans.append((start, rest.end()))
-                    nxt = rest.end()
-                break
-        i = low.find("://", nxt)
-    j = low.find("www.")
-    k = 0
-    while j >= 0:
-        while k < len(spans) and spans[k][1] <= j:
-            k += 1
-        inside = k < len(spans) and spans[k][0] <= j
-        match = None if inside or not _starts_word(low, j) else _WWW.match(low, j)
-        if match:
-            found.append((j, match.group()))
-            j = low.find("www.", match.end())
-        else:
-            j = low.find("www.", j + 4)
-    found.sort()
-    return [url for _, url in found]
-
-
-class _Comments:
-    """Is a position inside a comment ("<!--" up to the next "-->", or to
-    the end)? Asked for positions in increasing order, it scans the text
-    forward once."""
-
-    def __init__(self, text: str):
-        self.text = text
-        self.start = -1  # the last comment found: text[start:end]
-        self.end = 0
-        self.next: int | None = None  # where the next comment starts (-1: none), once looked for
-
-    def covers(self, pos: int) -> bool:
-        text = self.text
-        while self.end <= pos:
-            if self.next is None:
-                self.next = text.find("<!--", self.end)
-            if self.next < 0 or self.next >= pos:
-                return False
-            close = text.find("-->", self.next + 4)
-            self.start, self.end, self.next = self.next, len(text) if close < 0 else close + 3, None
-        return self.start < pos
-
-
-def _drop_hidden_elements(text: str) -> str:
-    """<script>, <style> and <head> elements replaced by a space (see the
-    rules above). Each element's end is searched for once, from its start,
-    and the search goes on after it; a missing </head> is noted, so it is
-    looked for at most once."""
-    match = _HIDDEN_OPEN.search(text)
-    if match is None:
-        return text
-    out, pos, unclosed, comments = [], 0, set(), _Comments(text)
-    while match is not None:
-        name = match.group(1)
-        close = None if name in unclosed else _HIDDEN_CLOSE[name].search(text, match.end())
-        if close is not None:
-            out += [text[pos : match.start()], " "]
-            pos = close.end()
-            match = _HIDDEN_OPEN.search(text, pos)
-        elif name != "head" and not comments.covers(match.start()):
-            out += [text[pos : match.start()], " "]
-            pos = len(text)  # runs to the end
-            break
-        else:
-            unclosed.add(name)
-            match = _HIDDEN_OPEN.search(text, match.end())
-    out.append(text[pos:])
-    return "".join(out)
-
-
-def _no_tag_after_last_gt(pattern: re.Pattern, repl: str, text: str) -> str:
-    """pattern.sub(repl, text) for a pattern of tags ending in ">", which
-    matches nothing after the last ">" of the text: it is not tried there
-    (from each "<" there it would scan to the end of the text, and fail)."""
-    end = text.rfind(">") + 1
-    if text.find("<", end) < 0:  # the usual case: nothing to keep out
-        return pattern.sub(repl, text)
-    return pattern.sub(repl, text[:end]) + text[end:]
-
-
-def _drop_comments_and_inline_tags(text: str) -> str:
-    """Comments and inline tags removed without a gap (an unterminated
-    comment is left for the tag pass)."""
-    opener = text.rfind("<!--")
-    if opener < 0 or text.find("-->", opener + 4) >= 0:
-        # Every "<!--" has a "-->" after it and every tag that can match a
-        # ">": the pattern never scans past text it then removes.
-        return _no_tag_after_last_gt(_NO_GAP, "", text)
-    # Some "<!--" has no "-->" after it (nor has any later one): the
-    # pattern would scan to the end from each of them.
-    last_gt = text.rfind(">")
-    out, pos, scan, closed = [], 0, 0, True
-    while True:
-        match = _NO_GAP_START.search(text, scan, last_gt + 1)
-        if match is None:
-            break
-        start = match.start()
-        if match.end() - start == 4 and text.startswith("<!--", start):
-            end = text.find("-->", start + 4) if closed else -1
-            if end < 0:
-                closed = False  # neither this comment nor any later one ends
-                scan = start + 4
-                continue
-            pos_next = end + 3
-        else:
-            pos_next = match.end()
-        out.append(text[pos:start])
-        pos = scan = pos_next
-    out.append(text[pos:])
-    return "".join(out)
-
-
-def html_to_text(markup: str) -> tuple[str, list[str]]:
-    """Visible text of an HTML document, lowercased (tags stripped, entities
-    decoded; comments and inline tags removed without a gap, so words split
-    by them join up again), and the URLs of its links and images.
-
-    The markup is lowercased before entities are decoded: "&Eacute;" and
-    "&eacute;" give the same letter after lowercasing anyway, and the few
-    names that differ only by case ("&AMP;") are read as their lowercase
-    twins. "&nbsp;" becomes a plain space, which separates words exactly as
-    U+00A0 does but keeps the text ASCII (cheaper to tokenize)."""
-    import html
-
-    low = markup.lower()
-    found = []
-    for pattern in _LINKS:
-        found.extend((m.start(), m.end(), m.group(1)) for m in pattern.finditer(low))
-    found.sort()
-    links, end = [], -1
-    for start, stop, url in found:  # left to right, never inside an earlier link
-        if start >= end:
-            links.append(url)
-            end = stop
-    text = _drop_hidden_elements(low)
-    text = _drop_comments_and_inline_tags(text)
-    text = _no_tag_after_last_gt(_TAG, " ", text).replace("&nbsp;", " ")
-    if "&" in text:
-        text = html.unescape(text).lower()  # "&#65;" is "A"
-    return text, links
-
-
-_url_cache: dict[str, tuple[str, ...]] = {}
-
-
-def url_tokens(url: str, out: list[str]) -> None:
-    """url-scheme:, url: host and each parent domain (or url-ip: for IPs).
-    (Cached: the same URLs recur across messages.)"""
-    tokens = _url_cache.get(url)
-    if tokens is None:
-        tokens = _url_tokens(url)
-        if len(url) <= 300:  # the cache holds no crafted 100 KB URLs
-            if len(_url_cache) > 50000:
-                _url_cache.clear()
-            _url_cache[url] = tokens
-    out.extend(tokens)
-
-
-# Parent domains per host, at most: all of them for any real host name;
-# the tokens of a crafted host of 100,000 labels would be quadratic in size.
-_MAX_DOMAIN_TOKENS = 16
-
-
-def _url_tokens(url: str) -> tuple[str, ...]:
-    match = _HOST.match(url.strip())
-    if not match:
-        return ()
-    out = []
-    scheme, host = match.group(1), match.group(2).lower().strip(".")
-    if scheme:
-        out.append(f"url-scheme:{scheme.lower()}")
-    elif url.lower().startswith("www."):
-        out.append("url-scheme:none")
-    if not host:
-        return tuple(out)
-    if _IP.match(host):
-        out.append(f"url-ip:{host}")
-        out.append(f"url-ip:{host.rsplit('.', 1)[0]}")
-        return tuple(out)
-    labels = host.split(".")
-    starts = range(len(labels) - 1)
-    if len(starts) > _MAX_DOMAIN_TOKENS:  # the host and its shortest parents
-        starts = [0, *starts[-(_MAX_DOMAIN_TOKENS - 1) :]]
-    for i in starts:
-        out.append("url:" + ".".join(labels[i:]))
-    return tuple(out)
 
 
 # -- headers -------------------------------------------------------------------------
@@ -946,5 +552,5 @@ def _leaf(out: MailText, urls: list[str], ctype: str, encoding, filename, charse
         urls.extend(links)
     else:
         text = text.lower()
-    urls.extend(_urls_in_lowercase(text))
+    urls.extend(urls_in_lowercase(text))
     out.segments.append(("", strip_encoded(text, out.literals)))

@@ -64,6 +64,18 @@ _FROM_LINE = re.compile(_FROM)
 _BOUNDARY = re.compile(rb"\n\r?\n(?=" + _FROM + rb")")
 
 
+# What `partial_reader` asks for per read: a message on a pipe is passed on
+# as soon as it is complete, and a big file is still read in few calls.
+_READ_CHUNK = 1 << 20
+
+
+def partial_reader(fh) -> Callable[[], bytes]:
+    """read() for a stream, as `mbox_entries` takes it: one system call's
+    worth (read1 on a buffered stream; an unbuffered one reads once anyway)."""
+    read = getattr(fh, "read1", None) or fh.read
+    return lambda: read(_READ_CHUNK)
+
+
 def is_from_line(data, pos: int = 0, end: int | None = None) -> bool:
     """Whether data[pos:] starts with an mbox From_ line (see the rule
     above); only its first _FROM_SPAN bytes (or up to `end`) are read."""

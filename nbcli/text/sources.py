@@ -8,16 +8,16 @@ and table rows are read one at a time).
 Documents in a path (for `predict`, `filter`, and `--label CLASS=PATH`):
 - a Maildir (a folder with cur/ and new/): one message per file in them;
 - any other folder: the documents of every non-hidden regular file below
-  it (links followed, each real folder once; see `walk`, which also says
+  it (links followed, each real folder once; see `walk`; `documents` says
   how skipped inputs are reported);
 - a .tsv/.tab, .csv or .jsonl/.ndjson file: one document per row (the label
-  field, if any, is kept for `eval`);
+  field, if any, is kept for `eval`; the rows are read by `table_sources`);
 - a file that starts with an mbox From_ line: one message per mbox entry
   (see `mbox` for the rule);
 - any other file: one document (an email message if it looks like one);
 - `-`: standard input, read as a file is, or as a table if it starts like
   one (see `_stdin_docs`) or --input-format says so; for a table model
-  (`ReadOptions.rows`) always a table, its format sniffed (`_sniff`).
+  (`ReadOptions.rows`) always a table, its format sniffed (`table_sources`).
 `--input-format` forces one reading: text, eml (one message per file), mbox,
 maildir, tsv, csv or jsonl.
 
@@ -25,35 +25,42 @@ Corpus layouts (for `train` and `eval`): a folder with one sub-folder per
 class, whose documents are read as above (so a class folder may hold .eml
 files, mbox files or be a Maildir); `--label CLASS=PATH`; or a table (a
 file or `-`) with text and label fields.
+
+`nbcli filter` reads its messages whole, never cut at --max-doc-bytes,
+through `raw_messages` instead.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
-import itertools
 import os
-import re
 import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from nbcli.defaults import DEFAULT_MAX_DOC_BYTES, TABLE_FORMATS
-from nbcli.errors import NbcliError, listed
+from nbcli.errors import NbcliError
 from nbcli.text.decode import decode_bytes
-from nbcli.text.mbox import mbox_entries, read_first_line, starts_mbox
-from nbcli.text.walk import (
-    Skipped,
-    Unreadable,
-    Warn,
-    _is_hidden,
-    _no_warn,
-    file_kind,
-    is_maildir,
-    list_files,
-    maildir_files,
-)
+from nbcli.text.documents import Document, Row, Skipped, Unreadable, Warn, _no_warn, batches
+from nbcli.text.mbox import mbox_entries, partial_reader, read_first_line, starts_mbox
+from nbcli.text.table_sources import stdin_table_format, table_docs
+from nbcli.text.walk import _is_hidden, file_kind, is_maildir, list_files, maildir_files
+
+# Document, Row and batches are offered here too, where documents come from.
+__all__ = [
+    "Corpus",
+    "Document",
+    "FileList",
+    "ReadOptions",
+    "Row",
+    "batches",
+    "documents_in",
+    "labeled_corpus",
+    "parse_label_pair",
+]
 
 _EXTENSIONS = {
     ".tsv": "tsv",
@@ -62,44 +69,6 @@ _EXTENSIONS = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
 }
-_READ_CHUNK = 1 << 20
-
-
-@dataclass
-class Document:
-    """One document: an id for output, a label (None if unknown) and its data.
-
-    kind: "mail" (an RFC 822 message), "text" (never read as mail) or "auto"
-    (the analyzer decides). first: True for the first document read from a
-    file, which is how progress is counted.
-    """
-
-    id: str
-    label: str | None
-    data: bytes | str
-    kind: str = "auto"
-    first: bool = True
-
-
-class Row(Mapping):
-    """A row of a table's feature cells: a read-only mapping {field: cell}
-    that shares its field names with the other rows of its table (one
-    tuple of names for the whole table, one tuple of cells per row), so a
-    million rows cost a million tuples, not a million dicts."""
-
-    __slots__ = ("names", "values", "_index")
-
-    def __init__(self, names: tuple, values: tuple, index: dict):
-        self.names, self.values, self._index = names, values, index
-
-    def __getitem__(self, name: str) -> str:
-        return self.values[self._index[name]]
-
-    def __iter__(self):
-        return iter(self.names)
-
-    def __len__(self) -> int:
-        return len(self.names)
 
 
 @dataclass
@@ -135,7 +104,7 @@ class Corpus:
     def __init__(self, parts: list[tuple[Callable[[], Iterator[Document]], int | None]]):
         self._parts = parts
         counts = [n for _, n in parts]
-        self.total = None if any(n is None for n in counts) else sum(counts)
+        self.total: int | None = None if None in counts else sum(n or 0 for n in counts)
 
     def __iter__(self) -> Iterator[Document]:
         for make, _ in self._parts:
@@ -154,8 +123,8 @@ class Corpus:
         `FileList.read`, in any process), or None if some part is not a
         list of files (a table, an mbox given as a path, stdin). This is
         what lets training workers read the files themselves."""
-        lists = [make for make, _ in self._parts]
-        return lists if all(isinstance(m, FileList) for m in lists) else None
+        lists = [make for make, _ in self._parts if isinstance(make, FileList)]
+        return lists if len(lists) == len(self._parts) else None
 
 
 class FileList:
@@ -306,7 +275,9 @@ def _read_regular(fd: int, limit: int) -> bytes | None:
     return None
 
 
-def _entry_docs(entries: Iterable[bytes], path: str, label: str | None, opts: ReadOptions | None) -> Iterator[Document]:
+def _entry_docs(
+    entries: Iterable[bytes | None], path: str, label: str | None, opts: ReadOptions | None
+) -> Iterator[Document]:
     """Documents for the entries of one mbox: ids PATH:1, PATH:2, ..., or
     PATH when it holds a single entry (so one entry is held back until the
     next one, or the end, shows which)."""
@@ -332,17 +303,10 @@ def _docs_in_bytes(data: bytes, path: str, fmt: str, label: str | None) -> Itera
     yield Document(path, label, data, {"eml": "mail", "text": "text"}.get(fmt, "auto"))
 
 
-def _partial_reader(fh) -> Callable[[], bytes]:
-    """read() for a stream: one system call's worth (read1 on a buffered
-    stream; an unbuffered one reads once anyway)."""
-    read = getattr(fh, "read1", None) or fh.read
-    return lambda: read(_READ_CHUNK)
-
-
 def _stream_docs(fh, path: str, fmt: str, label: str | None, opts: ReadOptions) -> Iterator[Document]:
     name = "standard input" if path == "-" else path
     try:
-        read = _partial_reader(fh)
+        read = partial_reader(fh)
         head = b""
         if fmt in ("mbox", "auto"):
             head = read_first_line(read)
@@ -358,480 +322,6 @@ def _stream_docs(fh, path: str, fmt: str, label: str | None, opts: ReadOptions) 
         yield Document(path, label, head, {"eml": "mail", "text": "text"}.get(fmt, "auto"))
     except OSError as exc:
         opts.warn(Unreadable(f"skipping {path}: {exc.strerror}"))
-
-
-def read_messages(path: str, warn: Warn = _no_warn, flush: bool = False) -> Iterator[bytes | None]:
-    """Raw messages for `nbcli filter`, never cut short: INPUT (a file, `-`,
-    a FIFO or device, a folder or a Maildir) as a stream of messages, each
-    input file being an mbox (it starts with a From_ line: its entries) or
-    one message (an empty file: none).
-
-    INPUT itself is checked and opened before this returns, so a missing or
-    unreadable INPUT is an NbcliError naming it (before anything is read or
-    written); a file in a folder that cannot be read is passed to `warn`
-    and skipped. With `flush`, None is yielded whenever reading a pipe
-    would block, after everything complete has been yielded (see
-    `mbox_entries`)."""
-    if path == "-":
-        return _messages_in(sys.stdin.buffer, "standard input", flush)
-    if not os.path.lexists(path):
-        raise NbcliError(
-            f"{path}: no such file or folder", hint="give a message, an mbox, a folder or a Maildir, or - for stdin"
-        )
-    if os.path.isdir(path):
-        try:
-            os.listdir(path)  # a folder that cannot be listed is INPUT's error, not a warning
-        except OSError as exc:
-            raise NbcliError(f"cannot read the folder {path}: {exc.strerror or exc}") from None
-        files = maildir_files(path, warn) if is_maildir(path) else list_files(path, warn)
-        return _messages_in_files(files, warn)
-    try:
-        fh = open(path, "rb", buffering=0)
-    except OSError as exc:
-        raise NbcliError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return _closing(_messages_in(fh, path, flush), fh)
-
-
-def _closing(messages: Iterator[bytes | None], fh) -> Iterator[bytes | None]:
-    try:
-        yield from messages
-    finally:
-        fh.close()
-
-
-def _messages_in_files(files: list[str], warn: Warn) -> Iterator[bytes]:
-    """The messages of a folder's files, each file a message or an mbox. A
-    file that cannot be read is an `Unreadable` warning; one that is no
-    longer a regular file (opened without blocking, so a FIFO put there
-    meanwhile cannot hang the filter) a `Skipped` one."""
-    for name in files:
-        try:
-            fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)
-        except OSError as exc:
-            warn(Unreadable(f"skipping {name}: {exc.strerror or exc}"))
-            continue
-        with open(fd, "rb", buffering=0) as fh:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                warn(Skipped(f"skipping {name}: not a regular file"))
-                continue
-            try:
-                yield from _messages_in(fh, name, False)
-            except NbcliError as exc:
-                warn(Unreadable(f"skipping the rest of {name}: {exc.message}"))
-
-
-def _messages_in(fh, name: str, flush: bool) -> Iterator[bytes | None]:
-    """The messages of one stream: an mbox's entries, or all of it as one
-    message (none if it is empty). A read error is an NbcliError naming
-    the stream."""
-    try:
-        read = _partial_reader(fh)
-        idle = _would_block(fh) if flush else None
-        head = read_first_line(read)
-        if starts_mbox(head):
-            yield from mbox_entries(read, head, idle)
-            return
-        chunks = [head]
-        while chunks[-1]:
-            chunks.append(read())
-        if len(head):
-            yield b"".join(chunks)
-    except IsADirectoryError:
-        raise NbcliError(f"cannot read {name}: it is a folder") from None
-    except OSError as exc:
-        raise NbcliError(f"cannot read {name}: {exc.strerror or exc}") from None
-
-
-def _would_block(fh) -> Callable[[], bool] | None:
-    """idle() for mbox_entries: whether reading `fh` now would wait (pipes,
-    sockets, terminals; a regular file never does)."""
-    import select
-
-    try:
-        fd = fh.fileno()
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-    except (OSError, ValueError, AttributeError):
-        return None
-
-    def idle() -> bool:
-        try:
-            return not select.select([fd], [], [], 0)[0]
-        except (OSError, ValueError):
-            return False
-
-    return idle
-
-
-# -- tables ----------------------------------------------------------------------
-#
-# Tables are read line by line, each line cut at --max-doc-bytes + 64K, so
-# every path here is linear in the input and holds one row at a time.
-# Malformed rows are skipped with a warning naming FILE:LINE (errors under
-# --strict, see "skipped inputs"):
-# - TSV/CSV: a row with more fields than the header row (a stray tab or
-#   comma would shift the text into the wrong column), a row without the
-#   text column, a CSV syntax error (e.g. `"a"b`);
-# - CSV: a quoted field that is never closed swallows the rest of the file,
-#   so it is reported as unreadable (exit status 1): the rows after it are
-#   lost; a quoted field longer than the cap is skipped and reading resumes
-#   on the next line;
-# - JSON lines: a line that is not a JSON object; a text that is not a
-#   string (null, a number, a list, ...); a label that is not a string or
-#   an integer (a list, an object, true/false, 1.5). Integer labels (0/1,
-#   common in data exported from CSV) are read as their decimal string.
-
-
-def _lines(stream, opts: ReadOptions, name: str) -> Iterator[str]:
-    """Decoded lines of a binary stream, each cut at --max-doc-bytes. A read
-    error ends the stream with a warning."""
-    limit = opts.max_doc_bytes + 65536
-    number = 0
-    try:
-        while True:
-            line = stream.readline(limit)
-            if not line:
-                return
-            number += 1
-            if len(line) == limit and not line.endswith(b"\n"):
-                opts.warn(Skipped(f"{name}:{number}: line longer than {limit} bytes; skipping it"))
-                while True:
-                    rest = stream.readline(limit)
-                    if not rest or rest.endswith(b"\n"):
-                        break
-                yield ""
-                continue
-            yield decode_bytes(line)
-    except OSError as exc:
-        opts.warn(Unreadable(f"skipping the rest of {name} (from line {number + 1}): {exc.strerror}"))
-
-
-def _field_index(field: str, columns: list[str] | None, what: str, option: str, name: str) -> int:
-    if field.isdigit() and int(field) >= 1:
-        return int(field) - 1
-    if columns is None:
-        raise NbcliError(
-            f"{what} field {field!r} is a name, but {name} has no header row (--no-header)",
-            hint=f"give {option} as a column number, counting from 1",
-        )
-    if field not in columns:
-        raise NbcliError(
-            f"{name} has no column {field!r} (its columns: {listed(columns, 12)})",
-            hint=f"name the {what} column with {option}",
-        )
-    return columns.index(field)
-
-
-def _numbered_rows(lines, fmt: str, opts: ReadOptions, name: str) -> Iterator[tuple[int, list[str]]]:
-    """(line where the row starts, fields) for TSV or CSV lines. TSV is one
-    row per line split on tabs, with no quoting; CSV is RFC 4180, where a
-    quoted field may span lines. The csv module's strict mode reports a
-    syntax error for one row and carries on with the next line, and a
-    quoted field that never ends as an error at the end of the input
-    (without it, the field silently takes the rest of the file). Its field
-    buffer grows by doubling, so a long quoted field costs linear time."""
-    if fmt != "csv":
-        for number, line in enumerate(lines, 1):
-            yield number, line.rstrip("\r\n").split("\t")
-        return
-    import csv
-
-    csv.field_size_limit(opts.max_doc_bytes + 65536)
-    reader = csv.reader(lines, strict=True)
-    start = 1
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            end = reader.line_num
-            span = f"line {start}" if end <= start else f"lines {start}-{end}"
-            if "unexpected end of data" in str(exc):
-                opts.warn(
-                    Unreadable(
-                        f"{name}:{start}: a quoted field starts in this row and is never closed; skipping the "
-                        f"rest of the file ({span})"
-                    )
-                )
-                return
-            if "field larger than field limit" in str(exc):
-                opts.warn(
-                    Skipped(f"{name}:{start}: a field longer than {opts.max_doc_bytes + 65536} bytes; skipping {span}")
-                )
-            else:
-                why = "a carriage return in an unquoted field" if "new-line character" in str(exc) else str(exc)
-                opts.warn(Skipped(f"{name}:{start}: not valid CSV ({why}); skipping {span}"))
-            start = end + 1
-            continue
-        yield start, row
-        start = reader.line_num + 1
-
-
-def _table_docs(
-    stream, fmt: str, name: str, label: str | None, need_label: bool, opts: ReadOptions
-) -> Iterator[Document]:
-    """Documents from the rows of a TSV, CSV or JSON-lines stream.
-
-    `label` overrides the label field; with `need_label` rows without a label
-    are skipped with a warning.
-    """
-    text_field = opts.text_field or ("text" if opts.header or fmt == "jsonl" else "2")
-    label_field = opts.label_field or ("label" if opts.header or fmt == "jsonl" else "1")
-    use_label = label is None
-    if use_label and opts.label_field is None and label_field in opts.need_fields:
-        use_label, label_field = False, None  # a feature column of the model, not a label
-    lines = _lines(stream, opts, name)
-    if fmt == "sniff":
-        fmt, lines = _sniff(lines)
-    if fmt == "jsonl":
-        yield from _jsonl_docs(lines, name, text_field, label_field, label, need_label and use_label, opts)
-        return
-    if opts.rows and not opts.header:
-        raise NbcliError(f"{name}: a table of features needs a header row naming its columns", hint="drop --no-header")
-    rows = _numbered_rows(lines, fmt, opts, name)
-    columns = None
-    if opts.header:
-        first = next((row for row in rows if row[1] and row[1] != [""]), None)  # blank lines before it
-        if first is None:
-            return
-        columns = [c.strip() for c in first[1]]
-    ti = None if opts.rows else _field_index(text_field, columns, "text", "--text-field", name)
-    if use_label and not need_label and opts.label_field is None and columns is not None and label_field not in columns:
-        use_label = False  # predict: a table of texts without labels (JSON lines may lack them too)
-    li = _field_index(label_field, columns, "label", "--label-field", name) if use_label else None
-    ii = None
-    if opts.id_field:
-        ii = _field_index(opts.id_field, columns, "id", "--id-field", name)
-    elif columns is not None and opts.soft_id_field in columns and opts.soft_id_field not in opts.need_fields:
-        ii = columns.index(opts.soft_id_field)
-    elif columns is not None and "id" in columns and "id" not in opts.need_fields:
-        ii = columns.index("id")
-    if ti is None:  # rows of features: every field but the label and the id, picked in C (operator.itemgetter)
-        import operator
-
-        keep = [i for i in range(len(columns)) if i != li and i != ii]
-        names = tuple(columns[i] for i in keep)
-        lacking = [field for field in opts.need_fields if field not in names]
-        if lacking:
-            more = f" (nor {listed(lacking[1:], 12)})" if len(lacking) > 1 else ""
-            raise NbcliError(
-                f"{name} has no column {lacking[0]!r}{more}, which the model classifies by",
-                hint="give a table whose header names the model's columns: " + listed(opts.need_fields, 12),
-            )
-        index = {n: i for i, n in enumerate(names)}
-        pick = operator.itemgetter(*keep) if len(keep) > 1 else (lambda row, i=keep[0] if keep else 0: (row[i],))
-    for row_no, row in rows:
-        if not row or row == [""]:
-            continue
-        if columns is not None and len(row) > len(columns):
-            sep = "tabs" if fmt == "tsv" else "commas"
-            opts.warn(
-                Skipped(
-                    f"{name}:{row_no}: {len(row)} fields but the header has {len(columns)} (stray {sep} in the "
-                    "text?); skipping it"
-                )
-            )
-            continue
-        if ti is not None and ti >= len(row):
-            opts.warn(Skipped(f"{name}:{row_no}: row has no text column; skipping it"))
-            continue
-        doc_label = label
-        if li is not None:
-            doc_label = row[li].strip() if li < len(row) else ""
-            if not doc_label:
-                if need_label:
-                    opts.warn(Skipped(f"{name}:{row_no}: row has no label; skipping it"))
-                    continue
-                doc_label = None
-        doc_id = row[ii] if ii is not None and ii < len(row) and row[ii] else f"{name}:{row_no}"
-        if ti is None:  # a row of features (a short row's missing fields: missing cells)
-            if len(row) < len(columns):
-                row = row + [""] * (len(columns) - len(row))
-            yield Document(doc_id, doc_label, Row(names, pick(row) if keep else (), index), "row")
-            continue
-        yield Document(doc_id, doc_label, row[ti])
-
-
-def _json_label(value) -> str | None:
-    """A JSON label as a class name: a string, or an integer as its decimal
-    string; None for anything else (booleans are not integers here)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return None
-
-
-def _jsonl_docs(lines, name, text_field, label_field, label, need_label, opts) -> Iterator[Document]:
-    import json
-
-    id_field = opts.id_field or opts.soft_id_field or "id"
-    first = True
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            opts.warn(Skipped(f"{name}:{number}: not valid JSON ({getattr(exc, 'msg', exc)}); skipping it"))
-            continue
-        if not isinstance(record, dict):
-            opts.warn(Skipped(f"{name}:{number}: not a JSON object; skipping it"))
-            continue
-        if opts.rows:
-            doc = _jsonl_row(record, name, number, label_field, label, need_label, id_field, opts)
-            if doc is not None:
-                yield doc
-            continue
-        if text_field not in record:
-            if first:
-                keys = ", ".join(list(record)[:12])
-                raise NbcliError(
-                    f"{name}:{number}: record has no field {text_field!r} (its fields: {keys})",
-                    hint="name the text field with --text-field",
-                )
-            opts.warn(Skipped(f"{name}:{number}: record has no field {text_field!r}; skipping it"))
-            continue
-        first = False
-        text = record[text_field]
-        if not isinstance(text, str):
-            opts.warn(Skipped(f"{name}:{number}: {text_field!r} is {_json_kind(text)}, not a string; skipping it"))
-            continue
-        doc_label = label
-        if label is None:
-            value = record.get(label_field)
-            doc_label = None if value is None or value == "" else _json_label(value)
-            if doc_label is None and value not in (None, ""):
-                opts.warn(
-                    Skipped(
-                        f"{name}:{number}: label {label_field!r} is {_json_kind(value)}, not a string or an "
-                        "integer; skipping it"
-                    )
-                )
-                continue
-            if doc_label is None and need_label:
-                opts.warn(Skipped(f"{name}:{number}: record has no {label_field!r}; skipping it"))
-                continue
-        doc_id = record.get(id_field)
-        doc_id = str(doc_id) if doc_id not in (None, "") else f"{name}:{number}"
-        yield Document(doc_id, doc_label, text)
-
-
-def _jsonl_row(record: dict, name, number, label_field, label, need_label, id_field, opts) -> Document | None:
-    """A JSON-lines record as a row of features: every field but the label
-    and id, numbers and strings as their text, null as a missing cell; a
-    field holding a list, an object or a boolean is a missing cell too
-    (with one warning per record)."""
-    import json
-
-    doc_label = label
-    if label is None:
-        value = record.get(label_field)
-        doc_label = None if value is None or value == "" else _json_label(value)
-        if doc_label is None and need_label:
-            opts.warn(Skipped(f"{name}:{number}: record has no {label_field!r}; skipping it"))
-            return None
-    fields, odd = {}, []
-    for key, value in record.items():
-        if key in (label_field, id_field):
-            continue
-        if value is None:
-            fields[key] = ""
-        elif isinstance(value, str):
-            fields[key] = value
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            fields[key] = json.dumps(value)
-        else:
-            fields[key] = ""
-            odd.append(key)
-    if odd:
-        opts.warn(Skipped(f"{name}:{number}: {', '.join(odd)} not a string or a number; read as missing"))
-    doc_id = record.get(id_field)
-    doc_id = str(doc_id) if doc_id not in (None, "") else f"{name}:{number}"
-    return Document(doc_id, doc_label, fields, "row")
-
-
-def _json_kind(value) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    kinds = ((str, "a string"), (int, "a number"), (float, "a number"), (list, "a list"), (dict, "an object"))
-    return next((kind for t, kind in kinds if isinstance(value, t)), "not a string")
-
-
-def _open_table(
-    path: str, fmt: str, label: str | None, need_label: bool, opts: ReadOptions, walked: bool = False
-) -> Iterator[Document]:
-    """The rows of a table file (or '-'). A table named on the command line
-    that cannot be opened is an error (it is the whole input); one found in
-    a folder is skipped with a warning, as other files there are."""
-    if path == "-":
-        yield from _table_docs(sys.stdin.buffer, fmt, "<stdin>", label, need_label, opts)
-        return
-    if walked:
-        fd = _open_input(path, opts, walked)
-        if fd is None:
-            return
-        fh = open(fd, "rb")
-    else:
-        try:
-            fh = open(path, "rb")
-        except OSError as exc:
-            raise NbcliError(f"cannot read {path}: {exc.strerror}") from None
-    with fh:
-        yield from _table_docs(fh, fmt, path, label, need_label, opts)
-
-
-def _sniff(lines: Iterator[str]) -> tuple[str, Iterator[str]]:
-    """Guess a table's format from its first non-blank line: '{' starts
-    JSON lines, a tab means TSV, anything else is CSV."""
-    ahead = []
-    for line in lines:
-        ahead.append(line)
-        if line.strip():
-            break
-    first = ahead[-1].lstrip() if ahead else ""
-    fmt = "jsonl" if first.startswith("{") else "tsv" if "\t" in first else "csv"
-    return fmt, itertools.chain(ahead, lines)
-
-
-# -- standard input for predict and tokens -------------------------------------
-#
-# `-` with --input-format auto is one document (a message, an mbox, plain
-# text) unless it is unambiguously a table: its first non-blank line is a
-# JSON object with the text field (JSON lines), or a header row of bare
-# names (letters, digits, _ . -), at least two, split by tabs (TSV) or
-# commas (CSV), one of which is the text field ("text" or --text-field).
-# A mail's first line ("From ...", "Received: ...") or a sentence is never
-# such a row. With --no-header or a column number as --text-field, only
-# JSON lines are recognised; --input-format tsv/csv/jsonl forces a table.
-# (`train -` and `eval -` always read a table: there it is the only choice.)
-
-_HEADER_NAME = re.compile(r"[\w.-]{1,100}")
-
-
-def _stdin_table_format(line: str, opts: ReadOptions) -> str | None:
-    """The table format that the first non-blank line of stdin shows, or
-    None (see the rule above)."""
-    import json
-
-    text_field = opts.text_field or "text"
-    line = line.strip()
-    if line.startswith("{"):
-        try:
-            record = json.loads(line)
-        except ValueError:
-            return None
-        return "jsonl" if isinstance(record, dict) and text_field in record else None
-    if not opts.header or text_field.isdigit():
-        return None
-    fmt, sep = ("tsv", "\t") if "\t" in line else ("csv", ",")
-    cells = [c.strip('"') for c in line.split(sep)]  # "a, b" (a space) is a sentence, not a header
-    if len(cells) >= 2 and text_field in cells and all(_HEADER_NAME.fullmatch(c) for c in cells):
-        return fmt
-    return None
 
 
 class _Replay(io.RawIOBase):
@@ -858,8 +348,9 @@ class _Replay(io.RawIOBase):
 
 def _stdin_docs(label: str | None, opts: ReadOptions) -> Iterator[Document]:
     """Standard input with --input-format auto: a table if its first
-    non-blank line says so, else one document or an mbox (see above). Only
-    that line is read to decide (at most --max-doc-bytes + 64K bytes)."""
+    non-blank line says so (`table_sources.stdin_table_format`), else one
+    document or an mbox. Only that line is read to decide (at most
+    --max-doc-bytes + 64K bytes)."""
     fh = sys.stdin.buffer
     limit = opts.max_doc_bytes + 65536
     head = bytearray()
@@ -874,11 +365,34 @@ def _stdin_docs(label: str | None, opts: ReadOptions) -> Iterator[Document]:
         return
     first = bytes(head[head.rfind(b"\n", 0, len(head) - 1) + 1 :])
     stream = io.BufferedReader(_Replay(bytes(head), fh), buffer_size=1 << 16)
-    fmt = _stdin_table_format(decode_bytes(first), opts) if first.strip() else None
+    fmt = stdin_table_format(decode_bytes(first), opts) if first.strip() else None
     if fmt is not None:
-        yield from _table_docs(stream, fmt, "<stdin>", label, False, opts)
+        yield from table_docs(stream, fmt, "<stdin>", label, False, opts)
     else:
         yield from _stream_docs(stream, "-", "auto", label, opts)
+
+
+def _open_table(
+    path: str, fmt: str, label: str | None, need_label: bool, opts: ReadOptions, walked: bool = False
+) -> Iterator[Document]:
+    """The rows of a table file (or '-'). A table named on the command line
+    that cannot be opened is an error (it is the whole input); one found in
+    a folder is skipped with a warning, as other files there are."""
+    if path == "-":
+        yield from table_docs(sys.stdin.buffer, fmt, "<stdin>", label, need_label, opts)
+        return
+    if walked:
+        fd = _open_input(path, opts, walked)
+        if fd is None:
+            return
+        fh = open(fd, "rb")
+    else:
+        try:
+            fh = open(path, "rb")
+        except OSError as exc:
+            raise NbcliError(f"cannot read {path}: {exc.strerror}") from None
+    with fh:
+        yield from table_docs(fh, fmt, path, label, need_label, opts)
 
 
 # -- public entry points -------------------------------------------------------
@@ -945,12 +459,12 @@ def documents_in(
 
 def labeled_corpus(corpora: Iterable[str], pairs: Iterable[tuple[str, str]], opts: ReadOptions) -> Corpus:
     """Labelled documents from CORPUS arguments and --label CLASS=PATH pairs."""
-    parts = []
+    parts: list[tuple[Callable[[], Iterator[Document]], int | None]] = []
     for path in corpora:
         _check_exists(path)
         if path == "-":
             fmt = opts.input_format if opts.input_format in TABLE_FORMATS else "sniff"
-            parts.append(((lambda fmt=fmt: _open_table("-", fmt, None, True, opts)), None))
+            parts.append((functools.partial(_open_table, "-", fmt, None, True, opts), None))
         elif os.path.isdir(path) and not is_maildir(path):
             parts.extend(_class_folders(path, opts))
         else:
@@ -961,7 +475,7 @@ def labeled_corpus(corpora: Iterable[str], pairs: Iterable[tuple[str, str]], opt
                     hint="give a folder with one sub-folder per class, a .tsv/.csv/.jsonl file, "
                     f"or --label CLASS={path}",
                 )
-            parts.append(((lambda p=path, f=fmt: _open_table(p, f, None, True, opts)), None))
+            parts.append((functools.partial(_open_table, path, fmt, None, True, opts), None))
     for label, path in pairs:
         parts.append(documents_in(path, opts, label=label))
     return Corpus(parts)
@@ -995,34 +509,3 @@ def parse_label_pair(value: str) -> tuple[str, str]:
             hint="write it as --label spam=path/to/spam",
         )
     return label.strip(), os.path.expanduser(path)
-
-
-def batches(
-    docs: Iterable[Document | None], max_docs: int = 2048, max_chars: int = 1 << 21, first: int = 1
-) -> Iterator[list[Document]]:
-    """Group documents into lists, starting with `first` and doubling up to
-    `max_docs` documents or about `max_chars` characters, so the first result
-    of a stream comes out at once and long streams still run in big batches.
-
-    A None among the documents says the input went quiet (see
-    `mbox.mbox_entries`): the batch so far is yielded at once, then an empty
-    batch that passes the news on (`pipeline.classify` then hands back every
-    result it holds), and batches start small again."""
-    limit = min(first, max_docs)
-    batch: list[Document] = []
-    size = 0
-    for doc in docs:
-        if doc is None:
-            if batch:
-                yield batch
-            yield []
-            batch, size, limit = [], 0, min(first, max_docs)
-            continue
-        batch.append(doc)
-        size += len(doc.data)
-        if len(batch) >= limit or size >= max_chars:
-            yield batch
-            batch, size = [], 0
-            limit = min(limit * 2, max_docs)
-    if batch:
-        yield batch

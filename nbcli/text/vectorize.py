@@ -21,7 +21,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError
 from nbcli.text import hashing
-from nbcli.text.analyzer import TokenBatch
+from nbcli.text.hashing import TokenBatch
 
 _FIB = np.uint64(0x9E3779B97F4A7C15)
 _BUCKET_MIN_QUERIES = 1 << 16  # Vocabulary.lookup: batches this big use the bucket index
@@ -46,7 +46,7 @@ class Vocabulary:
         self.hashes = hashes
         self.blob = blob
         self.offsets = offsets
-        self._buckets = None  # a HashIndex of the hashes, for big lookups
+        self._buckets: HashIndex | None = None  # a HashIndex of the hashes, for big lookups
 
     def __len__(self) -> int:
         return len(self.hashes)
@@ -270,6 +270,7 @@ class SparseCounts:
         rows = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(self.indptr))
         key = rows * max(n_cols, 1) + self.indices
         weights = self.data
+        data: np.ndarray
         uniq, inverse = np.unique(key, return_inverse=True)
         if weights is None:
             data = np.bincount(inverse, minlength=len(uniq)).astype(np.float64)

@@ -3,59 +3,17 @@
 Walking a folder (for `predict`, `train`, `eval`, `filter`) lists only
 what can be read safely: regular files and links to them, following linked
 folders once; anything else is a warning saying why it was skipped.
+The warnings' types (`Skipped`, `Unreadable`) are in `documents`, which
+every reader imports; `InputReport` here turns them into the exit status.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
 
 from nbcli.errors import NbcliError
-
-Warn = Callable[[str], None]
-
-
-def _no_warn(message: str) -> None:
-    pass
-
-
-# -- skipped inputs ----------------------------------------------------------------
-#
-# Every input that is not read is a warning (through ReadOptions.warn); the
-# warning's type says why, and the CLI (`InputReport`) decides the exit status:
-# - `Unreadable`: an input that could not be read: permission denied, an I/O
-#   error, a folder that cannot be listed, a dangling link, the rest of a CSV
-#   after a quoted field that is never closed. The command still finishes
-#   (train still writes its model) and then exits 1, as grep does;
-# - `Skipped`: an input skipped by rule: a FIFO, device or socket inside a
-#   folder, nbcli's own model files, a folder reached twice through links,
-#   files outside the class sub-folders, malformed or unlabelled table rows,
-#   empty documents. A warning only, unless --strict;
-# - --strict makes every Skipped (and Unreadable) input an error at once:
-#   one line naming it, exit 1, before a model is written.
-# Hidden files and folders (names starting with ".") are not inputs at all
-# (like `ls`): they are left out without a word, under --strict too, so a
-# corpus in a git checkout or a Maildir with dot-files can be read strictly.
-# Other warnings (a document cut at --max-doc-bytes) are plain str.
-#
-# These are str subclasses so that they travel like any warning, including
-# from training workers, which send their warnings back pickled for the
-# parent to say (see pipeline.py).
-
-
-class Skipped(str):
-    """A warning about an input skipped by rule (see above)."""
-
-    def as_error(self) -> str:
-        """The warning as an error line: what was skipped and why."""
-        text = str(self)
-        text = text[len("skipping ") :] if text.startswith("skipping ") else text
-        return text[: -len("; skipping it")] if text.endswith("; skipping it") else text
-
-
-class Unreadable(Skipped):
-    """A warning about an input that could not be read (see above)."""
+from nbcli.text.documents import Skipped, Unreadable, Warn, _no_warn
 
 
 class InputReport:

@@ -5,7 +5,6 @@ import pytest
 from sklearn import metrics as skm
 
 from nbcli.evaluate import binary as bm
-from nbcli.evaluate.report import EvalOptions, check_limits, flat_metrics, report
 
 
 def test_auc_and_roc_agree_with_scikit_learn():
@@ -49,24 +48,6 @@ def test_rates_at_cutoffs():
     got = bm.at_cutoffs(p, is_spam, 0.99, 0.01)
     # decided: all but 0.5; right: 0.0 (ham), 1.0 and 0.99 (spam); wrong: 0.995 (a ham), 0.002 (a spam)
     assert got == pytest.approx({"ham_fpr": 1 / 3, "spam_recall": 2 / 3, "unsure": 1 / 6, "decided_accuracy": 3 / 5})
-
-
-def test_report_flat_metrics_and_limits():
-    p_spam = np.array([0.9, 0.2, 0.999, 0.001])
-    log_proba = np.log(np.c_[1 - p_spam, p_spam])
-    rep = report(["spam", "ham", "spam", "ham"], log_proba, ["ham", "spam"], EvalOptions(target_fpr=0.0))
-    flat = flat_metrics(rep)
-    assert flat["accuracy"] == 1.0 and flat["auc"] == 1.0 and flat["spam_recall"] == 0.5 and flat["unsure"] == 0.5
-    assert flat["log_loss"] == pytest.approx(skm.log_loss([1, 0, 1, 0], p_spam))
-    assert check_limits(flat, [("accuracy", 0.98)], [("ham_fpr", 0.0)]) is None
-    assert (
-        check_limits(flat, [("spam_recall", 0.6)], []) == "spam_recall 0.5 is under 0.6 (--fail-under spam_recall=0.6)"
-    )
-    assert check_limits(flat, [], [("unsure", 0.1)]) == "unsure 0.5 is over 0.1 (--fail-over unsure=0.1)"
-    multi = report(["a", "b", "c"], np.log(np.eye(3) * 0.98 + 0.01), ["a", "b", "c"])
-    assert "spam_filter" not in multi
-    with pytest.raises(Exception, match="does not report auc"):
-        check_limits(flat_metrics(multi), [("auc", 0.9)], [])
 
 
 def test_target_fpr_cutoff_is_the_lowest_that_keeps_the_rate():

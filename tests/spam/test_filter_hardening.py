@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from nbcli.spam import filtering
-from nbcli.text.sources import read_messages
+from nbcli.text.raw_messages import read_messages
 
 from conftest import REPO, SAMPLES, debian_tool, run, run_process
 from mailfixtures import MESSAGES, mbox_of
@@ -221,7 +221,7 @@ def test_split_file_names_are_sanitised(tmp_path):
 
 
 def test_an_unreadable_input_is_an_error_naming_it(model, tmp_path, monkeypatch):
-    from nbcli.text import sources
+    from nbcli.text import raw_messages as sources
 
     path = tmp_path / "locked.eml"
     path.write_bytes(SPAM)
@@ -380,7 +380,7 @@ def test_a_message_that_makes_scoring_raise_passes_through_unchanged(model, tmp_
 def test_a_folder_with_an_unreadable_file_and_a_fifo(model, tmp_path, monkeypatch):
     """Unreadable files in a folder are warnings that fail the run (exit 1,
     3 under --exit-codes); a FIFO is skipped without blocking."""
-    from nbcli.text import sources
+    from nbcli.text import raw_messages as sources
 
     folder = tmp_path / "mail"
     folder.mkdir()

@@ -51,3 +51,17 @@ def test_tokens_longer_than_a_window_and_across_windows():
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=50))
 def test_non_ascii_and_surrogates(s):
     assert int(hashing.hash_strings([s])[0]) == reference(s)
+
+
+def test_token_batch_groups_hashes_by_document():
+    """A TokenBatch gives each document its own tokens, in order, with
+    their texts and hashes (what the vocabulary and `explain` read)."""
+    words = ["spam", "eggs", "ham", "spam"]
+    hashes = hashing.hash_strings(words)
+    doc_ptr = np.array([0, 2, 2, 4], dtype=np.int64)  # the second document is empty
+    batch = hashing.TokenBatch(hashes, doc_ptr, lambda idx: [words[i] for i in idx], mail_docs=1)
+    assert batch.n_docs == 3
+    assert [batch.doc_tokens(i) for i in range(3)] == [["spam", "eggs"], [], ["ham", "spam"]]
+    assert batch.strings([3, 0]) == ["spam", "spam"]
+    assert batch.hashes[3] == batch.hashes[0] != batch.hashes[2]  # the same term, the same hash
+    assert batch.mail_docs == 1

@@ -4,20 +4,20 @@ Each construct below made one message take seconds to minutes before
 (the first three are issue 12's reports: 325 s, 83 s and 12 s). The time
 bounds are only guards against hangs, far above what the analysis takes
 (well under 0.5 s each); benchmarks/adversarial.py measures seconds per MB.
-The differential tests pin down the rules for unterminated constructs and
-check that terminated markup, uuencode and encoded words read as before.
+The differential tests that pin down the rules for unterminated constructs
+(terminated markup, uuencode and encoded words read as before) are in
+test_body_text.py and test_encoded_words.py.
 """
 
-import email.header
-import re
 import time
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nbcli.text.analyzer import Analyzer
-from nbcli.text.mail import decode_header, extract, header_text, html_to_text, strip_encoded
+from nbcli.text.body_text import html_to_text
+from nbcli.text.mail import extract, header_text
 
 analyzer = Analyzer()
 HANG_GUARD = 5.0  # seconds; the fixed code takes well under 0.5 s
@@ -74,11 +74,6 @@ def test_unterminated_html_constructs(unit, kept, dropped):
     assert kept in terms
     if dropped:
         assert dropped not in terms
-
-
-def test_unterminated_head_keeps_its_text_and_a_closed_one_hides_it():
-    assert "title" in html_to_text("<head><title>title</title><p>body")[0]
-    assert "title" not in html_to_text("<head><title>title</title></head><p>body")[0]
 
 
 def test_many_www_urls_and_a_host_of_many_labels():
@@ -150,102 +145,6 @@ def test_extract_honours_max_bytes():
     found = extract(raw, 1000)
     assert "message:truncated" in found.literals
     assert "first" in found.segments[-1][1] and "last" not in found.segments[-1][1]
-
-
-# -- differential: the linear rules against plain regular expressions ------------------
-
-_INLINE = r"/?(?:b|i|u|em|strong|font|span|small|big|sup|sub|a)\b[^>]*>"
-# The rules as (quadratic) regular expressions: a script, style or head
-# element ends at its first end tag; a script or style without one runs to
-# the end; a head or comment without one is a tag ("<" up to ">"), and a
-# "<" without ">" after it is text.
-_REF_HIDDEN = re.compile(r"(?s)<(script|style|head)\b.*?</\1\s*>|<(?:script|style)\b.*")
-_REF_NO_GAP = re.compile(r"(?s)<(?:!--.*?-->|" + _INLINE + ")")
-_REF_TAG = re.compile(r"(?s)<[^>]*>")
-_REF_UU = re.compile(r"(?m)^begin [0-7]{3,4} ([^\n]*)\n(?:[^\n]*\n)*?end[ \t]*$")
-
-HTML_PIECES = [
-    "<!--",
-    "-->",
-    "--",
-    "<script>",
-    "</script>",
-    "</script >",
-    "<style",
-    "</style>",
-    "<head>",
-    "</head>",
-    "<b>",
-    "</b",
-    "<span class=x>",
-    "<",
-    ">",
-    "a",
-    "b ",
-    " ",
-    "\n",
-    "&amp;",
-    "<p>",
-    "!",
-]
-UU_PIECES = ["begin 644 a.txt\n", "begin 64 x\n", "end\n", "end", "end \n", "xyz\n", "\n", "begin ", "word "]
-HDR_PIECES = ["=?", "utf-8", "?q?", "?Q?", "?b?", "?=", "a", " ", "\n", "\r", "_", "=41", "YQ", "==", "?", "\t", "=?x"]
-
-
-def pieces(alphabet, max_size=40):
-    return st.lists(st.sampled_from(alphabet), max_size=max_size).map("".join)
-
-
-def test_an_unterminated_script_inside_a_comment_hides_nothing_after_the_comment():
-    assert "visible" in html_to_text("<p>a<!-- <script src=x.js> --> visible</p>")[0]
-    assert "hidden" not in html_to_text("<p>a<!-- x --> <script src=x.js> hidden</p>")[0]
-
-
-def _unterminated_raw_element_in_a_comment(markup: str) -> bool:
-    for m in re.finditer(r"<(script|style)\b", markup):
-        if not re.search(rf"</{m.group(1)}\s*>", markup[m.end() :]):
-            spans = [(c.start(), c.end()) for c in re.finditer(r"(?s)<!--.*?(?:-->|\Z)", markup)]
-            if any(a < m.start() < b for a, b in spans):
-                return True
-    return False
-
-
-@settings(max_examples=300, deadline=None)
-@given(pieces(HTML_PIECES))
-def test_html_rules_match_the_reference(markup):
-    assume(not _unterminated_raw_element_in_a_comment(markup))  # tested above
-    text = _REF_HIDDEN.sub(" ", markup)
-    text = _REF_NO_GAP.sub("", text)
-    text = _REF_TAG.sub(" ", text).replace("&nbsp;", " ").replace("&amp;", "&")
-    assert html_to_text(markup)[0] == text
-
-
-@settings(max_examples=300, deadline=None)
-@given(pieces(UU_PIECES))
-def test_uuencode_rule_matches_the_reference(text):
-    ref_literals: list[str] = []
-
-    def drop(match):
-        name = match.group(1).strip()
-        ref_literals.append(f"attachment:{(name.rpartition('.')[2].lower() if '.' in name else 'none')[:10]}")
-        return " "
-
-    expected = _REF_UU.sub(drop, text)
-    literals: list[str] = []
-    assert strip_encoded(text, literals) == expected
-    assert literals == ref_literals
-
-
-@settings(max_examples=500, deadline=None)
-@given(pieces(HDR_PIECES))
-def test_decode_header_matches_the_email_package(value):
-    try:
-        expected = email.header.decode_header(value)
-    except Exception as exc:  # the same error, or the same result
-        with pytest.raises(type(exc)):
-            decode_header(value)
-    else:
-        assert decode_header(value) == expected
 
 
 # -- fuzz: messages from adversarial building blocks -----------------------------------

@@ -7,7 +7,7 @@ import pytest
 from nbcli.errors import NbcliError
 from nbcli.store import modelfile
 from nbcli.text.mbox import mbox_entries
-from nbcli.text.sources import ReadOptions, documents_in, labeled_corpus, read_messages
+from nbcli.text.sources import ReadOptions, documents_in, labeled_corpus
 
 from conftest import run
 from mailfixtures import MESSAGES, mbox_of
@@ -124,11 +124,3 @@ def test_predict_on_an_mbox_prints_one_line_per_message(tmp_path, small_model):
     ]
     piped = run(["predict", small_model, "-"], input=mbox_of(ALL))
     assert len(piped.stdout.splitlines()) == 8
-
-
-def test_read_messages_for_filter_never_cuts(tmp_path):
-    big = MESSAGES["crlf"] + b"x" * (3 << 20)
-    (tmp_path / "big.eml").write_bytes(big)
-    assert list(read_messages(str(tmp_path / "big.eml"))) == [big]
-    (tmp_path / "box").write_bytes(mbox_of(ALL))
-    assert b"".join(read_messages(str(tmp_path / "box"))) == mbox_of(ALL)

@@ -14,7 +14,8 @@ import tracemalloc
 import pytest
 
 from nbcli.text.mbox import is_from_line, mbox_entries
-from nbcli.text.sources import ReadOptions, documents_in, read_messages
+from nbcli.text.raw_messages import read_messages
+from nbcli.text.sources import ReadOptions, documents_in
 
 from conftest import SAMPLES, run
 

@@ -1,4 +1,4 @@
-"""Reading corpora: layouts, table formats, and bytes that must not crash."""
+"""Reading corpora: layouts, paths, files and stdin, and bytes that must not crash (tables: test_table_sources.py)."""
 
 import os
 
@@ -6,7 +6,7 @@ import pytest
 
 from nbcli.errors import NbcliError
 from nbcli.text.decode import decode_bytes
-from nbcli.text.sources import Document, ReadOptions, batches, documents_in, labeled_corpus
+from nbcli.text.sources import ReadOptions, documents_in, labeled_corpus
 
 
 def docs_of(corpus):
@@ -57,56 +57,6 @@ def test_folder_without_classes_and_missing_paths(tmp_path):
         labeled_corpus([str(tmp_path / "flat" / "doc.txt")], [], ReadOptions())
 
 
-def test_tsv_csv_jsonl_with_default_and_custom_fields(tmp_path):
-    (tmp_path / "a.tsv").write_text('label\ttext\tid\nspam\tcheap "pills"\tx1\nham\thello\t\n')
-    (tmp_path / "b.csv").write_text('category,body\nham,"line one\nline two, with comma"\nspam,win\n')
-    (tmp_path / "c.jsonl").write_text('{"text": "caf\\u00e9", "label": 1}\n\n{"text": "x", "label": 0, "id": 7}\n')
-    opts = ReadOptions()
-    assert docs_of(labeled_corpus([str(tmp_path / "a.tsv")], [], opts)) == [
-        ("x1", "spam", 'cheap "pills"'),
-        (f"{tmp_path / 'a.tsv'}:3", "ham", "hello"),
-    ]
-    csv_opts = ReadOptions(text_field="body", label_field="category")
-    assert docs_of(labeled_corpus([str(tmp_path / "b.csv")], [], csv_opts)) == [
-        (f"{tmp_path / 'b.csv'}:2", "ham", "line one\nline two, with comma"),
-        (f"{tmp_path / 'b.csv'}:4", "spam", "win"),
-    ]
-    assert docs_of(labeled_corpus([str(tmp_path / "c.jsonl")], [], opts)) == [
-        (f"{tmp_path / 'c.jsonl'}:1", "1", "café"),
-        ("7", "0", "x"),
-    ]
-
-
-def test_headerless_tables_use_column_numbers(tmp_path):
-    (tmp_path / "sms.tsv").write_text("ham\tsee you soon\nspam\tWIN a prize\n")
-    got = docs_of(labeled_corpus([str(tmp_path / "sms.tsv")], [], ReadOptions(header=False)))
-    assert [(l, t) for _, l, t in got] == [("ham", "see you soon"), ("spam", "WIN a prize")]
-    with pytest.raises(NbcliError, match="is a name, but .* has no header row"):
-        docs_of(labeled_corpus([str(tmp_path / "sms.tsv")], [], ReadOptions(header=False, text_field="text")))
-
-
-def test_missing_columns_are_errors_with_the_fix(tmp_path):
-    (tmp_path / "a.tsv").write_text("kind\tbody\nspam\tx\n")
-    with pytest.raises(
-        NbcliError, match=r"has no column 'text' \(its columns: kind, body\); name the text column with --text-field"
-    ):
-        docs_of(labeled_corpus([str(tmp_path / "a.tsv")], [], ReadOptions()))
-    (tmp_path / "b.jsonl").write_text('{"body": "x", "label": "a"}\n')
-    with pytest.raises(NbcliError, match=r"record has no field 'text' \(its fields: body, label\)"):
-        docs_of(labeled_corpus([str(tmp_path / "b.jsonl")], [], ReadOptions()))
-
-
-def test_bad_rows_are_skipped_with_warnings(tmp_path):
-    (tmp_path / "a.jsonl").write_bytes(
-        b'{"text": "ok", "label": "a"}\n{broken\n[1,2]\n{"text": "no label"}\n{"text": "\xff\xfe bad bytes", '
-        b'"label": "b"}\n'
-    )
-    warnings = []
-    got = docs_of(labeled_corpus([str(tmp_path / "a.jsonl")], [], ReadOptions(warn=warnings.append)))
-    assert [(l, t) for _, l, t in got] == [("a", "ok"), ("b", "ÿþ bad bytes")]
-    assert len(warnings) == 3 and "a.jsonl:2: not valid JSON" in warnings[0]
-
-
 def test_any_bytes_never_crash(tmp_path):
     root = tmp_path / "c" / "x"
     root.mkdir(parents=True)
@@ -122,14 +72,6 @@ def test_any_bytes_never_crash(tmp_path):
     assert any("larger than --max-doc-bytes" in w for w in warnings)
 
 
-def test_decoding_rule():
-    assert decode_bytes("ok €".encode()) == "ok €"
-    assert decode_bytes(b"\xef\xbb\xbfbom") == "bom"
-    assert decode_bytes("€ and ü".encode("cp1252")) == "€ and ü"
-    assert decode_bytes(b"\x81\x8d\x8f\x90\x9d") == "\x81\x8d\x8f\x90\x9d"  # undefined in cp1252: Latin-1
-    assert decode_bytes("hi".encode("utf-16")) == "hi"
-
-
 def test_predict_inputs(tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "1").write_text("a")
@@ -142,13 +84,6 @@ def test_predict_inputs(tmp_path):
     ]
     make, total = documents_in(str(tmp_path / "d" / "t.jsonl"), ReadOptions(input_format="text"))
     assert total == 1 and len(list(make())) == 1
-
-
-def test_batches_start_small_and_double():
-    docs = [Document(str(i), None, "x") for i in range(40)]
-    sizes = [len(b) for b in batches(docs, max_docs=8)]
-    assert sizes == [1, 2, 4, 8, 8, 8, 8, 1]
-    assert sum(sizes) == 40
 
 
 MBOX = (

@@ -11,7 +11,10 @@ import time
 
 import pytest
 
-from nbcli.text.sources import ReadOptions, _table_docs, labeled_corpus
+from nbcli.errors import NbcliError
+from nbcli.text.documents import Unreadable
+from nbcli.text.sources import ReadOptions, labeled_corpus
+from nbcli.text.table_sources import table_docs
 
 from conftest import run
 
@@ -19,12 +22,69 @@ SPACE = "star planet orbit comet galaxy"
 FOOD = "oven recipe flour butter garlic"
 
 
+def docs_of(corpus):
+    return [(d.id, d.label, d.data) for d in corpus]
+
+
 def read(tmp_path, name: str, data: bytes, **kw):
     path = tmp_path / name
     path.write_bytes(data)
     warnings: list[str] = []
-    docs = [(d.id, d.label, d.data) for d in labeled_corpus([str(path)], [], ReadOptions(warn=warnings.append, **kw))]
+    docs = docs_of(labeled_corpus([str(path)], [], ReadOptions(warn=warnings.append, **kw)))
     return docs, warnings
+
+
+# -- the formats and their fields ------------------------------------------------
+
+
+def test_tsv_csv_jsonl_with_default_and_custom_fields(tmp_path):
+    (tmp_path / "a.tsv").write_text('label\ttext\tid\nspam\tcheap "pills"\tx1\nham\thello\t\n')
+    (tmp_path / "b.csv").write_text('category,body\nham,"line one\nline two, with comma"\nspam,win\n')
+    (tmp_path / "c.jsonl").write_text('{"text": "caf\\u00e9", "label": 1}\n\n{"text": "x", "label": 0, "id": 7}\n')
+    opts = ReadOptions()
+    assert docs_of(labeled_corpus([str(tmp_path / "a.tsv")], [], opts)) == [
+        ("x1", "spam", 'cheap "pills"'),
+        (f"{tmp_path / 'a.tsv'}:3", "ham", "hello"),
+    ]
+    csv_opts = ReadOptions(text_field="body", label_field="category")
+    assert docs_of(labeled_corpus([str(tmp_path / "b.csv")], [], csv_opts)) == [
+        (f"{tmp_path / 'b.csv'}:2", "ham", "line one\nline two, with comma"),
+        (f"{tmp_path / 'b.csv'}:4", "spam", "win"),
+    ]
+    assert docs_of(labeled_corpus([str(tmp_path / "c.jsonl")], [], opts)) == [
+        (f"{tmp_path / 'c.jsonl'}:1", "1", "café"),
+        ("7", "0", "x"),
+    ]
+
+
+def test_headerless_tables_use_column_numbers(tmp_path):
+    (tmp_path / "sms.tsv").write_text("ham\tsee you soon\nspam\tWIN a prize\n")
+    got = docs_of(labeled_corpus([str(tmp_path / "sms.tsv")], [], ReadOptions(header=False)))
+    assert [(l, t) for _, l, t in got] == [("ham", "see you soon"), ("spam", "WIN a prize")]
+    with pytest.raises(NbcliError, match="is a name, but .* has no header row"):
+        docs_of(labeled_corpus([str(tmp_path / "sms.tsv")], [], ReadOptions(header=False, text_field="text")))
+
+
+def test_missing_columns_are_errors_with_the_fix(tmp_path):
+    (tmp_path / "a.tsv").write_text("kind\tbody\nspam\tx\n")
+    with pytest.raises(
+        NbcliError, match=r"has no column 'text' \(its columns: kind, body\); name the text column with --text-field"
+    ):
+        docs_of(labeled_corpus([str(tmp_path / "a.tsv")], [], ReadOptions()))
+    (tmp_path / "b.jsonl").write_text('{"body": "x", "label": "a"}\n')
+    with pytest.raises(NbcliError, match=r"record has no field 'text' \(its fields: body, label\)"):
+        docs_of(labeled_corpus([str(tmp_path / "b.jsonl")], [], ReadOptions()))
+
+
+def test_bad_rows_are_skipped_with_warnings(tmp_path):
+    (tmp_path / "a.jsonl").write_bytes(
+        b'{"text": "ok", "label": "a"}\n{broken\n[1,2]\n{"text": "no label"}\n{"text": "\xff\xfe bad bytes", '
+        b'"label": "b"}\n'
+    )
+    warnings = []
+    got = docs_of(labeled_corpus([str(tmp_path / "a.jsonl")], [], ReadOptions(warn=warnings.append)))
+    assert [(l, t) for _, l, t in got] == [("a", "ok"), ("b", "ÿþ bad bytes")]
+    assert len(warnings) == 3 and "a.jsonl:2: not valid JSON" in warnings[0]
 
 
 # -- TSV and CSV rows ----------------------------------------------------------
@@ -106,8 +166,6 @@ def test_a_quote_never_closed_in_a_big_csv_costs_linear_time_and_the_cap_bounds_
 
 
 def test_a_read_error_in_a_table_is_an_input_that_could_not_be_read():
-    from nbcli.text.walk import Unreadable
-
     class Failing(io.BytesIO):
         def readline(self, limit=-1):
             if self.tell() > 20:
@@ -116,7 +174,7 @@ def test_a_read_error_in_a_table_is_an_input_that_could_not_be_read():
 
     warnings = []
     stream = Failing(f"label\ttext\nspace\t{SPACE}\nfood\t{FOOD}\n".encode())
-    docs = list(_table_docs(stream, "tsv", "t.tsv", None, True, ReadOptions(warn=warnings.append)))
+    docs = list(table_docs(stream, "tsv", "t.tsv", None, True, ReadOptions(warn=warnings.append)))
     assert len(docs) == 1
     assert warnings == ["skipping the rest of t.tsv (from line 3): Input/output error"]
     assert isinstance(warnings[0], Unreadable)

@@ -257,18 +257,9 @@ def test_an_unreadable_corpus_folder_is_a_one_line_error(tmp_path, corpus, monke
     assert result.stderr == f"nbcli: error: cannot read the folder {corpus}: Permission denied\n"
 
 
-def test_skipped_and_unreadable_warnings_survive_pickling():
-    import pickle
-
-    from nbcli.text.walk import Skipped, Unreadable
-
-    for message in (Skipped("skipping a: why"), Unreadable("skipping b: Permission denied")):
-        back = pickle.loads(pickle.dumps(message))
-        assert type(back) is type(message) and back == message
-
-
 def test_the_report_counts_unreadable_inputs_only():
-    from nbcli.text.walk import InputReport, Skipped, Unreadable
+    from nbcli.text.documents import Skipped, Unreadable
+    from nbcli.text.walk import InputReport
 
     said = []
     report = InputReport(said.append)
