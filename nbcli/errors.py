@@ -70,6 +70,12 @@ class ParameterError(NbcliError):
         self.values = values
         super().__init__(*self._render(None))
 
+    def __reduce__(self):
+        # Exception's own pickling calls cls(*args), which this class's
+        # signature refuses: rebuild a bare instance and restore its state,
+        # so an error met in a worker process reaches the CLI intact.
+        return (_bare, (type(self), self.args), self.__dict__)
+
     def _render(self, name_of) -> tuple[str, str | None]:
         fields = _Fields(self.values, name_of)
         message, hint = self.template
@@ -96,3 +102,9 @@ def listed(names, most: int = 10) -> str:
     names = [str(n) for n in names]
     text = ", ".join(names[:most])
     return f"{text}, … (and {len(names) - most} more)" if len(names) > most else text
+
+
+def _bare(cls, args):
+    error = cls.__new__(cls)
+    error.args = args
+    return error
