@@ -635,7 +635,7 @@ def table_setup(kw):
     """(TableColumns, TableSettings) of the table options and the smoothing
     options they share with text models (--alpha, which may be 0 here, --m-estimate,
     --estimate, --prior, --prior-alpha)."""
-    from nbcli.nb.event_models import check_prior_alpha, parse_m_estimate, parse_prior
+    from nbcli.nb.smoothing import check_prior_alpha, parse_m_estimate, parse_prior
     from nbcli.nb.table_classifier import TableColumns
     from nbcli.nb.tables import TableSettings
 

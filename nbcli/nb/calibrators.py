@@ -97,7 +97,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.nb.event_models import log_softmax
+from nbcli.nb.logmath import log_softmax
 
 METHODS = ("temperature", "platt", "isotonic")
 LOG_FLOOR = -1e6

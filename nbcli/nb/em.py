@@ -91,7 +91,8 @@ import numpy as np
 import scipy.sparse
 
 from nbcli.errors import NbcliError
-from nbcli.nb.event_models import check_alpha, log_softmax
+from nbcli.nb.logmath import log_softmax
+from nbcli.nb.smoothing import check_alpha
 
 EVENT_MODELS = ("multinomial", "bernoulli")
 UNIT_BITS = 32

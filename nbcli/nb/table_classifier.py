@@ -761,7 +761,7 @@ def e_step(model, X: np.ndarray) -> tuple[np.ndarray, float]:
     of the mixture `model` on the encoded rows X. log p(theta) is
     `TableModel.log_parameter_prior`; J is -inf when a row has probability
     0 in every cluster (unsmoothed counts only)."""
-    from nbcli.nb.event_models import log_softmax
+    from nbcli.nb.logmath import log_softmax
 
     jll = model.joint_log_likelihood(X)
     top = jll.max(axis=1)

@@ -118,14 +118,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.nb.event_models import (
-    ESTIMATES,
-    MAX_PSEUDO_COUNT,
-    check_prior_alpha,
-    check_prior_smoothing,
-    log_prior,
-    log_softmax,
-)
+from nbcli.nb.logmath import log_softmax
+from nbcli.nb.smoothing import ESTIMATES, MAX_PSEUDO_COUNT, check_prior_alpha, check_prior_smoothing, log_prior
 
 MISSING = frozenset({"", "?", "na", "n/a", "nan"})
 NUMERIC_MODELS = ("gaussian", "kde", "discretize")

@@ -6,7 +6,9 @@ from sklearn.naive_bayes import MultinomialNB as SkMultinomialNB
 
 from nbcli.errors import NbcliError
 from nbcli.fit.training import TrainOptions, train
-from nbcli.nb.event_models import MultinomialNB, log_prior, log_softmax, parse_prior
+from nbcli.nb.event_models import MultinomialNB
+from nbcli.nb.logmath import log_softmax
+from nbcli.nb.smoothing import log_prior, parse_prior
 from nbcli.text.analyzer import Analyzer, AnalyzerOptions
 from nbcli.text.sources import Document
 

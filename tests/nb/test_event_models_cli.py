@@ -15,7 +15,8 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.naive_bayes import BernoulliNB, ComplementNB, MultinomialNB
 
 from nbcli.fit.training import TrainOptions, train
-from nbcli.nb.event_models import MODELS, dirichlet_log_estimate, sparse_dot
+from nbcli.nb.event_models import MODELS, sparse_dot
+from nbcli.nb.smoothing import dirichlet_log_estimate
 from nbcli.store import modelfile
 from nbcli.text.analyzer import AnalyzerOptions
 from nbcli.text.sources import Document
