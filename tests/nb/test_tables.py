@@ -11,7 +11,8 @@ from scipy.stats import gaussian_kde
 from sklearn.naive_bayes import CategoricalNB, GaussianNB
 
 from nbcli.errors import NbcliError
-from nbcli.nb.tables import MISSING, TableModel, TableSettings, infer_kind, is_missing, parse_numbers
+from nbcli.nb.table_cells import MISSING, infer_kind, is_missing, parse_numbers
+from nbcli.nb.tables import TableModel, TableSettings
 
 PLAYTENNIS = Path(__file__).resolve().parents[2] / "sample_corpora" / "playtennis.csv"
 QUERY = {"Outlook": "Sunny", "Temperature": "Cool", "Humidity": "High", "Wind": "Strong"}
