@@ -11,7 +11,7 @@ from scipy.stats import gaussian_kde
 from sklearn.naive_bayes import CategoricalNB, GaussianNB
 
 from nbcli.errors import NbcliError
-from nbcli.nb.table_cells import MISSING, infer_kind, is_missing, parse_numbers
+from nbcli.nb.table_cells import MISSING, is_missing
 from nbcli.nb.tables import TableModel, TableSettings
 
 PLAYTENNIS = Path(__file__).resolve().parents[2] / "sample_corpora" / "playtennis.csv"
@@ -383,33 +383,6 @@ def test_damaged_states_are_refused(what):
     with pytest.raises(NbcliError, match="table model") as error:
         TableModel.from_state(spec, arrays)
     assert "\n" not in str(error.value)
-
-
-# -- parsing and kinds ---------------------------------------------------------
-
-
-def test_parse_numbers():
-    values, bad = parse_numbers(["1", "2.5", "NA", "?", "", "abc", "1e3", " 7 ", "inf", "nan"])
-    assert np.array_equal(values, [1, 2.5, np.nan, np.nan, np.nan, np.nan, 1000, 7, np.nan, np.nan], equal_nan=True)
-    assert bad.tolist() == [False] * 5 + [True] + [False] * 2 + [True, False]
-    clean, none_bad = parse_numbers(np.array(["1", " -2 ", "3.5e-1"]))
-    assert clean.tolist() == [1, -2, 0.35] and not none_bad.any()
-
-
-@pytest.mark.parametrize(
-    "values, kind",
-    [
-        (["0", "1", "1", "?", "0"], "categorical"),  # a 0/1 flag
-        ([str(i) for i in range(10)] * 2, "categorical"),  # 10 integer codes
-        ([str(i) for i in range(11)], "numeric"),  # 11 distinct integers
-        (["1", "2", "2.5"], "numeric"),  # one value not an integer
-        (["1", "2", "abc"], "categorical"),
-        (["", "?", "NA"], "categorical"),  # nothing present
-        (["1", "inf", "2.5"], "categorical"),
-    ],
-)
-def test_infer_kind(values, kind):
-    assert infer_kind(values) == kind
 
 
 def test_bad_settings_name_the_option():
