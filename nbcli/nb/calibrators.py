@@ -293,7 +293,7 @@ class Calibration:
             and all(np.array_equal(self.params[k], other.params[k]) for k in self.params)
         )
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # unhashable: eq compares arrays (the data model's way, which typeshed types as a method)
 
     def apply(self, log_proba: np.ndarray) -> np.ndarray:
         """Raw log-probabilities (n, C) -> calibrated ones (n, C), finite,

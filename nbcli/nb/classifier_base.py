@@ -84,7 +84,7 @@ class BaseClassifier:
         input went quiet)."""
         raise NotImplementedError
 
-    def classify(self, docs: Iterable, explain: int = 0) -> Iterator[tuple[list, object]]:
+    def classify(self, docs: Iterable, explain: int = 0) -> Iterator[tuple[list, Any]]:
         """(batch of documents, their `score`: log-posteriors, or with
         explain > 0 (log-posteriors, explanations)) for a stream of
         documents, in order, in this process (`pipeline.classify_docs` does
@@ -98,7 +98,7 @@ class BaseClassifier:
         documents, scored here, or taken from `scored` ((batch, log-posteriors)
         pairs, as `pipeline.classify_docs` gives them from workers)."""
         true_labels: list[str] = []
-        parts = []
+        parts: list[np.ndarray] = []
         for batch, log_proba in self.classify(docs) if scored is None else scored:
             true_labels.extend(doc.label for doc in batch)
             parts.append(log_proba)

@@ -42,11 +42,12 @@ def _as_text(values) -> np.ndarray:
         return a
     if a.dtype.kind == "O":
         a = a.copy()
-        a[np.equal(a, None)] = ""
+        # numpy's stubs refuse None as a ufunc operand; np.equal compares an object array with it cell by cell
+        a[np.equal(a, None)] = ""  # type: ignore[call-overload]
     return a.astype(str)
 
 
-def parse_numbers(values: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def parse_numbers(values: Sequence[str] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(values (n,) float64, NaN for missing or unparseable cells; bad (n,)
     bool: present cells that are not finite numbers).
 

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
@@ -434,16 +434,18 @@ def read_table(docs: Iterable[Document], columns: TableColumns, labelled: bool =
     ignore = set(columns.ignore)
     seen: dict[str, None] = {}
     readers: dict[str, _ColumnReader] = {}
-    labels, y_parts = _Codes(), []
-    state = {"n": 0, "names": None}
+    labels, y_parts = _Codes(), []  # labelled rows' labels are texts
+    n_rows = 0
+    last_names: tuple | None = None  # the field names of the last table's rows
 
     def add(batch: list[Document]) -> None:
-        rows = [doc.data for doc in batch]
+        nonlocal n_rows, last_names
+        rows: list[Any] = [doc.data for doc in batch]  # {field: cell} mappings (checked as they were read)
         shared = _shared_names(rows)
         if shared is not None:
-            if shared is not state["names"]:
+            if shared is not last_names:
                 seen.update(dict.fromkeys(shared))
-                state["names"] = shared
+                last_names = shared
         else:
             keys = None
             for row in rows:
@@ -454,13 +456,14 @@ def read_table(docs: Iterable[Document], columns: TableColumns, labelled: bool =
         for name in wanted:
             if name not in readers:
                 readers[name] = _ColumnReader(forced.get(name))
-                if state["n"]:  # a field first seen now: missing in the rows before
-                    readers[name].add([""] * state["n"])
+                if n_rows:  # a field first seen now: missing in the rows before
+                    readers[name].add([""] * n_rows)
         for name, cells in zip(wanted, row_columns(rows, wanted)):
             readers[name].add(cells.tolist())
         if labelled:
-            y_parts.append(labels.encode([doc.label for doc in batch]))
-        state["n"] += len(batch)
+            batch_labels: list[Any] = [doc.label for doc in batch]  # labelled rows: texts
+            y_parts.append(labels.encode(batch_labels))
+        n_rows += len(batch)
 
     batch: list[Document] = []
     size = 1
@@ -479,7 +482,7 @@ def read_table(docs: Iterable[Document], columns: TableColumns, labelled: bool =
     if batch:
         add(batch)
     del batch
-    if state["n"] == 0:
+    if n_rows == 0:
         raise NbcliError("the table has no rows", hint="check the path")
     names = columns.chosen(list(seen))
     kinds, data, notes = [], [], []
@@ -494,7 +497,7 @@ def read_table(docs: Iterable[Document], columns: TableColumns, labelled: bool =
         classes = sorted(labels.texts())
         order = np.array([classes.index(c) for c in labels.texts()], dtype=np.int64)
         y = order[np.concatenate(y_parts)]
-    return TableData(names, kinds, data, state["n"], classes, y, notes)
+    return TableData(names, kinds, data, n_rows, classes, y, notes)
 
 
 class CutColumns(Sequence):
@@ -507,16 +510,25 @@ class CutColumns(Sequence):
     def __len__(self) -> int:
         return len(self.data)
 
-    def __getitem__(self, j: int):
+    @overload
+    def __getitem__(self, j: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, j: slice) -> list: ...
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self[i] for i in range(len(self))[j]]
         return self.data[j][self.rows]
 
 
 # -- rows for training ------------------------------------------------------------
 
 
-def read_rows(docs: Iterable[Document]) -> tuple[list[dict], list[str]]:
+def read_rows(docs: Iterable[Document]) -> tuple[list[Mapping], list[str | None]]:
     """The rows and labels of labelled row documents."""
-    rows, labels = [], []
+    rows: list[Any] = []  # {field: cell} mappings, checked here
+    labels: list[str | None] = []
     for doc in docs:
         if type(doc.data) is not Row and not isinstance(doc.data, Mapping):  # the ABC's check is slow
             raise NbcliError(
@@ -537,8 +549,9 @@ def typed_columns(names, raw, columns: TableColumns):
     kinds, data, notes = [], [], []
     for name, cells in zip(names, raw):
         kind = "categorical" if name in columns.categorical else "numeric" if name in columns.numeric else None
-        values, bad = parse_numbers(cells) if kind != "categorical" else (None, None)
-        kind = kind or kind_of_numbers(values, bad)
+        if kind != "categorical":
+            values, bad = parse_numbers(cells)
+            kind = kind or kind_of_numbers(values, bad)
         if kind == "numeric":
             if bad.any():
                 notes.append(f"{int(bad.sum())} cell(s) of {name} are not numbers; read as missing")

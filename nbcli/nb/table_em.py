@@ -101,10 +101,12 @@ class WeightedColumns:
             ok = ~np.isnan(x)
             w = R[ok]
             if kind in ("categorical", "discretize"):
-                if kind == "categorical":
-                    k, codes = len(self.categories[j]), x[ok].astype(np.intp)
+                categories, edges = self.categories[j], self.edges[j]
+                if categories is not None:  # categorical
+                    k, codes = len(categories), x[ok].astype(np.intp)
                 else:
-                    k, codes = len(self.edges[j]) + 1, np.searchsorted(self.edges[j], x[ok], side="left")
+                    assert edges is not None  # a discretize column has its bin edges
+                    k, codes = len(edges) + 1, np.searchsorted(edges, x[ok], side="left")
                 counts = np.stack([np.bincount(codes, weights=w[:, c], minlength=k) for c in range(n_classes)])
                 present[:, j] = counts.sum(axis=1)
                 stats.append({"counts": counts.reshape(n_classes, k)})
@@ -236,6 +238,7 @@ def best_clustering(prepared, k: int, restarts: int, seed: int, max_iter: int, t
         model, R, objectives = em_rows(prepared, start_memberships(rng, n, k), max_iter, tol)
         if best is None or objectives[-1] > best[2]:
             best = (model, R, objectives[-1], len(objectives))
+    assert best is not None, "restarts must be at least 1"
     model, R, objective, iterations = best
     keep = model.class_count > 0
     if not keep.all():

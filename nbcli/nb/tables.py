@@ -106,6 +106,7 @@ cluster model scores with the same floor. Supervised training (`fit`,
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
@@ -280,6 +281,14 @@ def column_kinds(names, kinds, columns, settings: TableSettings) -> list[str]:
 
 def _bad(what: str) -> NbcliError:
     return NbcliError(f"the table model is not valid: {what}", hint="train it again")
+
+
+def _listed(spec: dict, key: str) -> list:
+    """spec[key], which must be a list (a model file's), else `_bad`."""
+    value = spec.get(key)
+    if not isinstance(value, list):
+        raise _bad(f"{key} is not a list")
+    return value
 
 
 class TableModel:
@@ -627,11 +636,8 @@ class TableModel:
     def _from_state(cls, spec: dict, arrays: dict) -> TableModel:
         if not isinstance(spec, dict) or spec.get("kind") != cls.kind:
             raise _bad("it is not a table model")
-        classes, names, kinds = spec.get("classes"), spec.get("names"), spec.get("kinds")
-        categories, settings = spec.get("categories"), spec.get("settings")
-        for key, value in (("classes", classes), ("names", names), ("kinds", kinds), ("categories", categories)):
-            if not isinstance(value, list):
-                raise _bad(f"{key} is not a list")
+        classes, names, kinds, categories = (_listed(spec, key) for key in ("classes", "names", "kinds", "categories"))
+        settings = spec.get("settings")
         if not classes or not all(isinstance(c, str) and c for c in classes) or len(set(classes)) != len(classes):
             raise _bad("the classes are not distinct names")
         if not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
@@ -750,7 +756,7 @@ class TableModel:
         bandwidth h; discretize the bin edges and each bin's probability.
         'pooled': true marks a class that had no present value."""
         prior = np.exp(self.log_prior)
-        out = {
+        out: dict[str, Any] = {
             "kind": self.kind,
             "prior": {c: float(p) for c, p in zip(self.classes, prior)},
             "columns": dict(zip(self.names, self.kinds)),
