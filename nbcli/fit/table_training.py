@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 from nbcli.nb.table_classifier import (
     CutColumns,
     TableClassifier,
@@ -100,8 +100,11 @@ def calibrate_rows(classifier, classes, y, names, kinds, data, settings, calibra
             else f"class {smallest} has {int(sizes.min())} rows, fewer than the {least} a calibration map needs"
         )
         if strict:
-            raise NbcliError(
-                f"cannot calibrate by cross-validation: {problem}", hint="give more rows, or --calibrate none"
+            raise ParameterError(
+                "calibrate",
+                "cannot calibrate by cross-validation: {problem}",
+                hint="give more rows, or {calibrate:none}",
+                problem=problem,
             )
         classifier.meta["calibration"] = {"skipped": problem}
         return
@@ -184,9 +187,10 @@ def cluster_rows(
 
     settings = check_settings(settings)
     if settings.m_estimate is not None and settings.m_estimate[1] is not None:
-        raise NbcliError(
+        raise ParameterError(
+            "m_estimate",
             "cluster: an m-estimate with P is not a distribution, so EM has nothing to maximise",
-            hint="give --m-estimate M alone",
+            hint="give {m_estimate} M alone",
         )
     rows, _ = read_rows(docs)
     columns.check()
@@ -205,11 +209,13 @@ def cluster_rows(
             table.append({"k": kk, "bic": float(bic), "log_likelihood": float(loglik)})
         k = min(table, key=lambda row: row["bic"])["k"]
         if k == 1:
-            raise NbcliError(
-                "the rows look like one cluster (the lowest BIC is at k = 1)", hint="give -k 2 or more to split them"
+            raise ParameterError(
+                "k",
+                "the rows look like one cluster (the lowest BIC is at k = 1)",
+                hint="give {k} 2 or more to split them",
             )
     if not 2 <= k <= n:
-        raise NbcliError(f"-k {k}: give 2 to {n} clusters (the number of rows)")
+        raise ParameterError("k", "{k} {value}: give 2 to {n} clusters (the number of rows)", value=k, n=n)
     import datetime
 
     from nbcli import __version__

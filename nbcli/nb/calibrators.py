@@ -96,7 +96,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 from nbcli.nb.logmath import log_softmax
 
 METHODS = ("temperature", "platt", "isotonic")
@@ -478,9 +478,11 @@ def fit_cross_validated(
         return fit_increasing(method, log_proba, truth, classes, "the corpus's own documents, cross-validated,"), None
     except NotIncreasing as exc:
         if strict:
-            raise NbcliError(
-                f"cannot calibrate by cross-validation: {exc.message}",
-                hint="train with --calibrate none, then fit a map on other documents: nbcli calibrate MODEL HELDOUT",
+            raise ParameterError(
+                "calibrate",
+                "cannot calibrate by cross-validation: {why}",
+                hint="train with {calibrate:none}, then fit a map on other documents: nbcli calibrate MODEL HELDOUT",
+                why=exc.message,
             ) from None
         return None, exc.message
 

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from nbcli.errors import NbcliError, listed
+from nbcli.errors import NbcliError, ParameterError, listed
 from nbcli.nb.classifier_base import BaseClassifier
 from nbcli.nb.table_cells import MAX_INTEGER_CATEGORIES, coded, kind_of_numbers, parse_numbers
 from nbcli.text.sources import Document, Row, batches
@@ -77,7 +77,12 @@ class TableColumns:
     def check(self) -> None:
         both = sorted(set(self.categorical) & set(self.numeric))
         if both:
-            raise NbcliError(f"{', '.join(both)} is given as both --categorical and --numeric", hint="pick one")
+            raise ParameterError(
+                "categorical",
+                "{names} is given as both {categorical} and {numeric}",
+                hint="pick one",
+                names=", ".join(both),
+            )
 
     def names(self, rows: list[dict]) -> list[str]:
         """The feature columns of training rows: the fields in the order
@@ -104,7 +109,7 @@ class TableColumns:
             )
         names = [n for n in wanted if n not in set(self.ignore)]
         if not names:
-            raise NbcliError("no feature columns are left", hint="check --features and --ignore-fields")
+            raise ParameterError("features", "no feature columns are left", hint="check {features} and {ignore}")
         return names
 
 
@@ -469,9 +474,11 @@ def read_table(docs: Iterable[Document], columns: TableColumns, labelled: bool =
     size = 1
     for doc in docs:
         if type(doc.data) is not Row and not isinstance(doc.data, Mapping):  # the ABC's check is slow
-            raise NbcliError(
-                f"{doc.id} is not a row of a table; table models train on .csv, .tsv or .jsonl tables",
-                hint="drop --features to train a text model",
+            raise ParameterError(
+                "features",
+                "{doc} is not a row of a table; table models train on .csv, .tsv or .jsonl tables",
+                hint="drop {features} to train a text model",
+                doc=doc.id,
             )
         if not batch:
             size = max(1, BATCH_CELLS // max(1, len(doc.data)))
@@ -531,9 +538,11 @@ def read_rows(docs: Iterable[Document]) -> tuple[list[Mapping], list[str | None]
     labels: list[str | None] = []
     for doc in docs:
         if type(doc.data) is not Row and not isinstance(doc.data, Mapping):  # the ABC's check is slow
-            raise NbcliError(
-                f"{doc.id} is not a row of a table; table models train on .csv, .tsv or .jsonl tables",
-                hint="drop --features to train a text model",
+            raise ParameterError(
+                "features",
+                "{doc} is not a row of a table; table models train on .csv, .tsv or .jsonl tables",
+                hint="drop {features} to train a text model",
+                doc=doc.id,
             )
         rows.append(doc.data)
         labels.append(doc.label)

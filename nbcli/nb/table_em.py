@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 from nbcli.nb.logmath import log_softmax
 from nbcli.nb.table_cells import category_codes, column_numbers, equal_frequency_edges, recording_resolution
 from nbcli.nb.tables import TableModel, TableSettings, check_settings, column_kinds
@@ -37,9 +37,10 @@ class WeightedColumns:
         self.names = list(names)
         self.kinds = column_kinds(names, kinds, columns, self.settings)
         if "kde" in self.kinds:
-            raise NbcliError(
+            raise ParameterError(
+                "numeric_model",
                 "kde columns cannot be fitted to soft memberships (a kernel density has no maximum-likelihood M step)",
-                hint="use --numeric-model gaussian or discretize",
+                hint="use {numeric_model:gaussian} or discretize",
             )
         n = len(columns[0]) if columns else 0
         self.X = np.empty((n, len(self.names)))

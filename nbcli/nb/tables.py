@@ -110,7 +110,7 @@ from typing import Any
 
 import numpy as np
 
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 from nbcli.nb.logmath import log_softmax
 from nbcli.nb.smoothing import ESTIMATES, MAX_PSEUDO_COUNT, check_prior_alpha, check_prior_smoothing, log_prior
 from nbcli.nb.table_cells import category_codes, column_numbers, equal_frequency_edges, is_missing
@@ -150,10 +150,16 @@ class TableSettings:
 
 
 def check_settings(settings: TableSettings) -> TableSettings:
-    """The settings with plain Python values, or NbcliError naming the option."""
+    """The settings with plain Python values, or a ParameterError naming
+    the setting (the command line says its flag)."""
     alpha = _number(settings.alpha)
     if not (np.isfinite(alpha) and 0 <= alpha <= MAX_PSEUDO_COUNT):
-        raise NbcliError(f"--alpha must be a number from 0 to {MAX_PSEUDO_COUNT:g}, not {settings.alpha}")
+        raise ParameterError(
+            "alpha",
+            "{alpha} must be a number from 0 to {most:g}, not {value}",
+            most=MAX_PSEUDO_COUNT,
+            value=settings.alpha,
+        )
     m_estimate = settings.m_estimate
     if m_estimate is not None:
         try:
@@ -162,45 +168,70 @@ def check_settings(settings: TableSettings) -> TableSettings:
         except (TypeError, ValueError):
             m, p = float("nan"), None
         if not (np.isfinite(m) and 0 < m <= MAX_PSEUDO_COUNT) or (p is not None and not (0 < p < 1)):
-            raise NbcliError(f"--m-estimate {m_estimate!r} is not valid", hint="give M > 0, or M,P with 0 < P < 1")
+            raise ParameterError(
+                "m_estimate",
+                "{m_estimate} {value!r} is not valid",
+                hint="give M > 0, or M,P with 0 < P < 1",
+                value=m_estimate,
+            )
         m_estimate = (m, p)
     if settings.estimate not in ESTIMATES:
-        raise NbcliError(f"--estimate {settings.estimate!r} is not one of {', '.join(ESTIMATES)}")
+        raise ParameterError(
+            "estimate",
+            "{estimate} {value!r} is not one of {choices}",
+            value=settings.estimate,
+            choices=", ".join(ESTIMATES),
+        )
     if settings.estimate == "map":
         if m_estimate is not None and m_estimate[1] is not None:
-            raise NbcliError("--estimate map with an m-estimate's P is not defined", hint="give only M, or use mean")
+            raise ParameterError(
+                "estimate", "{estimate:map} with an m-estimate's P is not defined", hint="give only M, or use mean"
+            )
         if m_estimate is None and alpha < 1:
-            raise NbcliError(
-                f"--estimate map needs --alpha of at least 1 on table columns, not {alpha:g}",
+            raise ParameterError(
+                "estimate",
+                "{estimate:map} needs {alpha} of at least 1 on table columns, not {value:g}",
                 hint="alpha - 1 < 0 would give a category never seen in a class a probability below 0",
+                value=alpha,
             )
     prior = settings.prior
     if isinstance(prior, dict):
         prior = {str(k): _number(v) for k, v in prior.items()}
         if not prior or not all(np.isfinite(w) and 0 < w <= MAX_PSEUDO_COUNT for w in prior.values()):
-            raise NbcliError("--prior weights must be positive numbers")
+            raise ParameterError("prior", "{prior} weights must be positive numbers")
     elif prior not in ("fit", "uniform"):
-        raise NbcliError(f"--prior {prior!r} is not valid", hint="use 'fit', 'uniform' or CLASS=WEIGHT pairs")
+        raise ParameterError(
+            "prior", "{prior} {value!r} is not valid", hint="use 'fit', 'uniform' or CLASS=WEIGHT pairs", value=prior
+        )
     prior_alpha = check_prior_alpha(None if settings.prior_alpha is None else _number(settings.prior_alpha))
     check_prior_smoothing(prior, prior_alpha)
     if settings.numeric_model not in NUMERIC_MODELS:
-        raise NbcliError(
-            f"--numeric-model {settings.numeric_model!r} is not one of {', '.join(NUMERIC_MODELS)}",
+        raise ParameterError(
+            "numeric_model",
+            "{numeric_model} {value!r} is not one of {choices}",
+            value=settings.numeric_model,
+            choices=", ".join(NUMERIC_MODELS),
         )
     var_smoothing = _number(settings.var_smoothing)
     if not (np.isfinite(var_smoothing) and 0 < var_smoothing <= 1):
-        raise NbcliError(f"--var-smoothing must be a number above 0 and at most 1, not {settings.var_smoothing}")
+        raise ParameterError(
+            "var_smoothing",
+            "{var_smoothing} must be a number above 0 and at most 1, not {value}",
+            value=settings.var_smoothing,
+        )
     bandwidth = settings.bandwidth
     if bandwidth not in BANDWIDTHS:
         bandwidth = _number(bandwidth)
         if not (np.isfinite(bandwidth) and bandwidth > 0):
-            raise NbcliError(
-                f"--bandwidth {settings.bandwidth!r} is not valid",
+            raise ParameterError(
+                "bandwidth",
+                "{bandwidth} {value!r} is not valid",
                 hint="use 'scott', 'silverman' or a positive number (the kernel's standard deviation)",
+                value=settings.bandwidth,
             )
     bins = settings.bins
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or not 2 <= bins <= 1_000_000:
-        raise NbcliError(f"--bins must be a whole number from 2 to 1000000, not {bins!r}")
+        raise ParameterError("bins", "{bins} must be a whole number from 2 to 1000000, not {value!r}", value=bins)
     return TableSettings(
         alpha=alpha,
         m_estimate=m_estimate,
@@ -238,10 +269,12 @@ def _category_log_table(counts: np.ndarray, settings: TableSettings) -> np.ndarr
         b = m * (p if p is not None else 1.0 / k) - mode
         total = m - k * mode
     if b < 0:
-        raise NbcliError(
-            f"--estimate map is undefined here: a pseudo-count of {b + 1:g} per category "
+        raise ParameterError(
+            "estimate",
+            "{estimate:map} is undefined here: a pseudo-count of {pseudo:g} per category "
             "would give a category never seen in a class a probability below 0",
-            hint="use an m-estimate M of at least the number of categories, or --estimate mean",
+            hint="use an m-estimate M of at least the number of categories, or {estimate:mean}",
+            pseudo=b + 1,
         )
     cells = np.concatenate([counts, np.zeros((n_classes, 1))], axis=1) + b
     denominator = counts.sum(axis=1, keepdims=True) + total

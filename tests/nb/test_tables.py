@@ -10,9 +10,9 @@ import pytest
 from scipy.stats import gaussian_kde
 from sklearn.naive_bayes import CategoricalNB, GaussianNB
 
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 from nbcli.nb.table_cells import MISSING, is_missing
-from nbcli.nb.tables import TableModel, TableSettings
+from nbcli.nb.tables import TableModel, TableSettings, check_settings
 
 PLAYTENNIS = Path(__file__).resolve().parents[2] / "sample_corpora" / "playtennis.csv"
 QUERY = {"Outlook": "Sunny", "Temperature": "Cool", "Humidity": "High", "Wind": "Strong"}
@@ -388,11 +388,31 @@ def test_damaged_states_are_refused(what):
 def test_bad_settings_name_the_option():
     y, cells = np.array([0, 1]), np.array(["u", "v"])
     for settings, option in [
-        (TableSettings(numeric_model="poisson"), "--numeric-model"),
-        (TableSettings(bandwidth="wide"), "--bandwidth"),
-        (TableSettings(bins=1), "--bins"),
+        (TableSettings(numeric_model="poisson"), "numeric.model"),  # the parameter here, the flag on the command line
+        (TableSettings(bandwidth="wide"), "^bandwidth"),
+        (TableSettings(bins=1), "^bins"),
         (TableSettings(prior="uniform", prior_alpha=1), "prior.alpha"),  # the library names the parameter (issue 26)
-        (TableSettings(alpha=float("nan")), "--alpha"),
+        (TableSettings(alpha=float("nan")), "^alpha"),
     ]:
         with pytest.raises(NbcliError, match=option):
             TableModel.fit(["a", "b"], y, ["k"], ["categorical"], [cells], settings)
+
+
+def test_setting_errors_name_the_parameter_and_the_command_line_its_flag():
+    from nbcli.cli.options import in_flag_terms
+
+    for settings, said in [
+        (TableSettings(bins=1), "bins must be a whole number from 2 to 1000000, not 1"),
+        (TableSettings(var_smoothing=2), "var_smoothing must be a number above 0 and at most 1, not 2"),
+        (TableSettings(numeric_model="poisson"), "numeric_model 'poisson' is not one of gaussian, kde, discretize"),
+        (
+            TableSettings(estimate="map", alpha=0.5),
+            "estimate='map' needs alpha of at least 1 on table columns, not 0.5",
+        ),
+    ]:
+        with pytest.raises(ParameterError) as caught:
+            check_settings(settings)
+        assert caught.value.message == said
+        flagged = in_flag_terms(caught.value).message
+        assert flagged.startswith("--") and "_" not in flagged.split()[0]
+    assert in_flag_terms(caught.value).message == "--estimate map needs --alpha of at least 1 on table columns, not 0.5"
