@@ -179,7 +179,7 @@ def cluster_rows(
     gaussian one, plus k - 1 mixing weights when the prior is fitted).
     Clusters whose expected rows fall to exactly 0 are dropped. A gaussian
     column's variances are floored at r^2/12, r the resolution its values
-    are recorded to (`tables.recording_resolution`; the module docstring
+    are recorded to (`table_cells.recording_resolution`; the module docstring
     of `tables`): without it a cluster collapsed onto a repeated value has
     an unbounded likelihood, and BIC picks too many clusters."""
     from nbcli.nb.table_em import WeightedColumns, best_clustering, free_parameters

@@ -12,12 +12,12 @@ features are its cells, picked by name, instead of a document's terms.
 Which cells are features (`TableColumns`): every field but the label and id
 fields (`--features all`, the default), or the named ones (`--features
 A,B`), minus `--ignore-fields`; each column's type is inferred from the
-training cells (`tables.infer_kind`) unless `--categorical` or `--numeric`
+training cells (`table_cells.infer_kind`) unless `--categorical` or `--numeric`
 names it.
 
 Training memory (`read_table`): the rows are read in batches of about
 BATCH_CELLS cells and kept as columns: a categorical column as a
-`tables.Coded` column (a byte or two per cell), a numeric one as float64
+`table_cells.Coded` column (a byte or two per cell), a numeric one as float64
 (8 bytes a cell), the labels as class indices; no Python object per row or
 cell outlives its batch. A column whose type is still to be inferred also
 keeps its cell texts, joined and zlib-compressed per batch (about half the
@@ -318,7 +318,7 @@ BATCH_CELLS = 1 << 17  # cells held as Python strings at a time while reading a 
 class TableData:
     """A table read into columns (`read_table`): the feature columns'
     names and kinds ('categorical' or 'numeric', given or inferred), data
-    per column (a `tables.Coded` column, or float64 numbers with NaN where
+    per column (a `table_cells.Coded` column, or float64 numbers with NaN where
     missing), n rows, their classes (sorted labels) and y (n,) each row's
     class index (None unless read with labels), and notes on numeric
     columns with cells that are not numbers (read as missing)."""
@@ -372,7 +372,7 @@ def _unpack(packed) -> Sequence[str]:
 class _ColumnReader:
     """One feature column, read a batch of cells at a time: kind
     'categorical' or 'numeric' (given), or None while it is inferred by
-    `tables.kind_of_numbers`'s rule (see the module docstring)."""
+    `table_cells.kind_of_numbers`'s rule (see the module docstring)."""
 
     def __init__(self, kind: str | None):
         self.kind = kind
