@@ -2,12 +2,47 @@
 --features`) and fitting to soft memberships.
 
 `WeightedColumns` parses a table's columns once for repeated fits to
-memberships (the M step: expected counts, weighted means and variances, see
-`tables`' module docstring, "Expected counts" and "Recording resolution");
+memberships (the M step: expected counts, weighted means and variances, as
+below; the other formulas are `tables`' module docstring's);
 `fit_weighted` is one such fit; `e_step`, `em_rows` and `best_clustering`
 run EM from seeded random memberships (`start_memberships`);
 `free_parameters` counts a mixture's parameters for BIC. Reading the rows,
 choosing k and naming the clusters is `fit.table_training.cluster_rows`'s.
+
+Expected counts (`fit_weighted`, EM's M step): each row i
+belongs to class c with a weight r_ic >= 0 (sum_c r_ic = 1) instead of one
+class. N_c = sum_i r_ic, N_cjv = the sum of r_ic over the rows whose cell j
+is v, N_cj the sum over the rows whose cell j is present; a Gaussian column
+takes the weighted mean and variance (ddof 0) mu_c = sum_i r_ic x_i / N_cj,
+var_c = sum_i r_ic (x_i - mu_c)^2 / N_cj, plus the same epsilon (the pooled
+variances do not depend on the weights); discretize columns cut the pooled
+values as `tables` says and count bins like categories. With one-hot weights this
+is `TableModel.fit`. KDE columns are refused: a kernel density is not a maximum-
+likelihood estimate (its likelihood grows without bound as h -> 0 and each
+row's own kernel scores it), so no M step of EM fits it, and a weighted
+KDE would keep n x C weights in the model. A model of expected counts says
+so (`expected`, spec "expected": true) and may hold fractional counts; any
+other model's counts are whole numbers, and a model file's are checked so.
+
+Recording resolution (clustering only: `WeightedColumns(...,
+resolution_floor=True)`, which `fit.table_training.cluster_rows` asks for).
+A gaussian column's resolution r is the smallest positive difference
+between its distinct training values (`recording_resolution`): values
+recorded to r differ by multiples of r. The rounding error of a value
+recorded to r is uniform on [-r/2, r/2], of variance r^2/12, so no
+cluster can know a column's spread more finely than that; the variance
+scored is max(var_c + epsilon, r^2/12), i.e. floored at max(epsilon,
+r^2/12). Why: epsilon is var_smoothing (1e-9) x the largest column
+variance, far below a recording precision such as 0.1, so without the
+floor a cluster that collapses onto a repeated value (iris, recorded to
+0.1) gets a variance near epsilon and a likelihood that grows without
+bound, and BIC prefers ever more such clusters. r is a constant of the
+data (not of the memberships), so the M step stays the maximiser of the
+weighted Gaussian likelihood over variances >= r^2/12 (that maximiser is
+max(var_c, r^2/12); epsilon is kept, as above). The model keeps r
+(`resolution`, spec "resolution": per column null or r) so a saved
+cluster model scores with the same floor. Supervised training (`fit`,
+`fit_weighted`) has no such floor: GaussianNB's rule exactly.
 """
 
 from __future__ import annotations
@@ -28,7 +63,7 @@ class WeightedColumns:
     rows encoded as `TableModel.encode` encodes them for every model fitted
     here (categorical codes, numbers, NaN missing). resolution_floor: floor
     each gaussian column's variances at r^2/12, r its recording resolution
-    (`recording_resolution`; clustering, see `tables`' module docstring); then
+    (`recording_resolution`; clustering, see the module docstring); then
     `resolution` holds r per column (None: not gaussian, or no r), and
     every model fitted here keeps it."""
 
@@ -149,7 +184,7 @@ def fit_weighted(
 ) -> TableModel:
     """`TableModel.fit` to soft memberships: R (n, C), row i's weight in
     each class (>= 0, each row summing to 1); the expected counts, weighted
-    means and variances of `tables`' module docstring. A model with
+    means and variances of the module docstring. A model with
     `expected` set. Refuses kde columns. For repeated fits to the same rows
     (EM), parse them once: `WeightedColumns(...).fit(classes, R)`."""
     return WeightedColumns(names, kinds, columns, settings).fit(classes, R)

@@ -67,40 +67,9 @@ given weights), counted once. A row in which every class has probability 0
 (possible only unsmoothed: alpha 0 or a MAP estimate with b = 0) gets the
 prior as its posterior.
 
-Expected counts (`table_em.fit_weighted`, EM's M step): each row i
-belongs to class c with a weight r_ic >= 0 (sum_c r_ic = 1) instead of one
-class. N_c = sum_i r_ic, N_cjv = the sum of r_ic over the rows whose cell j
-is v, N_cj the sum over the rows whose cell j is present; a Gaussian column
-takes the weighted mean and variance (ddof 0) mu_c = sum_i r_ic x_i / N_cj,
-var_c = sum_i r_ic (x_i - mu_c)^2 / N_cj, plus the same epsilon (the pooled
-variances do not depend on the weights); discretize columns cut the pooled
-values as above and count bins like categories. With one-hot weights this
-is `fit`. KDE columns are refused: a kernel density is not a maximum-
-likelihood estimate (its likelihood grows without bound as h -> 0 and each
-row's own kernel scores it), so no M step of EM fits it, and a weighted
-KDE would keep n x C weights in the model. A model of expected counts says
-so (`expected`, spec "expected": true) and may hold fractional counts; any
-other model's counts are whole numbers, and a model file's are checked so.
-
-Recording resolution (clustering only: `table_em.WeightedColumns(...,
-resolution_floor=True)`, which `fit.table_training.cluster_rows` asks for).
-A gaussian column's resolution r is the smallest positive difference
-between its distinct training values (`recording_resolution`): values
-recorded to r differ by multiples of r. The rounding error of a value
-recorded to r is uniform on [-r/2, r/2], of variance r^2/12, so no
-cluster can know a column's spread more finely than that; the variance
-scored is max(var_c + epsilon, r^2/12), i.e. floored at max(epsilon,
-r^2/12). Why: epsilon is var_smoothing (1e-9) x the largest column
-variance, far below a recording precision such as 0.1, so without the
-floor a cluster that collapses onto a repeated value (iris, recorded to
-0.1) gets a variance near epsilon and a likelihood that grows without
-bound, and BIC prefers ever more such clusters. r is a constant of the
-data (not of the memberships), so the M step stays the maximiser of the
-weighted Gaussian likelihood over variances >= r^2/12 (that maximiser is
-max(var_c, r^2/12); epsilon is kept, as above). The model keeps r
-(`resolution`, spec "resolution": per column null or r) so a saved
-cluster model scores with the same floor. Supervised training (`fit`,
-`table_em.fit_weighted`) has no such floor: GaussianNB's rule exactly.
+Expected counts (soft memberships, EM's M step) and the recording
+resolution that floors a cluster's variances: see `table_em`, which fits
+them; a model keeps `expected` and `resolution` and scores with them.
 """
 
 from __future__ import annotations
@@ -339,7 +308,7 @@ class TableModel:
     statistics. max_variance: the largest pooled variance of a gaussian
     or kde column (epsilon's scale). resolution: None, or per column None
     or the recording resolution r of a gaussian column (clustering: its
-    variances are floored at r^2/12, see the module docstring). The
+    variances are floored at r^2/12, see `table_em`'s module docstring). The
     scoring tables are derived from these and the settings. expected: the counts are expected counts of
     soft memberships (`table_em.fit_weighted`): class_count, present and the
     category counts may be fractional (present is then float64).
