@@ -152,7 +152,7 @@ def _cluster_table(corpus, output, k, restarts, seed, kw, diagnostics) -> None:
     """`cluster --features ...`: the rows of a table (table_classifier.cluster_rows)."""
     import dataclasses
 
-    from nbcli.nb.table_classifier import cluster_rows
+    from nbcli.fit.table_training import cluster_rows
     from nbcli.store import modelfile
     from nbcli.text.sources import Corpus, documents_in
 

@@ -409,7 +409,7 @@ def _train_table(corpus, label_pairs, calibrate, kw, diagnostics):
     """`train --features ...`: a table model (see table_classifier.py)."""
     import dataclasses
 
-    from nbcli.nb.table_classifier import fit_rows
+    from nbcli.fit.table_training import fit_rows
     from nbcli.text.sources import labeled_corpus, parse_label_pair
 
     ctx = click.get_current_context()
@@ -871,7 +871,7 @@ def _cross_validate_table(corpus, label_pairs, k, seed, as_json, kw, diagnostics
     """`eval --cv K TABLE --features ...`: cross-validation of a table model."""
     import dataclasses
 
-    from nbcli.nb.table_classifier import cross_validate
+    from nbcli.fit.table_training import cross_validate
     from nbcli.text.sources import labeled_corpus, parse_label_pair
 
     keep = _TABLE_SMOOTHING | {"seed"}

@@ -485,11 +485,27 @@ TRAINING_FLAGS = {
     "select_by": "--select-by",
 }
 _INVERTED = {"mail"}  # fields whose flag says the opposite
+# The flags of the other parameters the library's errors name (table models'
+# settings and columns, calibration, clustering): not training options, so
+# not in TRAINING_FLAGS, which `training_setup` reads field by field.
+OTHER_FLAGS = {
+    "numeric_model": "--numeric-model",
+    "var_smoothing": "--var-smoothing",
+    "bandwidth": "--bandwidth",
+    "bins": "--bins",
+    "features": "--features",
+    "ignore": "--ignore-fields",
+    "categorical": "--categorical",
+    "numeric": "--numeric",
+    "calibrate": "--calibrate",
+    "k": "-k",
+}
 
 
 def flag(field: str) -> str:
-    """The command-line flag of a training option's field name."""
-    return TRAINING_FLAGS[field]
+    """The command-line flag of a training option's (or another library
+    parameter's, OTHER_FLAGS) field name."""
+    return TRAINING_FLAGS[field] if field in TRAINING_FLAGS else OTHER_FLAGS[field]
 
 
 def in_flag_terms(exc: NbcliError) -> NbcliError:
@@ -635,7 +651,7 @@ def table_setup(kw):
     """(TableColumns, TableSettings) of the table options and the smoothing
     options they share with text models (--alpha, which may be 0 here, --m-estimate,
     --estimate, --prior, --prior-alpha)."""
-    from nbcli.nb.event_models import check_prior_alpha, parse_m_estimate, parse_prior
+    from nbcli.nb.smoothing import check_prior_alpha, parse_m_estimate, parse_prior
     from nbcli.nb.table_classifier import TableColumns
     from nbcli.nb.tables import TableSettings
 

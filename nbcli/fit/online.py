@@ -114,7 +114,7 @@ class _Multinomial:
         return b - 1.0 if s["estimate"] == "map" else b
 
     def log_prior(self) -> np.ndarray:
-        from nbcli.nb.event_models import log_prior
+        from nbcli.nb.smoothing import log_prior
 
         classes = list(range(self.classes))
         prior = self.settings["prior"]

@@ -28,16 +28,18 @@ from nbcli.fit.heldout import Sample
 from nbcli.nb.classifier import Classifier
 from nbcli.nb.event_models import (
     DOC_FREQ_HINT,
-    ESTIMATES,
     EVENT_MODELS,
     UNKNOWN_TERMS,
     build_event_model,
+    check_unknown_terms,
+    label_problem,
+)
+from nbcli.nb.smoothing import (
+    ESTIMATES,
     check_alpha,
     check_m_estimate,
     check_prior_alpha,
     check_prior_smoothing,
-    check_unknown_terms,
-    label_problem,
     parse_m_estimate,
     parse_prior,
 )

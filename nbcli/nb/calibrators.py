@@ -96,8 +96,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nbcli.errors import NbcliError
-from nbcli.nb.event_models import log_softmax
+from nbcli.errors import NbcliError, ParameterError
+from nbcli.nb.logmath import log_softmax
 
 METHODS = ("temperature", "platt", "isotonic")
 LOG_FLOOR = -1e6
@@ -293,7 +293,7 @@ class Calibration:
             and all(np.array_equal(self.params[k], other.params[k]) for k in self.params)
         )
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # unhashable: eq compares arrays (the data model's way, which typeshed types as a method)
 
     def apply(self, log_proba: np.ndarray) -> np.ndarray:
         """Raw log-probabilities (n, C) -> calibrated ones (n, C), finite,
@@ -478,9 +478,11 @@ def fit_cross_validated(
         return fit_increasing(method, log_proba, truth, classes, "the corpus's own documents, cross-validated,"), None
     except NotIncreasing as exc:
         if strict:
-            raise NbcliError(
-                f"cannot calibrate by cross-validation: {exc.message}",
-                hint="train with --calibrate none, then fit a map on other documents: nbcli calibrate MODEL HELDOUT",
+            raise ParameterError(
+                "calibrate",
+                "cannot calibrate by cross-validation: {why}",
+                hint="train with {calibrate:none}, then fit a map on other documents: nbcli calibrate MODEL HELDOUT",
+                why=exc.message,
             ) from None
         return None, exc.message
 

@@ -8,24 +8,29 @@ later documents are still being read.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 import numpy as np
 
+from nbcli.nb.classifier_base import BaseClassifier
 from nbcli.nb.event_models import EventModel
 from nbcli.text.analyzer import Analyzer, AnalyzerOptions
 from nbcli.text.sources import Document, batches
 from nbcli.text.vectorize import SparseCounts, Vocabulary, known_counts
 
 
-class Classifier:
+class Classifier(BaseClassifier):
     """analyzer_options: how text becomes terms; vocabulary: term -> column;
     model: the event model over those columns; meta: how it was trained;
     record: the documents its counts hold (`record.Record`, None: not kept);
     last_seen: (V,) int32, the day (since 1970-01-01) each term was last
     seen in a learned document (None: not kept); calibration: the
     `calibrators.Calibration` applied to the event model's posteriors
-    (None: raw posteriors)."""
+    (None: raw posteriors). The stream methods (`classify`,
+    `score_labelled`) are `BaseClassifier`'s."""
+
+    model: EventModel
+    batches = staticmethod(batches)
 
     def __init__(
         self,
@@ -37,13 +42,11 @@ class Classifier:
         last_seen=None,
         calibration=None,
     ):
+        super().__init__(model, meta, calibration)
         self.analyzer_options = analyzer_options
         self.vocabulary = vocabulary
-        self.model = model
-        self.meta = meta
         self.record = record
         self.last_seen = last_seen
-        self.calibration = calibration
         # a model trained by EM: the unlabelled documents' expected counts ((C, V), (C,)), kept apart from
         # the learned documents' (see `learning.Counts`); its event model is fitted to their sum
         self.expected = None
@@ -84,10 +87,6 @@ class Classifier:
             )
 
     @property
-    def classes(self) -> list[str]:
-        return self.model.classes
-
-    @property
     def analyzer(self) -> Analyzer:
         if self._analyzer is None:
             self._analyzer = Analyzer(self.analyzer_options)
@@ -97,11 +96,6 @@ class Classifier:
         """CSR counts (token-occurrence form) of documents' data on the vocabulary."""
         batch = self.analyzer.analyze(docs, kinds)
         return known_counts(batch, self.vocabulary.lookup(batch.hashes), len(self.vocabulary))
-
-    def log_proba(self, docs: list, kinds: list[str] | None = None) -> np.ndarray:
-        """log P(class | document), shape (len(docs), n_classes); docs are
-        str or bytes (see `Analyzer.analyze` for kinds)."""
-        return self.score(docs, kinds)
 
     def score(self, docs: list, kinds: list[str] | None = None, explain: int = 0):
         """`log_proba`, or with explain > 0 (log_proba, `explain`), from one
@@ -134,28 +128,6 @@ class Classifier:
                 }
             )
         return out
-
-    def classify(self, docs: Iterable[Document], explain: int = 0) -> Iterator[tuple[list[Document], object]]:
-        """(batch of documents, their `score`: log-posteriors, or with
-        explain > 0 (log-posteriors, explanations)) for a stream of
-        documents, in order, in this process (`pipeline.classify_docs` does
-        the same on several workers)."""
-        for batch in batches(docs):
-            if batch:
-                yield batch, self.score([d.data for d in batch], [d.kind for d in batch], explain)
-
-    def score_labelled(self, docs: Iterable[Document], progress=None, scored=None) -> tuple[list[str], np.ndarray]:
-        """(true labels, log-posteriors (n_docs, n_classes)) of labelled
-        documents, scored here, or taken from `scored` ((batch, log-posteriors)
-        pairs, as `pipeline.classify_docs` gives them from workers)."""
-        true_labels, parts = [], []
-        for batch, log_proba in self.classify(docs) if scored is None else scored:
-            true_labels.extend(doc.label for doc in batch)
-            parts.append(log_proba)
-            if progress is not None:
-                progress(batch)
-        log_proba = np.vstack(parts) if parts else np.zeros((0, len(self.classes)))
-        return true_labels, log_proba
 
     def evaluate(self, docs: Iterable[Document], options=None, progress=None) -> dict:
         """Classify labelled documents and report the metrics (see `evaluation`)."""

@@ -91,7 +91,8 @@ import numpy as np
 import scipy.sparse
 
 from nbcli.errors import NbcliError
-from nbcli.nb.event_models import check_alpha, log_softmax
+from nbcli.nb.logmath import log_softmax
+from nbcli.nb.smoothing import check_alpha
 
 EVENT_MODELS = ("multinomial", "bernoulli")
 UNIT_BITS = 32
@@ -576,11 +577,12 @@ def cluster(
     _check_magnitude(X)
     k = int(k)
     settings = (np.arange(k), k, event_model, float(alpha), float(prior_alpha))
-    best = None
+    best: Fit | None = None
     for r in range(int(restarts)):
         fit = _cluster_once(X, k, event_model, settings, np.random.default_rng([seed, r]), max_iter, tol, log)
         if best is None or fit.objective[-1] > best.objective[-1]:
             best = fit
+    assert best is not None  # restarts >= 1, checked above
     return best
 
 
@@ -628,7 +630,7 @@ def bic(fit: Fit, n_docs: int) -> float:
     return -2.0 * log_likelihood + free_parameters(m.event_model, *m.word_count.shape) * math.log(n_docs)
 
 
-def choose_k(X, ks, **cluster_kwargs) -> tuple[int, list[dict]]:
+def choose_k(X, ks, **cluster_kwargs) -> tuple[int, list[dict[str, float]]]:
     """The k in ks with the lowest BIC (ties: the earlier), and a row
     {"k", "bic", "log_likelihood"} per k."""
     X = prepare(X, cluster_kwargs.get("event_model", "multinomial"))
@@ -645,4 +647,4 @@ def choose_k(X, ks, **cluster_kwargs) -> tuple[int, list[dict]]:
     if not rows:
         raise NbcliError("no k to choose from")
     best = min(range(len(rows)), key=lambda i: (rows[i]["bic"], i))
-    return rows[best]["k"], rows
+    return int(rows[best]["k"]), rows

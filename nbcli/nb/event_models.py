@@ -27,22 +27,31 @@ where transform(X) is the identity (multinomial), presence (bernoulli) or
 Rennie et al.'s tf-log / idf / length normalisation (complement).
 `explain.py` relies on this contract.
 
-Smoothing (see `dirichlet_log_estimate`): each class's distribution gets a
-Dirichlet(beta) prior, beta = alpha in every cell by default, or beta = M P
-for the m-estimate; the estimate is the posterior mean (N + beta) / (T +
-sum beta) or the MAP estimate (N + beta - 1) / (T + sum(beta - 1)).
+Smoothing, priors and their checks are `smoothing`'s (shared with the
+table models and EM), log_softmax is `logmath`'s.
+
+This module imports nothing of `text`: a transform gives back its input's
+own kind of CSR matrix (`vectorize.SparseCounts` or scipy's) with new
+values (`_with_values`), so the event models sit below the analyzer and
+every module of the package may build on them.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import copy
 
 import numpy as np
 
 from nbcli.errors import NbcliError, ParameterError
-
-if TYPE_CHECKING:
-    from nbcli.text.vectorize import SparseCounts
+from nbcli.nb.logmath import log_softmax
+from nbcli.nb.smoothing import (
+    check_alpha,
+    check_estimate,
+    check_m_estimate,
+    check_prior_alpha,
+    dirichlet_log_estimate,
+    log_prior,
+)
 
 UNKNOWN_TERMS = ("skip", "smooth")
 # a ParameterError's hint template (see errors.ParameterError)
@@ -51,64 +60,6 @@ DOC_FREQ_HINT = (
     "{min_df} or {max_df})"
 )
 EVENT_MODELS = ("multinomial", "bernoulli", "complement")
-ESTIMATES = ("mean", "map")
-# The largest pseudo-count (--alpha, --prior-alpha, M of --m-estimate) and
-# prior weight accepted, by training and in a model file alike: far beyond
-# any corpus's counts (it would drown them), and small enough that the
-# sums over a vocabulary stay finite (alpha = 1e308 overflowed to inf).
-MAX_PSEUDO_COUNT = 1e12
-
-
-def parse_prior(spec: str) -> str | dict[str, float]:
-    """'fit', 'uniform' or 'CLASS=WEIGHT,...' (weights are normalised)."""
-    spec = spec.strip()
-    if spec in ("fit", "uniform"):
-        return spec
-    weights: dict[str, float] = {}
-    for part in spec.split(","):
-        name, eq, value = part.partition("=")
-        name = name.strip()
-        try:
-            w = float(value)
-        except ValueError:
-            w = float("nan")
-        if not eq or not name or not (0 < w <= MAX_PSEUDO_COUNT):
-            raise ParameterError(
-                "prior",
-                "{prior} {spec!r} is not valid",
-                hint="use 'fit', 'uniform' or CLASS=WEIGHT pairs such as 'spam=0.4,ham=0.6'",
-                spec=spec,
-            )
-        if name in weights:
-            raise ParameterError("prior", "{prior} names class {name!r} twice", name=name)
-        weights[name] = w
-    return weights
-
-
-def log_prior(class_count: np.ndarray, classes: list[str], prior, prior_alpha: float | None = None) -> np.ndarray:
-    """log pi_c for prior 'fit' ((N_c + A) / (N + A C), A = prior_alpha or
-    0), 'uniform' or {class: weight}."""
-    n = len(classes)
-    if prior == "fit":
-        counts = np.asarray(class_count, dtype=np.float64) + (prior_alpha or 0.0)
-        with np.errstate(divide="ignore"):
-            return np.log(counts) - np.log(counts.sum())
-    check_prior_smoothing(prior, prior_alpha)
-    if prior == "uniform":
-        return np.full(n, -np.log(n))
-    missing = [c for c in classes if c not in prior]
-    unknown = [c for c in prior if c not in classes]
-    if missing or unknown:
-        what = f"has no weight for {', '.join(missing)}" if missing else f"names unknown class {', '.join(unknown)}"
-        raise ParameterError(
-            "prior",
-            "{prior} {what}",
-            hint="give a weight for each of the classes: {classes}",
-            what=what,
-            classes=", ".join(classes),
-        )
-    w = np.array([prior[c] for c in classes], dtype=np.float64)
-    return np.log(w) - np.log(w.sum())
 
 
 def label_problem(label) -> str | None:
@@ -132,47 +83,6 @@ def label_problem(label) -> str | None:
     return None
 
 
-def check_alpha(alpha: float) -> float:
-    """The pseudo-count alpha (of an event model, EM or a mixture), checked:
-    0 < alpha <= MAX_PSEUDO_COUNT."""
-    if np.isfinite(alpha) and alpha > MAX_PSEUDO_COUNT:
-        raise ParameterError(
-            "alpha",
-            "{alpha} must be at most {most:g}, not {value}",
-            hint="a pseudo-count that large drowns every count",
-            most=MAX_PSEUDO_COUNT,
-            value=alpha,
-        )
-    if not (np.isfinite(alpha) and alpha > 0):
-        raise ParameterError(
-            "alpha",
-            "{alpha} must be a positive number, not {value}",
-            hint="alpha = 0 would give unseen terms probability zero; use a small value such as 0.01",
-            value=alpha,
-        )
-    return float(alpha)
-
-
-def check_prior_alpha(value: float | None) -> float | None:
-    if value is not None and not (np.isfinite(value) and 0 <= value <= MAX_PSEUDO_COUNT):
-        raise ParameterError(
-            "prior_alpha",
-            "{prior_alpha} must be a number from 0 to {most:g}, not {value}",
-            most=MAX_PSEUDO_COUNT,
-            value=value,
-        )
-    return None if value is None else float(value)
-
-
-def check_prior_smoothing(prior, prior_alpha: float | None) -> None:
-    """A prior pseudo-count smooths only a fitted prior (prior None is
-    training's default, which is 'fit' unless the model says otherwise)."""
-    if prior_alpha is not None and prior not in (None, "fit"):
-        raise ParameterError(
-            "prior_alpha", "{prior_alpha} smooths the fitted prior", hint="drop it, or use {prior:fit}"
-        )
-
-
 def check_unknown_terms(unknown: str | None, kind: str) -> None:
     """Counting a never-seen term as evidence ('smooth') is defined for the
     multinomial model only."""
@@ -183,83 +93,6 @@ def check_unknown_terms(unknown: str | None, kind: str) -> None:
             hint="drop it, or use {unknown:skip}",
             model=kind,
         )
-
-
-def parse_m_estimate(spec: str) -> tuple[float, float | None]:
-    """'M' or 'M,P' -> (M, P or None); M > 0, 0 < P < 1."""
-    m_text, _, p_text = str(spec).partition(",")
-    try:
-        m = float(m_text)
-        p = float(p_text) if p_text.strip() else None
-    except ValueError:
-        m, p = float("nan"), None
-    if not (np.isfinite(m) and 0 < m <= MAX_PSEUDO_COUNT) or (p is not None and not (0 < p < 1)):
-        raise ParameterError(
-            "m_estimate",
-            "{m_estimate} {spec!r} is not valid",
-            hint="give M > 0, or M,P with 0 < P < 1, such as 2 or 8,0.625",
-            spec=spec,
-        )
-    return m, p
-
-
-def dirichlet_log_estimate(counts: np.ndarray, beta, estimate: str = "mean") -> np.ndarray:
-    """log of the estimated category probabilities of a categorical
-    distribution with a Dirichlet(beta) prior, after observing `counts`.
-
-    counts: (..., K) observations of each of K categories (the last axis);
-    beta: the prior's parameters, a scalar (symmetric) or (K,).
-    estimate 'mean': the posterior mean (N_k + beta_k) / (T + sum beta);
-    'map': the posterior mode (N_k + beta_k - 1) / (T + sum(beta - 1)),
-    which must be positive in every cell, else NbcliError.
-    E.g. Beta(5, 3) and observations t, f, f: counts (1, 2), beta (5, 3):
-    mean 6/11, MAP 5/9.
-    """
-    counts = np.asarray(counts, dtype=np.float64)
-    pseudo = np.broadcast_to(np.asarray(beta, dtype=np.float64), counts.shape[-1:])
-    if estimate == "map":
-        pseudo = pseudo - 1.0
-    elif estimate != "mean":
-        check_estimate(estimate)
-    smoothed = counts + pseudo
-    if not (smoothed > 0).all():
-        raise ParameterError(
-            "estimate",
-            f"{{estimate:{estimate}}} is undefined here: with a prior pseudo-count of {{pseudo:g}}, "
-            "a term never seen in a class would get probability <= 0 (N + a - 1 <= 0)",
-            hint="use {alpha} (or M*P of {m_estimate}) above 1 with {estimate:map}",
-            pseudo=float(pseudo.min()) + (estimate == "map"),
-        )
-    return np.log(smoothed) - np.log(smoothed.sum(axis=-1, keepdims=True))
-
-
-def check_estimate(estimate: str) -> str:
-    if estimate not in ESTIMATES:
-        raise ParameterError(
-            "estimate", "{estimate} {value!r} is not one of {choices}", value=estimate, choices=", ".join(ESTIMATES)
-        )
-    return estimate
-
-
-def check_m_estimate(m_estimate, kind: str) -> None:
-    """An m-estimate's P is the prior probability that a term is present:
-    only the bernoulli model has one per term; the others spread M over
-    the |V| terms."""
-    if m_estimate is not None and m_estimate[1] is not None and kind != "bernoulli":
-        raise ParameterError(
-            "m_estimate",
-            "{m_estimate} M,P: a P is for {kind:bernoulli}",
-            hint="the {model} model spreads M evenly over the |V| terms; give only M",
-            model=kind,
-        )
-
-
-def log_softmax(jll: np.ndarray) -> np.ndarray:
-    """Rows of jll normalised in log space: jll - logsumexp(jll, axis=1)."""
-    top = jll.max(axis=1, keepdims=True)
-    top[~np.isfinite(top)] = 0.0
-    shifted = jll - top
-    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
 
 
 def sparse_dot(X, weights: np.ndarray) -> np.ndarray:
@@ -280,10 +113,13 @@ def sparse_dot(X, weights: np.ndarray) -> np.ndarray:
     return out
 
 
-def _csr(X, data) -> SparseCounts:
-    from nbcli.text.vectorize import SparseCounts
-
-    return SparseCounts(X.indptr, X.indices, data, tuple(X.shape))
+def _with_values(X, data: np.ndarray):
+    """The canonical CSR-like X (as `canonical` gives it) with `data` as its
+    values: a shallow copy of X's own type (`vectorize.SparseCounts` or a
+    scipy CSR matrix) sharing X's indptr and indices."""
+    out = copy.copy(X)
+    out.data = data
+    return out
 
 
 def canonical(X):
@@ -500,7 +336,7 @@ class BernoulliNB(EventModel):
     def transform(self, X):
         """Presence: 1 for every term in the document (count > 0)."""
         X = canonical(X)
-        return _csr(X, np.ones(len(X.indices)))
+        return _with_values(X, np.ones(len(X.indices)))
 
     def term_log_odds(self) -> np.ndarray:
         """log theta_cj - log theta_(not c)j from document frequencies."""
@@ -575,7 +411,7 @@ class ComplementNB(EventModel):
             norms = np.sqrt(np.bincount(rows, weights=data * data, minlength=len(X.indptr) - 1))
             norms[norms == 0] = 1.0
             data = data / norms[rows]
-        return _csr(X, data)
+        return _with_values(X, data)
 
     def settings(self) -> dict:
         extra = {

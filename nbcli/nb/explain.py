@@ -1,6 +1,6 @@
 """Why a document got its class: per-term contributions in log-odds.
 
-No I/O. For any event model that keeps the scoring contract of `model.py`
+No I/O. For any event model that keeps the scoring contract of `event_models`
 
     jll = transform(X) @ weights + bias + log_prior (+ u * unknown_weight)
 

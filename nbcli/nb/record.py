@@ -137,16 +137,18 @@ class Record:
         digest = arrays.get("record_digest")
         if digest is None:
             return cls.empty()
-        parts = [arrays.get(k) for k in ("record_class", "record_copies", "record_message_id", "record_when")]
         if not isinstance(digest, np.ndarray) or digest.dtype != np.uint64 or digest.ndim != 2 or digest.shape[1] != 2:
             raise ValueError("record_digest")
         n = len(digest)
-        for key, part, kind in zip(
-            ("record_class", "record_copies", "record_message_id", "record_when"), parts, ("i", "i", "u", "i")
-        ):
-            if not isinstance(part, np.ndarray) or part.dtype.kind != kind or part.shape != (n,):
-                raise ValueError(key)
-        label, copies, message_id, when = parts
+        label, copies, message_id, when = (
+            _column(arrays, key, kind, n)
+            for key, kind in (
+                ("record_class", "i"),
+                ("record_copies", "i"),
+                ("record_message_id", "u"),
+                ("record_when", "i"),
+            )
+        )
         if n and not (0 <= label.min() and label.max() < n_classes):
             raise ValueError("record_class")
         if n and copies.min() < 1:
@@ -165,3 +167,12 @@ class Record:
             message_id.astype(np.uint64, copy=False),
             when.astype(np.int64, copy=False),
         )
+
+
+def _column(arrays: dict, key: str, kind: str, n: int) -> np.ndarray:
+    """The record's array `key`, of dtype kind `kind` and shape (n,), or
+    ValueError(key)."""
+    part = arrays.get(key)
+    if not isinstance(part, np.ndarray) or part.dtype.kind != kind or part.shape != (n,):
+        raise ValueError(key)
+    return part

@@ -1,4 +1,4 @@
-"""A classifier of table rows: the table family's `Classifier`.
+"""A classifier of table rows (`TableClassifier`), and the reading of a table into columns.
 
 A table model (`tables.TableModel`: categorical, Gaussian, kernel-density
 or discretized columns, mixed) classifies rows of a CSV/TSV/JSON-lines
@@ -12,12 +12,12 @@ features are its cells, picked by name, instead of a document's terms.
 Which cells are features (`TableColumns`): every field but the label and id
 fields (`--features all`, the default), or the named ones (`--features
 A,B`), minus `--ignore-fields`; each column's type is inferred from the
-training cells (`tables.infer_kind`) unless `--categorical` or `--numeric`
+training cells (`table_cells.infer_kind`) unless `--categorical` or `--numeric`
 names it.
 
 Training memory (`read_table`): the rows are read in batches of about
 BATCH_CELLS cells and kept as columns: a categorical column as a
-`tables.Coded` column (a byte or two per cell), a numeric one as float64
+`table_cells.Coded` column (a byte or two per cell), a numeric one as float64
 (8 bytes a cell), the labels as class indices; no Python object per row or
 cell outlives its batch. A column whose type is still to be inferred also
 keeps its cell texts, joined and zlib-compressed per batch (about half the
@@ -29,7 +29,7 @@ holds about 8 bytes per numeric cell (plus its compressed text) and 1-2
 per categorical cell: the model and its 5-fold calibration are the same,
 bit for bit, as if every row were held (tests/nb/test_table_columns.py), and
 cross-validation and calibration cut their folds out of these columns,
-one column at a time (`_Rows`).
+one column at a time (`CutColumns`).
 
 At predict (`TableClassifier.score`), a present cell of a numeric column
 that is not a finite number (a text, 'inf', an overflow such as 1e999) is
@@ -39,18 +39,29 @@ says once, at the end of the run, how many there were per column and the
 first rows (`UnreadableCells`). A table on which a model's column is
 missing is an error naming it (`sources.ReadOptions.need_fields`; a JSON
 record may lack a field: that cell is missing).
+
+Design (issue 26): `TableClassifier` derives from `classifier_base.
+BaseClassifier`, not from the text `Classifier` (which it used to subclass
+with None for the analyzer and vocabulary). Training, calibration,
+cross-validation and clustering of rows, which use the folds of
+`fit.crossval`, are `fit.table_training`'s; table EM is `table_em`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from nbcli.errors import NbcliError, listed
-from nbcli.nb.classifier import Classifier
-from nbcli.text.sources import Document, Row
+from nbcli.errors import NbcliError, ParameterError, listed
+from nbcli.nb.classifier_base import BaseClassifier
+from nbcli.nb.table_cells import MAX_INTEGER_CATEGORIES, coded, kind_of_numbers, parse_numbers
+from nbcli.text.sources import Document, Row, batches
+
+if TYPE_CHECKING:
+    from nbcli.nb.tables import TableModel
 
 
 @dataclass
@@ -66,7 +77,12 @@ class TableColumns:
     def check(self) -> None:
         both = sorted(set(self.categorical) & set(self.numeric))
         if both:
-            raise NbcliError(f"{', '.join(both)} is given as both --categorical and --numeric", hint="pick one")
+            raise ParameterError(
+                "categorical",
+                "{names} is given as both {categorical} and {numeric}",
+                hint="pick one",
+                names=", ".join(both),
+            )
 
     def names(self, rows: list[dict]) -> list[str]:
         """The feature columns of training rows: the fields in the order
@@ -93,7 +109,7 @@ class TableColumns:
             )
         names = [n for n in wanted if n not in set(self.ignore)]
         if not names:
-            raise NbcliError("no feature columns are left", hint="check --features and --ignore-fields")
+            raise ParameterError("features", "no feature columns are left", hint="check {features} and {ignore}")
         return names
 
 
@@ -135,28 +151,28 @@ def _objects(cells) -> np.ndarray:
     return array
 
 
-class TableClassifier(Classifier):
+class TableClassifier(BaseClassifier):
     """A TableModel, the names of its feature columns, the model's meta (the
     label and id fields it was trained with: `meta["table"]`), and a
-    calibration map (None: raw posteriors)."""
+    calibration map (None: raw posteriors). The stream methods (`classify`,
+    `score_labelled`) are `BaseClassifier`'s, and so are `check_ready`
+    (every class of a table model has rows: fit refuses one without) and
+    `with_message_cap` (rows are read whole; --max-doc-bytes bounds a row);
+    there is no analyzer and no vocabulary."""
 
-    def __init__(self, model, meta: dict, calibration=None):
-        super().__init__(None, None, model, meta, calibration=calibration)  # no analyzer, no vocabulary
+    model: TableModel
+    batches = staticmethod(batches)
+    # no analyzer: `nbcli tokens -m TABLE_MODEL` analyses text with the default options, as it always has
+    analyzer_options = None
 
     @property
     def names(self) -> list[str]:
         return self.model.names
 
-    def with_message_cap(self, max_message_bytes: int | None) -> TableClassifier:
-        return self  # rows are read whole (--max-doc-bytes bounds a row)
-
     def uncalibrated(self) -> TableClassifier:
         if self.calibration is None:
             return self
         return TableClassifier(self.model, self.meta)
-
-    def check_ready(self, name: str = "the model") -> None:
-        return None  # every class of a table model has rows: fit refuses one without
 
     def counts(self, docs: list, kinds: list[str] | None = None) -> np.ndarray:
         """The rows' encoded cells (n, J) (see `TableModel.encode`)."""
@@ -238,6 +254,13 @@ class TableClassifier(Classifier):
             return categories[code] if code < len(categories) else "(unseen)"
         return f"{value:g}"
 
+    def evaluate(self, docs: Iterable[Document], options=None, progress=None) -> dict:
+        """Classify labelled rows and report the metrics (see `evaluate.report`)."""
+        from nbcli.evaluate.report import report
+
+        true_labels, log_proba = self.score_labelled(docs, progress)
+        return report(true_labels, log_proba, self.classes, options)
+
 
 class RowScores(np.ndarray):
     """Log-posteriors (n, C) of a batch of rows that had numeric cells that
@@ -295,7 +318,7 @@ BATCH_CELLS = 1 << 17  # cells held as Python strings at a time while reading a 
 class TableData:
     """A table read into columns (`read_table`): the feature columns'
     names and kinds ('categorical' or 'numeric', given or inferred), data
-    per column (a `tables.Coded` column, or float64 numbers with NaN where
+    per column (a `table_cells.Coded` column, or float64 numbers with NaN where
     missing), n rows, their classes (sorted labels) and y (n,) each row's
     class index (None unless read with labels), and notes on numeric
     columns with cells that are not numbers (read as missing)."""
@@ -349,11 +372,9 @@ def _unpack(packed) -> Sequence[str]:
 class _ColumnReader:
     """One feature column, read a batch of cells at a time: kind
     'categorical' or 'numeric' (given), or None while it is inferred by
-    `tables.kind_of_numbers`'s rule (see the module docstring)."""
+    `table_cells.kind_of_numbers`'s rule (see the module docstring)."""
 
     def __init__(self, kind: str | None):
-        from nbcli.nb.tables import MAX_INTEGER_CATEGORIES
-
         self.kind = kind
         self.codes = _Codes()
         self.coded: list[np.ndarray] = []  # categorical: codes of the cells' texts
@@ -365,8 +386,6 @@ class _ColumnReader:
         self.limit = MAX_INTEGER_CATEGORIES
 
     def add(self, cells: list[str]) -> None:
-        from nbcli.nb.tables import parse_numbers
-
         if self.kind == "categorical":
             self.coded.append(self.codes.encode(cells))
             return
@@ -395,8 +414,6 @@ class _ColumnReader:
 
     def finish(self, name: str) -> tuple[str, object, str | None]:
         """(kind, data, note or None), the batches let go."""
-        from nbcli.nb.tables import coded
-
         if self.kind is None:
             if self.fraction or len(self.wholes) > self.limit:
                 self.kind = "numeric"
@@ -422,16 +439,18 @@ def read_table(docs: Iterable[Document], columns: TableColumns, labelled: bool =
     ignore = set(columns.ignore)
     seen: dict[str, None] = {}
     readers: dict[str, _ColumnReader] = {}
-    labels, y_parts = _Codes(), []
-    state = {"n": 0, "names": None}
+    labels, y_parts = _Codes(), []  # labelled rows' labels are texts
+    n_rows = 0
+    last_names: tuple | None = None  # the field names of the last table's rows
 
     def add(batch: list[Document]) -> None:
-        rows = [doc.data for doc in batch]
+        nonlocal n_rows, last_names
+        rows: list[Any] = [doc.data for doc in batch]  # {field: cell} mappings (checked as they were read)
         shared = _shared_names(rows)
         if shared is not None:
-            if shared is not state["names"]:
+            if shared is not last_names:
                 seen.update(dict.fromkeys(shared))
-                state["names"] = shared
+                last_names = shared
         else:
             keys = None
             for row in rows:
@@ -442,21 +461,24 @@ def read_table(docs: Iterable[Document], columns: TableColumns, labelled: bool =
         for name in wanted:
             if name not in readers:
                 readers[name] = _ColumnReader(forced.get(name))
-                if state["n"]:  # a field first seen now: missing in the rows before
-                    readers[name].add([""] * state["n"])
+                if n_rows:  # a field first seen now: missing in the rows before
+                    readers[name].add([""] * n_rows)
         for name, cells in zip(wanted, row_columns(rows, wanted)):
             readers[name].add(cells.tolist())
         if labelled:
-            y_parts.append(labels.encode([doc.label for doc in batch]))
-        state["n"] += len(batch)
+            batch_labels: list[Any] = [doc.label for doc in batch]  # labelled rows: texts
+            y_parts.append(labels.encode(batch_labels))
+        n_rows += len(batch)
 
     batch: list[Document] = []
     size = 1
     for doc in docs:
         if type(doc.data) is not Row and not isinstance(doc.data, Mapping):  # the ABC's check is slow
-            raise NbcliError(
-                f"{doc.id} is not a row of a table; table models train on .csv, .tsv or .jsonl tables",
-                hint="drop --features to train a text model",
+            raise ParameterError(
+                "features",
+                "{doc} is not a row of a table; table models train on .csv, .tsv or .jsonl tables",
+                hint="drop {features} to train a text model",
+                doc=doc.id,
             )
         if not batch:
             size = max(1, BATCH_CELLS // max(1, len(doc.data)))
@@ -467,7 +489,7 @@ def read_table(docs: Iterable[Document], columns: TableColumns, labelled: bool =
     if batch:
         add(batch)
     del batch
-    if state["n"] == 0:
+    if n_rows == 0:
         raise NbcliError("the table has no rows", hint="check the path")
     names = columns.chosen(list(seen))
     kinds, data, notes = [], [], []
@@ -482,10 +504,10 @@ def read_table(docs: Iterable[Document], columns: TableColumns, labelled: bool =
         classes = sorted(labels.texts())
         order = np.array([classes.index(c) for c in labels.texts()], dtype=np.int64)
         y = order[np.concatenate(y_parts)]
-    return TableData(names, kinds, data, state["n"], classes, y, notes)
+    return TableData(names, kinds, data, n_rows, classes, y, notes)
 
 
-class _Rows(Sequence):
+class CutColumns(Sequence):
     """The columns `data` cut to `rows` (a mask or indices), each cut when
     it is taken: a fold's columns without a copy of them all at once."""
 
@@ -495,131 +517,32 @@ class _Rows(Sequence):
     def __len__(self) -> int:
         return len(self.data)
 
-    def __getitem__(self, j: int):
+    @overload
+    def __getitem__(self, j: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, j: slice) -> list: ...
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self[i] for i in range(len(self))[j]]
         return self.data[j][self.rows]
 
 
-# -- training ------------------------------------------------------------------------
+# -- rows for training ------------------------------------------------------------
 
 
-def fit_rows(
-    docs: Iterable[Document],
-    columns: TableColumns,
-    settings,
-    calibrate: str | None,
-    strict: bool,
-    label_field: str = "label",
-    id_field: str | None = None,
-):
-    """A TableClassifier of labelled rows (documents whose data are
-    {field: cell}); calibrate: the calibration method ('default': by the
-    number of classes; None: none), fitted on 5-fold cross-validated
-    scores of the rows (strict: refuse a table too small for that). The
-    label and id fields are kept in the meta: predict and eval read rows
-    with them unless told otherwise."""
-    import datetime
-
-    from nbcli import __version__
-
-    table = read_table(docs, columns)
-    classes, y, names, kinds, data = table.classes, table.y, table.names, table.kinds, table.data
-    if len(classes) < 2:
-        raise NbcliError(
-            f"the table has only one class ({classes[0]})", hint="a classifier needs rows of at least two classes"
-        )
-    model = _fit(classes, y, names, kinds, data, settings)
-    meta = {
-        "n_documents": table.n,
-        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "nbcli_version": __version__,
-        "table": {
-            "label_field": label_field,
-            "id_field": id_field,
-            "inferred": [n for n in names if n not in set(columns.categorical) | set(columns.numeric)],
-        },
-        "notes": table.notes,
-    }
-    classifier = TableClassifier(model, meta)
-    if calibrate is not None:
-        _calibrate(classifier, classes, y, names, kinds, data, settings, calibrate, strict)
-    return classifier
-
-
-def _typed(names, raw, columns: TableColumns):
-    """Each column's kind ('categorical' or 'numeric': given, or inferred)
-    and its data (numeric: floats, NaN where missing); notes on numeric
-    columns with cells that are not numbers (read as missing)."""
-    from nbcli.nb.tables import kind_of_numbers, parse_numbers
-
-    kinds, data, notes = [], [], []
-    for name, cells in zip(names, raw):
-        kind = "categorical" if name in columns.categorical else "numeric" if name in columns.numeric else None
-        values, bad = parse_numbers(cells) if kind != "categorical" else (None, None)
-        kind = kind or kind_of_numbers(values, bad)
-        if kind == "numeric":
-            if bad.any():
-                notes.append(f"{int(bad.sum())} cell(s) of {name} are not numbers; read as missing")
-            data.append(values)
-        else:
-            data.append(cells)
-        kinds.append(kind)
-    return kinds, data, notes
-
-
-def _fit(classes, y, names, kinds, data, settings):
-    from nbcli.nb.tables import TableModel
-
-    return TableModel.fit(classes, y, names, kinds, data, settings)
-
-
-def _calibrate(classifier, classes, y, names, kinds, data, settings, calibrate, strict) -> None:
-    """Fit the calibration map on 5-fold stratified cross-validation scores:
-    each fold's rows scored by the model of the other folds' rows."""
-    from nbcli.defaults import MIN_CALIBRATION_PER_CLASS, default_calibration
-    from nbcli.fit.crossval import stratified_folds
-    from nbcli.nb.calibrators import fit_cross_validated
-
-    sizes = np.bincount(y, minlength=len(classes))
-    least = 2 if strict else MIN_CALIBRATION_PER_CLASS
-    if sizes.min() < least:
-        smallest = classes[int(sizes.argmin())]
-        problem = (
-            f"class {smallest} has only one row"
-            if sizes.min() < 2
-            else f"class {smallest} has {int(sizes.min())} rows, fewer than the {least} a calibration map needs"
-        )
-        if strict:
-            raise NbcliError(
-                f"cannot calibrate by cross-validation: {problem}", hint="give more rows, or --calibrate none"
-            )
-        classifier.meta["calibration"] = {"skipped": problem}
-        return
-    k = int(min(5, sizes.min()))
-    fold = stratified_folds(y, k, 0)
-    scores = np.zeros((len(y), len(classes)))
-    for f in range(k):
-        train, test = fold != f, fold == f
-        part = _fit(classes, y[train], names, kinds, _Rows(data, train), settings)
-        scores[test] = part.predict_log_proba(part.encode(_Rows(data, test)))
-    method = default_calibration(len(classes)) if calibrate == "default" else calibrate
-    classifier.calibration, skipped = fit_cross_validated(method, scores, y, classes, strict)
-    if skipped is not None:
-        classifier.meta["calibration"] = {"skipped": skipped}
-        return
-    classifier.meta["calibration"] = {"source": "cross-validation", "model_documents": int(len(y))}
-
-
-# -- cross-validation ----------------------------------------------------------------
-
-
-def read_rows(docs: Iterable[Document]) -> tuple[list[dict], list[str]]:
+def read_rows(docs: Iterable[Document]) -> tuple[list[Mapping], list[str | None]]:
     """The rows and labels of labelled row documents."""
-    rows, labels = [], []
+    rows: list[Any] = []  # {field: cell} mappings, checked here
+    labels: list[str | None] = []
     for doc in docs:
         if type(doc.data) is not Row and not isinstance(doc.data, Mapping):  # the ABC's check is slow
-            raise NbcliError(
-                f"{doc.id} is not a row of a table; table models train on .csv, .tsv or .jsonl tables",
-                hint="drop --features to train a text model",
+            raise ParameterError(
+                "features",
+                "{doc} is not a row of a table; table models train on .csv, .tsv or .jsonl tables",
+                hint="drop {features} to train a text model",
+                doc=doc.id,
             )
         rows.append(doc.data)
         labels.append(doc.label)
@@ -628,211 +551,21 @@ def read_rows(docs: Iterable[Document]) -> tuple[list[dict], list[str]]:
     return rows, labels
 
 
-def cross_validate(docs, columns: TableColumns, settings, k: int, seed: int, eval_options) -> dict:
-    """K-fold stratified cross-validation of a table model (`eval --cv`):
-    the same report as for text models (`crossval.summarise`). docs: row
-    documents, or a table already read (`read_table`, as `tune` reads it
-    once for all its trials). The column types are decided once, on the
-    whole table; each fold's model is fitted on the other folds' rows
-    (their categories, their statistics) and scores the fold's rows
-    uncalibrated, as text models' folds are."""
-    from nbcli.evaluate.report import report
-    from nbcli.fit.crossval import AnalysedCorpus, check_folds, stratified_folds, summarise
-
-    table = docs if isinstance(docs, TableData) else read_table(docs, columns)
-    classes, y, names, kinds, data = table.classes, table.y, table.names, table.kinds, table.data
-    corpus = AnalysedCorpus(None, y, classes, None, 0)
-    check_folds(corpus, k)
-    fold = stratified_folds(y, k, seed)
-    reports = []
-    for f in range(k):
-        train, test = fold != f, fold == f
-        present = sorted(set(y[train].tolist()))
-        part = _fit(
-            [classes[c] for c in present], _reindex(y[train], present), names, kinds, _Rows(data, train), settings
-        )
-        log_proba = part.predict_log_proba(part.encode(_Rows(data, test)))
-        reports.append(report([classes[c] for c in y[test].tolist()], log_proba, part.classes, eval_options))
-    return summarise(corpus, k, seed, reports)
-
-
-def _reindex(y: np.ndarray, present: list[int]) -> np.ndarray:
-    """Class indices among the classes present."""
-    where = np.full(max(present) + 1, -1, dtype=np.int64)
-    where[present] = np.arange(len(present))
-    return where[y]
-
-
-# -- clustering ----------------------------------------------------------------------
-
-
-def cluster_rows(
-    docs: Iterable[Document],
-    columns: TableColumns,
-    settings,
-    k,
-    restarts: int,
-    seed: int,
-    max_iter: int = 200,
-    tol: float = 1e-7,
-):
-    """(TableClassifier of the clusters cluster1..clusterK, BIC table or
-    None) of table rows (their labels ignored): a mixture of table models
-    fitted by EM (see `em_rows`). Each of `restarts` runs starts from
-    seeded random memberships (`start_memberships`); the run with the
-    highest objective wins. k 'auto': 1 to 10 clusters, the lowest BIC =
-    -2 log-likelihood + free parameters x ln rows (the log-likelihood
-    without the parameters' prior; per cluster K - 1 parameters for a
-    categorical or discretize column of K categories or bins, 2 for a
-    gaussian one, plus k - 1 mixing weights when the prior is fitted).
-    Clusters whose expected rows fall to exactly 0 are dropped. A gaussian
-    column's variances are floored at r^2/12, r the resolution its values
-    are recorded to (`tables.recording_resolution`; the module docstring
-    of `tables`): without it a cluster collapsed onto a repeated value has
-    an unbounded likelihood, and BIC picks too many clusters."""
-    from nbcli.nb.tables import WeightedColumns, check_settings
-
-    settings = check_settings(settings)
-    if settings.m_estimate is not None and settings.m_estimate[1] is not None:
-        raise NbcliError(
-            "cluster: an m-estimate with P is not a distribution, so EM has nothing to maximise",
-            hint="give --m-estimate M alone",
-        )
-    rows, _ = read_rows(docs)
-    columns.check()
-    names = columns.names(rows)
-    kinds, data, _ = _typed(names, row_columns(rows, names), columns)
-    prepared = WeightedColumns(names, kinds, data, settings, resolution_floor=True)
-    n = len(rows)
-    table, fits = None, {}
-    if k == "auto":
-        table = []
-        for kk in range(1, min(10, n) + 1):
-            fits[kk] = _best_clustering(prepared, kk, restarts if kk > 1 else 1, seed, max_iter, tol)
-            fitted, objective, _ = fits[kk]
-            loglik = objective - fitted.log_parameter_prior()
-            bic = -2 * loglik + free_parameters(fitted) * np.log(n)
-            table.append({"k": kk, "bic": float(bic), "log_likelihood": float(loglik)})
-        k = min(table, key=lambda row: row["bic"])["k"]
-        if k == 1:
-            raise NbcliError(
-                "the rows look like one cluster (the lowest BIC is at k = 1)", hint="give -k 2 or more to split them"
-            )
-    if not 2 <= k <= n:
-        raise NbcliError(f"-k {k}: give 2 to {n} clusters (the number of rows)")
-    import datetime
-
-    from nbcli import __version__
-
-    model, objective, iterations = fits.get(k) or _best_clustering(prepared, k, restarts, seed, max_iter, tol)
-    meta = {
-        "n_documents": n,
-        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "nbcli_version": __version__,
-        "table": {"label_field": None, "id_field": None},
-        "clusters": {
-            "k": len(model.classes),
-            "restarts": restarts,
-            "seed": seed,
-            "objective": float(objective),
-            "log_likelihood": float(objective - model.log_parameter_prior()),
-            "iterations": iterations,
-            "bic": table,
-        },
-    }
-    return TableClassifier(model, meta), table
-
-
-def free_parameters(model) -> int:
-    """The free parameters of a mixture of table models (see `cluster_rows`).
-    The variance floors (epsilon, r^2/12) are constants of the data, not
-    parameters: a gaussian column counts its mean and variance."""
-    k = len(model.classes)
-    per_cluster = sum(
-        model.stats[j]["counts"].shape[1] - 1 if kind in ("categorical", "discretize") else 2
-        for j, kind in enumerate(model.kinds)
-    )
-    return k * per_cluster + (k - 1 if model.settings.prior == "fit" else 0)
-
-
-def e_step(model, X: np.ndarray) -> tuple[np.ndarray, float]:
-    """(R (n, C) posterior memberships P(c | x_i), as `predict_log_proba`
-    gives them; objective J = log p(theta) + sum_i log sum_c pi_c P(x_i | c))
-    of the mixture `model` on the encoded rows X. log p(theta) is
-    `TableModel.log_parameter_prior`; J is -inf when a row has probability
-    0 in every cluster (unsmoothed counts only)."""
-    from nbcli.nb.event_models import log_softmax
-
-    jll = model.joint_log_likelihood(X)
-    top = jll.max(axis=1)
-    finite = np.isfinite(top)
-    with np.errstate(divide="ignore"):
-        lse = np.where(finite, top, -np.inf) + np.log(np.exp(jll - np.where(finite, top, 0.0)[:, None]).sum(axis=1))
-    jll[~finite] = model.log_prior
-    objective = model.log_parameter_prior() + float(lse.sum())
-    return np.exp(log_softmax(jll)), objective
-
-
-def start_memberships(rng: np.random.Generator, n: int, k: int) -> np.ndarray:
-    """Random starting memberships (n, k): each row wholly in a random
-    cluster, rows 0..k-1 in clusters 0..k-1 so that none starts empty."""
-    assign = rng.integers(0, k, n)
-    assign[:k] = np.arange(min(k, n))
-    return np.eye(k)[assign]
-
-
-def em_rows(prepared, R: np.ndarray, max_iter: int, tol: float):
-    """EM for a mixture of table models from memberships R (n, k):
-    (model, its memberships R, objectives). Each iteration is an M step
-    (the expected-count fit, `WeightedColumns.fit`) and an E step
-    (`e_step`: the memberships and the objective J of the model just
-    fitted); it stops after max_iter iterations, or when J rose by at most
-    tol x |J| (relative).
-
-    J never decreases: the E step makes the memberships the posterior, and
-    the M step maximises sum_i sum_c r_ic log(pi_c P(x_i | c)) + log p(theta)
-    for categorical and discretize columns (the smoothed counts are the
-    Dirichlet posterior mode) and the prior. A gaussian column's resolution
-    floor f = r^2/12 (`WeightedColumns(..., resolution_floor=True)`)
-    depends on the data only, never on the memberships, so every M step
-    maximises over the same set s_c >= f: the maximiser of -N_c/2 log s -
-    N_c var_c / (2 s) there is max(var_c, f), scored as max(var_c +
-    epsilon, f). Above the floor the maximiser is var_c, not var_c +
-    epsilon (GaussianNB's floor, kept): a
-    step in which var_c grows by less than epsilon can lower J, by at most
-    about N_c epsilon^2 / (4 var_c^2) per cluster and column, far below the
-    float resolution of J at the default var_smoothing (a shrinking
-    variance, as in a cluster collapsing on a few values, cannot). And J
-    is computed in floats: in a column whose values are all equal up to
-    rounding, epsilon falls under the rounding error of the variances and
-    J can wobble by more.
-    """
-    classes = [f"cluster{c + 1}" for c in range(R.shape[1])]
-    model, objectives = None, []
-    for _ in range(max_iter):
-        model = prepared.fit(classes, R)
-        R, objective = e_step(model, prepared.X)
-        objectives.append(objective)
-        if len(objectives) > 1 and objectives[-1] - objectives[-2] <= tol * abs(objectives[-2]):
-            break
-    return model, R, objectives
-
-
-def _best_clustering(prepared, k: int, restarts: int, seed: int, max_iter: int, tol: float):
-    """The highest objective of `restarts` EM runs: (model, objective, its
-    iterations), clusters of expected size 0 dropped (one more M step
-    without them) and the rest named 1..k'."""
-    n = prepared.X.shape[0]
-    best = None
-    for r in range(restarts):
-        rng = np.random.default_rng([seed, r])
-        model, R, objectives = em_rows(prepared, start_memberships(rng, n, k), max_iter, tol)
-        if best is None or objectives[-1] > best[2]:
-            best = (model, R, objectives[-1], len(objectives))
-    model, R, objective, iterations = best
-    keep = model.class_count > 0
-    if not keep.all():
-        R = R[:, keep]
-        model = prepared.fit([f"cluster{c + 1}" for c in range(int(keep.sum()))], R)
-        objective = e_step(model, prepared.X)[1]
-    return model, objective, iterations
+def typed_columns(names, raw, columns: TableColumns):
+    """Each column's kind ('categorical' or 'numeric': given, or inferred)
+    and its data (numeric: floats, NaN where missing); notes on numeric
+    columns with cells that are not numbers (read as missing)."""
+    kinds, data, notes = [], [], []
+    for name, cells in zip(names, raw):
+        kind = "categorical" if name in columns.categorical else "numeric" if name in columns.numeric else None
+        if kind != "categorical":
+            values, bad = parse_numbers(cells)
+            kind = kind or kind_of_numbers(values, bad)
+        if kind == "numeric":
+            if bad.any():
+                notes.append(f"{int(bad.sum())} cell(s) of {name} are not numbers; read as missing")
+            data.append(values)
+        else:
+            data.append(cells)
+        kinds.append(kind)
+    return kinds, data, notes

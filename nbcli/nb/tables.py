@@ -9,15 +9,8 @@ Naive Bayes: jll_c(x) = log pi_c + sum_j log P(x_j | c), the sum running
 over the present cells of x only (a missing cell is skipped: it contributes
 0, in training and in scoring alike); log P(c | x) = jll_c - logsumexp(jll).
 
-Missing cells: after .strip().lower(), "", "?", "na", "n/a" and "nan"
-(`MISSING`); in a numeric column also anything that is not a finite number
-(a non-finite float, or at scoring a text that does not parse).
-
-Column kinds (`infer_kind`): a column is numeric when every present cell
-parses as a finite number AND (some value is not an integer OR the column
-has more than 10 distinct values); otherwise categorical, so 0/1 flags and
-small integer codes are categories. A column with no present cell is
-categorical.
+Missing cells and column kinds (`infer_kind`): see `table_cells`, which
+reads cells into columns (numbers, category codes, `Coded` columns).
 
 Categorical columns (Mitchell's PlayTennis). Counts N_cjv of category v in
 class c over present cells; categories are the stripped cell texts, sorted
@@ -74,147 +67,29 @@ given weights), counted once. A row in which every class has probability 0
 (possible only unsmoothed: alpha 0 or a MAP estimate with b = 0) gets the
 prior as its posterior.
 
-Expected counts (`TableModel.fit_weighted`, EM's M step): each row i
-belongs to class c with a weight r_ic >= 0 (sum_c r_ic = 1) instead of one
-class. N_c = sum_i r_ic, N_cjv = the sum of r_ic over the rows whose cell j
-is v, N_cj the sum over the rows whose cell j is present; a Gaussian column
-takes the weighted mean and variance (ddof 0) mu_c = sum_i r_ic x_i / N_cj,
-var_c = sum_i r_ic (x_i - mu_c)^2 / N_cj, plus the same epsilon (the pooled
-variances do not depend on the weights); discretize columns cut the pooled
-values as above and count bins like categories. With one-hot weights this
-is `fit`. KDE columns are refused: a kernel density is not a maximum-
-likelihood estimate (its likelihood grows without bound as h -> 0 and each
-row's own kernel scores it), so no M step of EM fits it, and a weighted
-KDE would keep n x C weights in the model. A model of expected counts says
-so (`expected`, spec "expected": true) and may hold fractional counts; any
-other model's counts are whole numbers, and a model file's are checked so.
-
-Recording resolution (clustering only: `WeightedColumns(...,
-resolution_floor=True)`, which `table_classifier.cluster_rows` asks for).
-A gaussian column's resolution r is the smallest positive difference
-between its distinct training values (`recording_resolution`): values
-recorded to r differ by multiples of r. The rounding error of a value
-recorded to r is uniform on [-r/2, r/2], of variance r^2/12, so no
-cluster can know a column's spread more finely than that; the variance
-scored is max(var_c + epsilon, r^2/12), i.e. floored at max(epsilon,
-r^2/12). Why: epsilon is var_smoothing (1e-9) x the largest column
-variance, far below a recording precision such as 0.1, so without the
-floor a cluster that collapses onto a repeated value (iris, recorded to
-0.1) gets a variance near epsilon and a likelihood that grows without
-bound, and BIC prefers ever more such clusters. r is a constant of the
-data (not of the memberships), so the M step stays the maximiser of the
-weighted Gaussian likelihood over variances >= r^2/12 (that maximiser is
-max(var_c, r^2/12); epsilon is kept, as above). The model keeps r
-(`resolution`, spec "resolution": per column null or r) so a saved
-cluster model scores with the same floor. Supervised training (`fit`,
-`fit_weighted`) has no such floor: GaussianNB's rule exactly.
+Expected counts (soft memberships, EM's M step) and the recording
+resolution that floors a cluster's variances: see `table_em`, which fits
+them; a model keeps `expected` and `resolution` and scores with them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
-from nbcli.errors import NbcliError
-from nbcli.nb.event_models import (
-    ESTIMATES,
-    MAX_PSEUDO_COUNT,
-    check_prior_alpha,
-    check_prior_smoothing,
-    log_prior,
-    log_softmax,
-)
+from nbcli.errors import NbcliError, ParameterError
+from nbcli.nb.logmath import log_softmax
+from nbcli.nb.smoothing import ESTIMATES, MAX_PSEUDO_COUNT, check_prior_alpha, check_prior_smoothing, log_prior
+from nbcli.nb.table_cells import category_codes, column_numbers, equal_frequency_edges, is_missing
 
-MISSING = frozenset({"", "?", "na", "n/a", "nan"})
 NUMERIC_MODELS = ("gaussian", "kde", "discretize")
 KINDS = ("categorical",) + NUMERIC_MODELS
 BANDWIDTHS = ("scott", "silverman")
-MAX_INTEGER_CATEGORIES = 10  # integer columns with more distinct values are numeric
 TOP_CATEGORIES = 5  # categories per class and column in `summary`
 _CHUNK = 1 << 22  # KDE: kernel evaluations per block (32 MB of float64)
 _LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
-
-
-def is_missing(value: str) -> bool:
-    return str(value).strip().lower() in MISSING
-
-
-def _as_text(values) -> np.ndarray:
-    """Cells as a numpy str array (None -> '')."""
-    a = np.asarray(values)
-    if a.dtype.kind == "U":
-        return a
-    if a.dtype.kind == "O":
-        a = a.copy()
-        a[np.equal(a, None)] = ""
-    return a.astype(str)
-
-
-def parse_numbers(values: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """(values (n,) float64, NaN for missing or unparseable cells; bad (n,)
-    bool: present cells that are not finite numbers).
-
-    Python's float syntax (surrounding spaces allowed); 'inf' and overflow
-    such as '1e400' are bad. Fast path: the whole column at once; otherwise
-    the distinct texts are parsed once each."""
-    raw = values if isinstance(values, (list, tuple)) else None
-    if isinstance(values, np.ndarray) and values.dtype.kind == "O":
-        raw = values.tolist()
-    if raw is not None:
-        try:  # Python strs straight to floats: several times faster than through a numpy str array
-            out = np.array(raw, dtype=np.float64)
-        except (ValueError, TypeError):
-            pass
-        else:
-            bad = np.isinf(out)
-            out[bad] = np.nan
-            return out, bad
-    a = _as_text(values)
-    n = a.shape[0]
-    try:
-        out = a.astype(np.float64)
-    except ValueError:
-        pass
-    else:
-        # the only texts that parse to NaN are the missing 'nan' spellings
-        bad = np.isinf(out)
-        out[bad] = np.nan
-        return out, bad
-    uniq, inverse = np.unique(a, return_inverse=True)
-    parsed = np.full(len(uniq), np.nan)
-    wrong = np.zeros(len(uniq), dtype=bool)
-    for i, text in enumerate(uniq.tolist()):
-        key = text.strip()
-        if key.lower() in MISSING:
-            continue
-        try:
-            number = float(key)
-        except ValueError:
-            wrong[i] = True
-            continue
-        if np.isfinite(number):
-            parsed[i] = number
-        else:
-            wrong[i] = True
-    inverse = inverse.reshape(n)
-    return parsed[inverse], wrong[inverse]
-
-
-def infer_kind(values: Sequence[str]) -> str:
-    """'numeric' or 'categorical', by the rule in the module docstring."""
-    return kind_of_numbers(*parse_numbers(values))
-
-
-def kind_of_numbers(numbers: np.ndarray, bad: np.ndarray) -> str:
-    """`infer_kind` of a column already parsed by `parse_numbers`."""
-    present = numbers[~np.isnan(numbers)]
-    if bad.any() or present.size == 0:
-        return "categorical"
-    if (present != np.round(present)).any():
-        return "numeric"
-    return "numeric" if np.unique(present).size > MAX_INTEGER_CATEGORIES else "categorical"
 
 
 @dataclass
@@ -244,10 +119,16 @@ class TableSettings:
 
 
 def check_settings(settings: TableSettings) -> TableSettings:
-    """The settings with plain Python values, or NbcliError naming the option."""
+    """The settings with plain Python values, or a ParameterError naming
+    the setting (the command line says its flag)."""
     alpha = _number(settings.alpha)
     if not (np.isfinite(alpha) and 0 <= alpha <= MAX_PSEUDO_COUNT):
-        raise NbcliError(f"--alpha must be a number from 0 to {MAX_PSEUDO_COUNT:g}, not {settings.alpha}")
+        raise ParameterError(
+            "alpha",
+            "{alpha} must be a number from 0 to {most:g}, not {value}",
+            most=MAX_PSEUDO_COUNT,
+            value=settings.alpha,
+        )
     m_estimate = settings.m_estimate
     if m_estimate is not None:
         try:
@@ -256,45 +137,70 @@ def check_settings(settings: TableSettings) -> TableSettings:
         except (TypeError, ValueError):
             m, p = float("nan"), None
         if not (np.isfinite(m) and 0 < m <= MAX_PSEUDO_COUNT) or (p is not None and not (0 < p < 1)):
-            raise NbcliError(f"--m-estimate {m_estimate!r} is not valid", hint="give M > 0, or M,P with 0 < P < 1")
+            raise ParameterError(
+                "m_estimate",
+                "{m_estimate} {value!r} is not valid",
+                hint="give M > 0, or M,P with 0 < P < 1",
+                value=m_estimate,
+            )
         m_estimate = (m, p)
     if settings.estimate not in ESTIMATES:
-        raise NbcliError(f"--estimate {settings.estimate!r} is not one of {', '.join(ESTIMATES)}")
+        raise ParameterError(
+            "estimate",
+            "{estimate} {value!r} is not one of {choices}",
+            value=settings.estimate,
+            choices=", ".join(ESTIMATES),
+        )
     if settings.estimate == "map":
         if m_estimate is not None and m_estimate[1] is not None:
-            raise NbcliError("--estimate map with an m-estimate's P is not defined", hint="give only M, or use mean")
+            raise ParameterError(
+                "estimate", "{estimate:map} with an m-estimate's P is not defined", hint="give only M, or use mean"
+            )
         if m_estimate is None and alpha < 1:
-            raise NbcliError(
-                f"--estimate map needs --alpha of at least 1 on table columns, not {alpha:g}",
+            raise ParameterError(
+                "estimate",
+                "{estimate:map} needs {alpha} of at least 1 on table columns, not {value:g}",
                 hint="alpha - 1 < 0 would give a category never seen in a class a probability below 0",
+                value=alpha,
             )
     prior = settings.prior
     if isinstance(prior, dict):
         prior = {str(k): _number(v) for k, v in prior.items()}
         if not prior or not all(np.isfinite(w) and 0 < w <= MAX_PSEUDO_COUNT for w in prior.values()):
-            raise NbcliError("--prior weights must be positive numbers")
+            raise ParameterError("prior", "{prior} weights must be positive numbers")
     elif prior not in ("fit", "uniform"):
-        raise NbcliError(f"--prior {prior!r} is not valid", hint="use 'fit', 'uniform' or CLASS=WEIGHT pairs")
+        raise ParameterError(
+            "prior", "{prior} {value!r} is not valid", hint="use 'fit', 'uniform' or CLASS=WEIGHT pairs", value=prior
+        )
     prior_alpha = check_prior_alpha(None if settings.prior_alpha is None else _number(settings.prior_alpha))
     check_prior_smoothing(prior, prior_alpha)
     if settings.numeric_model not in NUMERIC_MODELS:
-        raise NbcliError(
-            f"--numeric-model {settings.numeric_model!r} is not one of {', '.join(NUMERIC_MODELS)}",
+        raise ParameterError(
+            "numeric_model",
+            "{numeric_model} {value!r} is not one of {choices}",
+            value=settings.numeric_model,
+            choices=", ".join(NUMERIC_MODELS),
         )
     var_smoothing = _number(settings.var_smoothing)
     if not (np.isfinite(var_smoothing) and 0 < var_smoothing <= 1):
-        raise NbcliError(f"--var-smoothing must be a number above 0 and at most 1, not {settings.var_smoothing}")
+        raise ParameterError(
+            "var_smoothing",
+            "{var_smoothing} must be a number above 0 and at most 1, not {value}",
+            value=settings.var_smoothing,
+        )
     bandwidth = settings.bandwidth
     if bandwidth not in BANDWIDTHS:
         bandwidth = _number(bandwidth)
         if not (np.isfinite(bandwidth) and bandwidth > 0):
-            raise NbcliError(
-                f"--bandwidth {settings.bandwidth!r} is not valid",
+            raise ParameterError(
+                "bandwidth",
+                "{bandwidth} {value!r} is not valid",
                 hint="use 'scott', 'silverman' or a positive number (the kernel's standard deviation)",
+                value=settings.bandwidth,
             )
     bins = settings.bins
     if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or not 2 <= bins <= 1_000_000:
-        raise NbcliError(f"--bins must be a whole number from 2 to 1000000, not {bins!r}")
+        raise ParameterError("bins", "{bins} must be a whole number from 2 to 1000000, not {value!r}", value=bins)
     return TableSettings(
         alpha=alpha,
         m_estimate=m_estimate,
@@ -332,10 +238,12 @@ def _category_log_table(counts: np.ndarray, settings: TableSettings) -> np.ndarr
         b = m * (p if p is not None else 1.0 / k) - mode
         total = m - k * mode
     if b < 0:
-        raise NbcliError(
-            f"--estimate map is undefined here: a pseudo-count of {b + 1:g} per category "
+        raise ParameterError(
+            "estimate",
+            "{estimate:map} is undefined here: a pseudo-count of {pseudo:g} per category "
             "would give a category never seen in a class a probability below 0",
-            hint="use an m-estimate M of at least the number of categories, or --estimate mean",
+            hint="use an m-estimate M of at least the number of categories, or {estimate:mean}",
+            pseudo=b + 1,
         )
     cells = np.concatenate([counts, np.zeros((n_classes, 1))], axis=1) + b
     denominator = counts.sum(axis=1, keepdims=True) + total
@@ -344,125 +252,6 @@ def _category_log_table(counts: np.ndarray, settings: TableSettings) -> np.ndarr
     # 0/0: no present cell in the class and no pseudo-count: uniform
     table[(denominator <= 0).ravel()] = -np.log(k)
     return np.ascontiguousarray(table.T)
-
-
-class Coded:
-    """A categorical column read once (`coded`): its categories (the
-    sorted, stripped, present cell texts) and codes (n,) int, each cell's
-    index into them, -1 where missing: a byte or two per cell instead of a
-    Python string. Indexing with rows gives those rows (same categories)."""
-
-    __slots__ = ("categories", "codes")
-
-    def __init__(self, categories: list[str], codes: np.ndarray):
-        self.categories, self.codes = categories, codes
-
-    def __len__(self) -> int:
-        return len(self.codes)
-
-    def __getitem__(self, rows) -> Coded:
-        return Coded(self.categories, self.codes[rows])
-
-    def recode(self, categories: list[str] | None = None) -> tuple[list[str], np.ndarray]:
-        """`_category_codes` of the column: categories None, those present
-        in these rows."""
-        k = len(self.categories)
-        if categories is None:
-            used = np.bincount(self.codes[self.codes >= 0], minlength=k) > 0
-            categories = [c for c, u in zip(self.categories, used.tolist()) if u]
-            table = np.cumsum(used) - 1.0  # a code of an unused category never occurs
-        else:
-            index = {c: i for i, c in enumerate(categories)}
-            table = np.array([index.get(c, len(categories)) for c in self.categories], dtype=np.float64)
-        return categories, np.append(table, np.nan)[self.codes]  # code -1 picks the NaN
-
-
-def coded(texts: Sequence[str], codes: np.ndarray) -> Coded:
-    """The Coded column of cells given as distinct raw texts and each cell's
-    index into them (the categories and missing cells of `_category_codes`)."""
-    keys = [text.strip() for text in texts]
-    present = [key.lower() not in MISSING for key in keys]
-    categories = sorted({key for key, ok in zip(keys, present) if ok})
-    table = _key_codes(keys, present, categories)
-    k = len(categories)
-    dtype = np.int8 if k < 1 << 7 else np.int16 if k < 1 << 15 else np.int32
-    return Coded(categories, np.where(np.isnan(table), -1, table).astype(dtype)[codes])
-
-
-def _category_codes(cells, categories: list[str] | None = None) -> tuple[list[str], np.ndarray]:
-    """(categories, codes (n,) float64): the code of each cell's stripped
-    text in the sorted categories, K for a text not among them, NaN for a
-    missing cell. categories None: those of the cells, sorted. cells: raw
-    texts or a `Coded` column."""
-    if isinstance(cells, Coded):
-        return cells.recode(categories)
-    cells = _as_text(cells)
-    if not categories:
-        uniq, inverse = np.unique(cells, return_inverse=True)
-        keys = [text.strip() for text in uniq.tolist()]
-        present = [key.lower() not in MISSING for key in keys]
-        if categories is None:
-            categories = sorted({key for key, ok in zip(keys, present) if ok})
-        return categories, _key_codes(keys, present, categories)[inverse.reshape(-1)]
-    # cells that are a category exactly are looked up at once; the rest (missing,
-    # unseen, with spaces around) by their distinct texts
-    known = np.array(categories)
-    codes = np.minimum(np.searchsorted(known, cells), len(categories) - 1)
-    exact = known[codes] == cells
-    codes = codes.astype(np.float64)
-    if not exact.all():
-        uniq, inverse = np.unique(cells[~exact], return_inverse=True)
-        keys = [text.strip() for text in uniq.tolist()]
-        present = [key.lower() not in MISSING for key in keys]
-        codes[~exact] = _key_codes(keys, present, categories)[inverse.reshape(-1)]
-    return categories, codes
-
-
-def _key_codes(keys: list[str], present: list[bool], categories: list[str]) -> np.ndarray:
-    index = {category: i for i, category in enumerate(categories)}
-    unseen = len(categories)
-    return np.array([index.get(key, unseen) if ok else np.nan for key, ok in zip(keys, present)], dtype=np.float64)
-
-
-def _numbers(column) -> tuple[np.ndarray, np.ndarray | None]:
-    """A numeric column as float64, NaN for missing and non-finite cells,
-    and for a column of texts the mask of present cells that are not
-    finite numbers (`parse_numbers`), else None."""
-    a = np.asarray(column)
-    if a.dtype.kind in "UOS":
-        return parse_numbers(a)
-    out = np.asarray(a, dtype=np.float64)
-    infinite = np.isinf(out)
-    if infinite.any():
-        out = out.copy()
-        out[infinite] = np.nan
-    return out, None
-
-
-def _equal_frequency_edges(values: np.ndarray, bins: int) -> np.ndarray:
-    """Inner bin edges of the present values (see the module docstring)."""
-    edges = np.unique(np.quantile(values, np.arange(1, bins) / bins, method="inverted_cdf"))
-    return edges[edges < values.max()]
-
-
-RESOLUTION_NOISE = 1e-12  # differences below this x the largest |value| are float noise, not recording steps
-RESOLUTION_DIGITS = 6  # significant digits of a resolution (5.1 - 5.0 = 0.09999999999999964 -> 0.1)
-
-
-def recording_resolution(values: np.ndarray) -> float | None:
-    """The resolution r of present values (finite, 1-D): the smallest
-    difference between distinct values above RESOLUTION_NOISE x max |x|
-    (closer values are one recorded value parsed or computed twice),
-    rounded to RESOLUTION_DIGITS significant digits. None when the values
-    have fewer than two distinct values."""
-    distinct = np.unique(values)
-    if distinct.size < 2:
-        return None
-    steps = np.diff(distinct)
-    steps = steps[steps > RESOLUTION_NOISE * float(np.abs(distinct).max())]
-    if steps.size == 0:
-        return None
-    return float(f"{float(steps.min()):.{RESOLUTION_DIGITS}g}")
 
 
 def _logsumexp_kernel(x: np.ndarray, points: np.ndarray, log_weights: np.ndarray, h: float) -> np.ndarray:
@@ -477,7 +266,7 @@ def _logsumexp_kernel(x: np.ndarray, points: np.ndarray, log_weights: np.ndarray
     return out
 
 
-def _column_kinds(names, kinds, columns, settings: TableSettings) -> list[str]:
+def column_kinds(names, kinds, columns, settings: TableSettings) -> list[str]:
     """The columns' kinds with 'numeric' resolved, or NbcliError if the
     names, kinds and columns do not match."""
     if not (len(names) == len(kinds) == len(columns)):
@@ -496,6 +285,14 @@ def _bad(what: str) -> NbcliError:
     return NbcliError(f"the table model is not valid: {what}", hint="train it again")
 
 
+def _listed(spec: dict, key: str) -> list:
+    """spec[key], which must be a list (a model file's), else `_bad`."""
+    value = spec.get(key)
+    if not isinstance(value, list):
+        raise _bad(f"{key} is not a list")
+    return value
+
+
 class TableModel:
     """Naive Bayes over a table's columns (see the module docstring).
 
@@ -511,9 +308,9 @@ class TableModel:
     statistics. max_variance: the largest pooled variance of a gaussian
     or kde column (epsilon's scale). resolution: None, or per column None
     or the recording resolution r of a gaussian column (clustering: its
-    variances are floored at r^2/12, see the module docstring). The
+    variances are floored at r^2/12, see `table_em`'s module docstring). The
     scoring tables are derived from these and the settings. expected: the counts are expected counts of
-    soft memberships (`fit_weighted`): class_count, present and the
+    soft memberships (`table_em.fit_weighted`): class_count, present and the
     category counts may be fractional (present is then float64).
     """
 
@@ -579,7 +376,7 @@ class TableModel:
         empty = [c for c, count in zip(classes, class_count) if count == 0]
         if empty:
             raise NbcliError(f"class {empty[0]!r} has no training rows", hint="give rows of every class, or drop it")
-        kinds = _column_kinds(names, kinds, columns, settings)
+        kinds = column_kinds(names, kinds, columns, settings)
         present = np.zeros((n_classes, len(names)), dtype=np.int64)
         stats: list[dict] = []
         categories: list[list[str] | None] = []
@@ -588,7 +385,7 @@ class TableModel:
             if len(column) != len(y):
                 raise NbcliError(f"table column {name!r} has {len(column)} cells for {len(y)} rows")
             if kind == "categorical":
-                cats, codes = _category_codes(column)
+                cats, codes = category_codes(column)
                 ok = ~np.isnan(codes)
                 counts = np.bincount(
                     y[ok] * len(cats) + codes[ok].astype(np.intp), minlength=n_classes * len(cats)
@@ -597,7 +394,7 @@ class TableModel:
                 stats.append({"counts": counts.astype(np.float64)})
                 categories.append(cats)
                 continue
-            x = _numbers(column)[0]
+            x = column_numbers(column)[0]
             ok = ~np.isnan(x)
             values, yc = (x, y) if ok.all() else (x[ok], y[ok])  # no copies of a column without a missing cell
             if values.size == 0:
@@ -609,7 +406,7 @@ class TableModel:
             present[:, j] = n_c
             categories.append(None)
             if kind == "discretize":
-                edges = _equal_frequency_edges(values, settings.bins)
+                edges = equal_frequency_edges(values, settings.bins)
                 codes = np.searchsorted(edges, values, side="left")
                 k = len(edges) + 1
                 counts = np.bincount(yc * k + codes, minlength=n_classes * k).reshape(n_classes, k)
@@ -638,23 +435,6 @@ class TableModel:
                 offsets = np.concatenate([[0], np.cumsum([len(part) for part in parts])]).astype(np.int64)
                 stats.append({"values": np.concatenate(parts), "offsets": offsets})
         return cls(classes, class_count, names, kinds, settings, present, stats, categories, max_variance)
-
-    @classmethod
-    def fit_weighted(
-        cls,
-        classes: list[str],
-        R: np.ndarray,
-        names: list[str],
-        kinds: list[str],
-        columns: list[np.ndarray],
-        settings: TableSettings,
-    ) -> TableModel:
-        """`fit` to soft memberships: R (n, C), row i's weight in each class
-        (>= 0, each row summing to 1); the expected counts, weighted means
-        and variances of the module docstring. A model with `expected` set.
-        Refuses kde columns. For repeated fits to the same rows (EM), parse
-        them once: `WeightedColumns(...).fit(classes, R)`."""
-        return WeightedColumns(names, kinds, columns, settings).fit(classes, R)
 
     def log_parameter_prior(self) -> float:
         """log p(theta) up to a constant, the prior whose posterior mode the
@@ -734,9 +514,9 @@ class TableModel:
             if len(column) != n:
                 raise NbcliError(f"table column {self.names[j]!r} has {len(column)} cells for {n} rows")
             if self.kinds[j] == "categorical":
-                X[:, j] = _category_codes(column, self.categories[j])[1]
+                X[:, j] = category_codes(column, self.categories[j])[1]
                 continue
-            X[:, j], bad = _numbers(column)
+            X[:, j], bad = column_numbers(column)
             if bad is not None and bad.any():
                 unreadable[self.names[j]] = np.flatnonzero(bad)
         return X, unreadable
@@ -858,11 +638,8 @@ class TableModel:
     def _from_state(cls, spec: dict, arrays: dict) -> TableModel:
         if not isinstance(spec, dict) or spec.get("kind") != cls.kind:
             raise _bad("it is not a table model")
-        classes, names, kinds = spec.get("classes"), spec.get("names"), spec.get("kinds")
-        categories, settings = spec.get("categories"), spec.get("settings")
-        for key, value in (("classes", classes), ("names", names), ("kinds", kinds), ("categories", categories)):
-            if not isinstance(value, list):
-                raise _bad(f"{key} is not a list")
+        classes, names, kinds, categories = (_listed(spec, key) for key in ("classes", "names", "kinds", "categories"))
+        settings = spec.get("settings")
         if not classes or not all(isinstance(c, str) and c for c in classes) or len(set(classes)) != len(classes):
             raise _bad("the classes are not distinct names")
         if not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
@@ -981,7 +758,7 @@ class TableModel:
         bandwidth h; discretize the bin edges and each bin's probability.
         'pooled': true marks a class that had no present value."""
         prior = np.exp(self.log_prior)
-        out = {
+        out: dict[str, Any] = {
             "kind": self.kind,
             "prior": {c: float(p) for c, p in zip(self.classes, prior)},
             "columns": dict(zip(self.names, self.kinds)),
@@ -1011,119 +788,3 @@ class TableModel:
                     entry["pooled"] = True
                 out["classes"][cls_name][name] = entry
         return out
-
-
-class WeightedColumns:
-    """A table's columns parsed once, for repeated fits to soft memberships
-    (`fit`: EM's M step; the formulas are the module docstring's).
-
-    names, kinds, columns, settings: as for `TableModel.fit`. X (n, J): the
-    rows encoded as `TableModel.encode` encodes them for every model fitted
-    here (categorical codes, numbers, NaN missing). resolution_floor: floor
-    each gaussian column's variances at r^2/12, r its recording resolution
-    (`recording_resolution`; clustering, see the module docstring); then
-    `resolution` holds r per column (None: not gaussian, or no r), and
-    every model fitted here keeps it."""
-
-    def __init__(self, names, kinds, columns, settings: TableSettings, resolution_floor: bool = False):
-        self.settings = check_settings(settings)
-        self.names = list(names)
-        self.kinds = _column_kinds(names, kinds, columns, self.settings)
-        if "kde" in self.kinds:
-            raise NbcliError(
-                "kde columns cannot be fitted to soft memberships (a kernel density has no maximum-likelihood M step)",
-                hint="use --numeric-model gaussian or discretize",
-            )
-        n = len(columns[0]) if columns else 0
-        self.X = np.empty((n, len(self.names)))
-        self.categories: list[list[str] | None] = []
-        self.edges: list[np.ndarray | None] = []
-        self.max_variance = 0.0
-        resolution: list[float | None] = []
-        for j, (name, kind, column) in enumerate(zip(self.names, self.kinds, columns)):
-            if len(column) != n:
-                raise NbcliError(f"table column {name!r} has {len(column)} cells for {n} rows")
-            edges = None
-            if kind == "categorical":
-                cats, self.X[:, j] = _category_codes(column)
-                self.categories.append(cats)
-                self.edges.append(None)
-                resolution.append(None)
-                continue
-            x = _numbers(column)[0]
-            values = x[~np.isnan(x)]
-            if values.size == 0:
-                raise NbcliError(
-                    f"numeric table column {name!r} has no number in the training rows",
-                    hint="drop the column, or make it categorical",
-                )
-            if kind == "discretize":
-                edges = _equal_frequency_edges(values, self.settings.bins)
-            else:
-                with np.errstate(over="ignore", invalid="ignore"):
-                    pooled_var = float(np.var(values))
-                if not np.isfinite(pooled_var):
-                    raise NbcliError(f"numeric table column {name!r} has numbers too large to model")
-                self.max_variance = max(self.max_variance, pooled_var)
-            resolution.append(recording_resolution(values) if kind == "gaussian" else None)
-            self.X[:, j] = x
-            self.categories.append(None)
-            self.edges.append(edges)
-        self.resolution = resolution if resolution_floor else None
-
-    def fit(self, classes: list[str], R: np.ndarray) -> TableModel:
-        """The model of expected counts of memberships R (n, C): finite,
-        >= 0, rows summing to 1 (within 1e-9). A class whose weight in a
-        gaussian column is 0 takes the pooled mean and variance, as in
-        `TableModel.fit`; a class of weight 0 is allowed (prior 0 when
-        fitted without a pseudo-count)."""
-        classes = list(classes)
-        R = np.asarray(R, dtype=np.float64)
-        n, n_classes = self.X.shape[0], len(classes)
-        if n == 0:
-            raise NbcliError("the table has no rows", hint="check the path")
-        if R.shape != (n, n_classes) or not np.isfinite(R).all() or (R < 0).any():
-            raise NbcliError(f"memberships must be {n} x {n_classes} finite numbers >= 0, not shape {R.shape}")
-        if (np.abs(R.sum(axis=1) - 1.0) > 1e-9).any():
-            raise NbcliError("each row's memberships must sum to 1")
-        class_count = R.sum(axis=0)
-        present = np.zeros((n_classes, len(self.names)))
-        stats: list[dict] = []
-        for j, kind in enumerate(self.kinds):
-            x = self.X[:, j]
-            ok = ~np.isnan(x)
-            w = R[ok]
-            if kind in ("categorical", "discretize"):
-                if kind == "categorical":
-                    k, codes = len(self.categories[j]), x[ok].astype(np.intp)
-                else:
-                    k, codes = len(self.edges[j]) + 1, np.searchsorted(self.edges[j], x[ok], side="left")
-                counts = np.stack([np.bincount(codes, weights=w[:, c], minlength=k) for c in range(n_classes)])
-                present[:, j] = counts.sum(axis=1)
-                stats.append({"counts": counts.reshape(n_classes, k)})
-                if kind == "discretize":
-                    stats[-1]["edges"] = self.edges[j]
-                continue
-            values = x[ok]
-            weight = w.sum(axis=0)
-            present[:, j] = weight
-            pooled = weight == 0
-            safe = np.where(pooled, 1.0, weight)
-            mean = (values @ w) / safe
-            dev = values[:, None] - mean
-            var = np.einsum("ic,ic->c", w, dev * dev) / safe
-            mean[pooled], var[pooled] = float(np.mean(values)), float(np.var(values))
-            stats.append({"mean": mean, "var": var})
-        return TableModel(
-            classes,
-            class_count,
-            self.names,
-            self.kinds,
-            self.settings,
-            present,
-            stats,
-            list(self.categories),
-            self.max_variance,
-            expected=True,
-            resolution=self.resolution,
-        )

@@ -94,7 +94,8 @@ def tune_table(docs, columns, settings, k: int, seed: int, eval_options, metric:
     once into columns; see `table_classifier.cross_validate`); the same
     result as `tune`'s."""
     from nbcli.errors import NbcliError
-    from nbcli.nb.table_classifier import cross_validate, read_table
+    from nbcli.fit.table_training import cross_validate
+    from nbcli.nb.table_classifier import read_table
 
     docs = read_table(docs, columns)
     results, documents = [], 0

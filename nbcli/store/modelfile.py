@@ -848,7 +848,8 @@ def _classes(p: dict) -> list:
 def _settings(spec, classes: list) -> dict:
     """The event model's settings from the payload's `model`, type- and
     range-checked as `nbcli train` checks its options."""
-    from nbcli.nb.event_models import ESTIMATES, MAX_PSEUDO_COUNT, UNKNOWN_TERMS
+    from nbcli.nb.event_models import UNKNOWN_TERMS
+    from nbcli.nb.smoothing import ESTIMATES, MAX_PSEUDO_COUNT
 
     prior = spec.get("prior", "fit")
     if isinstance(prior, dict):

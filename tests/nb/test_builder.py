@@ -150,3 +150,28 @@ def test_the_builder_derives_complements_idf_and_sums_as_training_does(tmp_path)
     np.testing.assert_array_equal(built.weights, trained.weights)
     with pytest.raises(nbcli.NbcliError, match="for the complement model"):
         build_event_model("multinomial", ["x", "y"], np.ones(2), np.ones((2, 3)), idf=True)
+
+
+def test_every_parameter_the_library_names_has_a_flag():
+    """Each ParameterError's parameter, and each parameter its templates
+    name ({alpha}, {estimate:map}), is in the command line's flag tables."""
+    import string
+
+    from nbcli.cli.options import flag
+
+    named = set()
+    for path in sorted(NBCLI.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "ParameterError"):
+                continue
+            values = {kw.arg for kw in node.keywords} - {"hint"}
+            texts = [*node.args[1:2], *(kw.value for kw in node.keywords if kw.arg == "hint")]
+            if node.args and isinstance(node.args[0], ast.Constant):
+                named.add(node.args[0].value)
+            for text in texts:  # f-string templates are not read (their pieces are not whole templates)
+                if isinstance(text, ast.Constant) and isinstance(text.value, str):
+                    fields = {f for _, f, _, _ in string.Formatter().parse(text.value) if f}
+                    named |= fields - values
+    assert {"alpha", "estimate", "numeric_model", "bins", "calibrate", "features", "k"} <= named
+    for parameter in sorted(named):
+        assert flag(parameter).startswith("-"), parameter

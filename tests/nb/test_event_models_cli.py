@@ -15,7 +15,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.naive_bayes import BernoulliNB, ComplementNB, MultinomialNB
 
 from nbcli.fit.training import TrainOptions, train
-from nbcli.nb.event_models import MODELS, dirichlet_log_estimate, sparse_dot
+from nbcli.nb.event_models import MODELS, sparse_dot
 from nbcli.store import modelfile
 from nbcli.text.analyzer import AnalyzerOptions
 from nbcli.text.sources import Document
@@ -168,14 +168,6 @@ def test_the_scoring_contract_holds_for_every_kind(corpus, tmp_path):
 
 
 # -- hand-computed cases -----------------------------------------------------------
-
-
-def test_beta_5_3_with_observations_t_f_f():
-    """The lecture example: Beta(5, 3) prior, observations t, f, f."""
-    log_mean = dirichlet_log_estimate(np.array([1.0, 2.0]), np.array([5.0, 3.0]), "mean")
-    log_map = dirichlet_log_estimate(np.array([1.0, 2.0]), np.array([5.0, 3.0]), "map")
-    assert np.exp(log_mean[0]) == pytest.approx(6 / 11, rel=1e-12)
-    assert np.exp(log_map[0]) == pytest.approx(5 / 9, rel=1e-12)
 
 
 def _presence(clf, cls, term):

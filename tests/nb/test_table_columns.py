@@ -11,9 +11,11 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from nbcli.fit.table_training import calibrate_rows, fit_rows
 from nbcli.nb import table_classifier
-from nbcli.nb.table_classifier import TableColumns, fit_rows
-from nbcli.nb.tables import TableModel, TableSettings, infer_kind
+from nbcli.nb.table_cells import infer_kind
+from nbcli.nb.table_classifier import TableColumns
+from nbcli.nb.tables import TableModel, TableSettings
 from nbcli.store.modelfile import calibration_state
 from nbcli.text.sources import Document, Row
 
@@ -113,7 +115,7 @@ def test_columns_read_in_batches_give_the_whole_tables_model(monkeypatch, batch_
     classes = sorted(set(labels))
     y = np.array([classes.index(label) for label in labels])
     raw = [np.array(c, dtype=object) for c in columns]
-    table_classifier._calibrate(whole, classes, y, names, expected.kinds, raw, TableSettings(), "temperature", True)
+    calibrate_rows(whole, classes, y, names, expected.kinds, raw, TableSettings(), "temperature", True)
     assert calibration_state(calibrated.calibration) == calibration_state(whole.calibration)
 
 

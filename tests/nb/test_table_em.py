@@ -1,6 +1,6 @@
 """Soft EM for table clustering: the expected-count fit
-(`tables.WeightedColumns`, `TableModel.fit_weighted`) and the EM loop
-(`table_classifier.cluster_rows`, `em_rows`, `e_step`)."""
+(`table_em.WeightedColumns`, `table_em.fit_weighted`) and the EM loop
+(`fit.table_training.cluster_rows`, `em_rows`, `e_step`)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,11 @@ from hypothesis import strategies as st
 from sklearn.metrics import adjusted_rand_score
 
 from nbcli.errors import NbcliError
-from nbcli.nb.table_classifier import TableColumns, cluster_rows, e_step, em_rows, free_parameters
-from nbcli.nb.tables import TableModel, TableSettings, WeightedColumns, recording_resolution
+from nbcli.fit.table_training import cluster_rows
+from nbcli.nb.table_cells import recording_resolution
+from nbcli.nb.table_classifier import TableColumns
+from nbcli.nb.table_em import WeightedColumns, e_step, em_rows, fit_weighted, free_parameters
+from nbcli.nb.tables import TableModel, TableSettings
 from nbcli.text.sources import Document
 
 from conftest import run
@@ -80,7 +83,7 @@ def test_one_hot_memberships_give_the_counted_model():
         s = TableSettings(alpha=0.5, numeric_model=numeric_model, bins=4)
         columns, kinds = [colour, x, z], ["categorical", "numeric", "numeric"]
         counted = TableModel.fit(["a", "b", "c"], y, ["colour", "x", "z"], kinds, columns, s)
-        weighted = TableModel.fit_weighted(["a", "b", "c"], np.eye(3)[y], ["colour", "x", "z"], kinds, columns, s)
+        weighted = fit_weighted(["a", "b", "c"], np.eye(3)[y], ["colour", "x", "z"], kinds, columns, s)
         assert weighted.expected and not counted.expected
         X = counted.encode(columns)
         assert np.array_equal(weighted.encode(columns), X, equal_nan=True)

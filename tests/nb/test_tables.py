@@ -10,8 +10,9 @@ import pytest
 from scipy.stats import gaussian_kde
 from sklearn.naive_bayes import CategoricalNB, GaussianNB
 
-from nbcli.errors import NbcliError
-from nbcli.nb.tables import MISSING, TableModel, TableSettings, infer_kind, is_missing, parse_numbers
+from nbcli.errors import NbcliError, ParameterError
+from nbcli.nb.table_cells import MISSING, is_missing
+from nbcli.nb.tables import TableModel, TableSettings, check_settings
 
 PLAYTENNIS = Path(__file__).resolve().parents[2] / "sample_corpora" / "playtennis.csv"
 QUERY = {"Outlook": "Sunny", "Temperature": "Cool", "Humidity": "High", "Wind": "Strong"}
@@ -384,41 +385,34 @@ def test_damaged_states_are_refused(what):
     assert "\n" not in str(error.value)
 
 
-# -- parsing and kinds ---------------------------------------------------------
-
-
-def test_parse_numbers():
-    values, bad = parse_numbers(["1", "2.5", "NA", "?", "", "abc", "1e3", " 7 ", "inf", "nan"])
-    assert np.array_equal(values, [1, 2.5, np.nan, np.nan, np.nan, np.nan, 1000, 7, np.nan, np.nan], equal_nan=True)
-    assert bad.tolist() == [False] * 5 + [True] + [False] * 2 + [True, False]
-    clean, none_bad = parse_numbers(np.array(["1", " -2 ", "3.5e-1"]))
-    assert clean.tolist() == [1, -2, 0.35] and not none_bad.any()
-
-
-@pytest.mark.parametrize(
-    "values, kind",
-    [
-        (["0", "1", "1", "?", "0"], "categorical"),  # a 0/1 flag
-        ([str(i) for i in range(10)] * 2, "categorical"),  # 10 integer codes
-        ([str(i) for i in range(11)], "numeric"),  # 11 distinct integers
-        (["1", "2", "2.5"], "numeric"),  # one value not an integer
-        (["1", "2", "abc"], "categorical"),
-        (["", "?", "NA"], "categorical"),  # nothing present
-        (["1", "inf", "2.5"], "categorical"),
-    ],
-)
-def test_infer_kind(values, kind):
-    assert infer_kind(values) == kind
-
-
 def test_bad_settings_name_the_option():
     y, cells = np.array([0, 1]), np.array(["u", "v"])
     for settings, option in [
-        (TableSettings(numeric_model="poisson"), "--numeric-model"),
-        (TableSettings(bandwidth="wide"), "--bandwidth"),
-        (TableSettings(bins=1), "--bins"),
+        (TableSettings(numeric_model="poisson"), "numeric.model"),  # the parameter here, the flag on the command line
+        (TableSettings(bandwidth="wide"), "^bandwidth"),
+        (TableSettings(bins=1), "^bins"),
         (TableSettings(prior="uniform", prior_alpha=1), "prior.alpha"),  # the library names the parameter (issue 26)
-        (TableSettings(alpha=float("nan")), "--alpha"),
+        (TableSettings(alpha=float("nan")), "^alpha"),
     ]:
         with pytest.raises(NbcliError, match=option):
             TableModel.fit(["a", "b"], y, ["k"], ["categorical"], [cells], settings)
+
+
+def test_setting_errors_name_the_parameter_and_the_command_line_its_flag():
+    from nbcli.cli.options import in_flag_terms
+
+    for settings, said in [
+        (TableSettings(bins=1), "bins must be a whole number from 2 to 1000000, not 1"),
+        (TableSettings(var_smoothing=2), "var_smoothing must be a number above 0 and at most 1, not 2"),
+        (TableSettings(numeric_model="poisson"), "numeric_model 'poisson' is not one of gaussian, kde, discretize"),
+        (
+            TableSettings(estimate="map", alpha=0.5),
+            "estimate='map' needs alpha of at least 1 on table columns, not 0.5",
+        ),
+    ]:
+        with pytest.raises(ParameterError) as caught:
+            check_settings(settings)
+        assert caught.value.message == said
+        flagged = in_flag_terms(caught.value).message
+        assert flagged.startswith("--") and "_" not in flagged.split()[0]
+    assert in_flag_terms(caught.value).message == "--estimate map needs --alpha of at least 1 on table columns, not 0.5"
