@@ -126,7 +126,7 @@ def serve(
       nbcli serve mail.nb --tcp --allow-tell
     """
     from nbcli.cli.options import check_cutoffs
-    from nbcli.run.pipeline import cpu_count
+    from nbcli.run.executor import cpu_count
     from nbcli.spam.daemon import SPAMD_PORT, Settings, default_socket, run
 
     check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])

@@ -668,7 +668,7 @@ class Worker:
             self.models.pop(path, None)
 
     def score(self, request: spamd.Request, body: bytes, path: str) -> bytes:
-        from nbcli.spam.filtering import header_value
+        from nbcli.spam.headers import header_value, marked
 
         if len(body) > self.settings.max_size or not body.strip():
             verdict = spamd.unscored()
@@ -694,7 +694,7 @@ class Worker:
             raise spamd.ProtocolError("EX_SOFTWARE", f"cannot score the message: {exc}") from None
         processed = None
         if request.verb in ("PROCESS", "HEADERS"):
-            processed = spamd.marked(body, verdict, self.t, header_value(label, p, model_id))
+            processed = marked(body, verdict, self.t, header_value(label, p, model_id))
         return spamd.answer(request, verdict, self.t, processed)
 
     def tell_path(self, request: spamd.Request) -> str:

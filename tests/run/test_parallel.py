@@ -169,7 +169,7 @@ def test_the_corpus_analysed_on_workers_is_the_corpus_analysed_here(monkeypatch)
     """Array for array: counts, labels, vocabulary (hashes and texts), mail
     documents; the term ids are assigned in this process, in input order."""
     from nbcli.fit import crossval
-    from nbcli.run import pipeline
+    from nbcli.run import parallel
     from nbcli.run.pipeline import analyse_corpus
     from nbcli.text.analyzer import Analyzer
     from nbcli.text.sources import ReadOptions, labeled_corpus
@@ -178,8 +178,8 @@ def test_the_corpus_analysed_on_workers_is_the_corpus_analysed_here(monkeypatch)
         return labeled_corpus([str(MAIL / "train")], [], ReadOptions())
 
     shipped = []  # batches that came back from a worker
-    unpack = pipeline._token_batch
-    monkeypatch.setattr(pipeline, "_token_batch", lambda *parts: shipped.append(1) or unpack(*parts))
+    unpack = parallel._token_batch
+    monkeypatch.setattr(parallel, "_token_batch", lambda *parts: shipped.append(1) or unpack(*parts))
     here = crossval.analyse(docs(), Analyzer(AnalyzerOptions()))
     for jobs in (1, 2, 0):
         shipped.clear()
