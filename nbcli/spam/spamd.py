@@ -271,3 +271,21 @@ def valid_user(name: str) -> bool:
     `._@+-`, not starting with a dot, at most 64 characters (no `/`, no
     `..` as a whole name, nothing that leaves the models folder)."""
     return bool(_USER.fullmatch(name)) and name not in (".", "..")
+
+
+def inflate(body: bytes, method: str, limit: int) -> bytes:
+    """A body sent with `Compress: zlib` (spamc -z), at most `limit` bytes
+    once inflated (--max-size and the margin a plain message is held to: a
+    zlib bomb costs no more memory than a plain message may)."""
+    import zlib
+
+    if method != "zlib":
+        raise ProtocolError("EX_PROTOCOL", f"unknown Compress {method[:20]!r}; only zlib is known")
+    inflater = zlib.decompressobj()
+    try:
+        out = inflater.decompress(body, limit)
+    except zlib.error:
+        raise ProtocolError("EX_DATAERR", "the zlib body does not inflate") from None
+    if inflater.unconsumed_tail:
+        raise ProtocolError("EX_DATAERR", f"the message inflates to more than {limit} bytes (--max-size)")
+    return out
