@@ -112,9 +112,10 @@ def stop(procs) -> None:
 
 def task_overhead(address: str, n: int = 400) -> float:
     """Seconds per empty task through nbcli's cluster executor."""
+    from nbcli.cli.options import nbcli_versions
     from nbcli.run import dask_executor as cluster
 
-    with cluster.Session(address) as executor:
+    with cluster.Session(address, nbcli_versions) as executor:
         list(executor.map(_echo, None, ((i, i) for i in range(20))))  # warm
         start = time.perf_counter()
         list(executor.map(_echo, None, ((i, i) for i in range(n))))

@@ -78,7 +78,7 @@ def _documents(inputs, label, kw, diagnostics):
 def _analysed(analyzer, docs, kw, diagnostics):
     """The documents analysed (on --jobs workers when there are many),
     before the model's lock is taken."""
-    from nbcli.run.pipeline import analyse
+    from nbcli.run.pipeline import analyse_to_learn as analyse
 
     with diagnostics.progress("reading", docs.total) as advance:
         return analyse(analyzer, docs, jobs=kw["jobs"], progress=lambda batch: advance(docs.progress(batch)))
@@ -577,7 +577,7 @@ def calibrate(model, heldout, label_pairs, method, output, as_json, **kw):
 
     from nbcli.cli.paths import check_output
     from nbcli.evaluate.calibration import summary
-    from nbcli.run.pipeline import score_labelled
+    from nbcli.run.parallel import score_labelled
     from nbcli.store import modelfile
     from nbcli.text.sources import labeled_corpus, parse_label_pair
 

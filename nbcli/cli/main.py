@@ -556,7 +556,7 @@ def predict(model, inputs, as_json, explain, spam_cutoff, ham_cutoff, spam_class
         if sys.stdin.isatty():
             raise click.UsageError("no INPUT given and stdin is a terminal; give files, folders, or - for stdin")
         inputs = ("-",)
-    from nbcli.run.pipeline import classify_docs
+    from nbcli.run.parallel import classify_docs
     from nbcli.text.documents import Skipped
     from nbcli.text.sources import Corpus, documents_in
 
@@ -771,7 +771,7 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
             refuse_cluster(kw, "a table model's cross-validation (it runs in this process)")
             _cross_validate_table(args, label_pairs, cv, seed, as_json, kw, diagnostics)
             return
-        from nbcli.run.pipeline import cross_validate
+        from nbcli.run.tuning import cross_validate
 
         kw["jobs"] = cluster_jobs(kw)
 
@@ -801,7 +801,7 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
     model, corpus = args[0], args[1:]
     if not corpus and not label_pairs:
         raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
-    from nbcli.run.pipeline import score_labelled
+    from nbcli.run.parallel import score_labelled
     from nbcli.text.sources import labeled_corpus, parse_label_pair
 
     pairs = [parse_label_pair(p) for p in label_pairs]
@@ -1107,6 +1107,9 @@ def filter_(
       #   * ^X-NB-Class: spam
       #   spam.mbox
     """
+    from functools import partial
+
+    from nbcli.run.parallel import classify
     from nbcli.spam import filtering
     from nbcli.store import modelfile
 
@@ -1157,7 +1160,15 @@ def filter_(
     try:
         identity = modelfile.model_id(classifier) if classifier is not None else None
         seen = filtering.run(
-            messages, classifier, verdicts, put, diagnostics.warn, model_error, jobs, explain or 0, identity
+            messages,
+            classifier,
+            verdicts,
+            put,
+            diagnostics.warn,
+            model_error,
+            partial(classify, jobs=jobs),
+            explain or 0,
+            identity,
         )
     except NbcliError as exc:  # INPUT unreadable part-way, or a --split append failed
         exc.exit_code = 3 if exit_codes else 1

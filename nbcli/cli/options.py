@@ -180,8 +180,22 @@ def cluster_jobs(kw: dict):
     if is_given(ctx, "jobs"):
         raise click.UsageError("--jobs and --cluster do not go together: the cluster's workers do the work")
     from nbcli.run.dask_executor import Session
+    from nbcli.run.executor import ExecutorError
 
-    return ctx.with_resource(Session(address))
+    try:
+        return ctx.with_resource(Session(address, nbcli_versions))
+    except ExecutorError as exc:  # the executor imports nothing of nbcli: its one line, as ours
+        raise NbcliError(exc.message, exc.hint) from None
+
+
+def nbcli_versions() -> tuple[str, int]:
+    """(nbcli version, model-format version) of this process: what every
+    worker of a cluster must match (the Dask executor runs it on each
+    worker, and compares)."""
+    from nbcli import __version__
+    from nbcli.store.modelfile import FORMAT_VERSION
+
+    return __version__, FORMAT_VERSION
 
 
 def refuse_cluster(kw: dict, what: str) -> None:

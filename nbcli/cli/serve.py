@@ -126,8 +126,10 @@ def serve(
       nbcli serve mail.nb --tcp --allow-tell
     """
     from nbcli.cli.options import check_cutoffs
-    from nbcli.run.pipeline import cpu_count
-    from nbcli.spam.daemon import SPAMD_PORT, Settings, default_socket, run
+    from nbcli.run.executor import cpu_count
+    from nbcli.spam.daemon import run
+    from nbcli.spam.listening import default_socket
+    from nbcli.spam.settings import SPAMD_PORT, Settings
 
     check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
     if listen and port is None and not tcp:

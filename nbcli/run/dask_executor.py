@@ -30,6 +30,16 @@ worker. A worker lost mid-run is Dask's to handle: the scheduler reruns
 the tasks it was running elsewhere, and a task that keeps killing workers
 ends the run with one line (`distributed.scheduler.allowed-failures`).
 
+Like `executor`, this module imports nothing else of nbcli (issue 26): what
+it checks and how its failures read come from its caller. The versions are
+the caller's `versions` function (given to `Session`; module-level, so the
+workers run their own copy of it and compare with what it gave here:
+`Versions`). Its own failures (an unreachable or lost cluster, a worker of
+another version, a bad address) are `executor.ExecutorError`s with a
+one-line message and a hint, which the caller raises as its own error
+(the command line: the same `nbcli: error: ...` line). A task's error with
+a `message` (nbcli's errors) gets the worker's name in front of it.
+
 Connecting: a scheduler's address is checked before Dask's client is made,
 in at most NBCLI_CLUSTER_TIMEOUT seconds (CONNECT_TIMEOUT, 10, by default;
 the same wait then bounds the client's connection and the wait for a
@@ -89,9 +99,9 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import CancelledError
+from typing import NamedTuple
 
-from nbcli.errors import NbcliError
-from nbcli.run.executor import IDLE
+from nbcli.run.executor import IDLE, ExecutorError
 
 CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler, and for it to have a worker (default)
 TIMEOUT_VARIABLE = "NBCLI_CLUSTER_TIMEOUT"  # sets those seconds
@@ -107,7 +117,7 @@ def _import_distributed():
     try:
         import distributed
     except ImportError:
-        raise NbcliError("--cluster needs Dask, which is not installed", hint=INSTALL_HINT) from None
+        raise ExecutorError("--cluster needs Dask, which is not installed", hint=INSTALL_HINT) from None
     return distributed
 
 
@@ -125,19 +135,24 @@ def parse(address: str) -> tuple[str, int | None]:
         if n == "":
             return "local", None
         if not n.isdigit() or not 1 <= int(n) <= 1024:
-            raise NbcliError(f"--cluster {address}: N in local:N must be a number of workers from 1 to 1024")
+            raise ExecutorError(f"--cluster {address}: N in local:N must be a number of workers from 1 to 1024")
         return "local", int(n)
     if not address:
-        raise NbcliError("--cluster needs an address", hint="give tcp://HOST:8786 or local:N")
+        raise ExecutorError("--cluster needs an address", hint="give tcp://HOST:8786 or local:N")
     return "remote", None
 
 
-def versions() -> tuple[str, int]:
-    """(nbcli version, model-format version) of this process."""
-    from nbcli import __version__
-    from nbcli.store.modelfile import FORMAT_VERSION
+class Versions(NamedTuple):
+    """What every worker must match: `probe()`, the caller's module-level
+    function (pickled by name: the worker runs its own copy), gives there
+    the `values` it gave here (nbcli's version and model-format version)."""
 
-    return __version__, FORMAT_VERSION
+    probe: Callable[[], tuple]
+    values: tuple
+
+    @classmethod
+    def here(cls, probe: Callable[[], tuple]) -> Versions:
+        return cls(probe, tuple(probe()))
 
 
 def _worker_name() -> str:
@@ -149,10 +164,10 @@ def _worker_name() -> str:
         return "a worker"
 
 
-def _check(expected: tuple[str, int]) -> None:
-    found = versions()
-    if found != expected:
-        raise NbcliError(_mismatch(_worker_name(), found, expected), hint=_VERSION_HINT)
+def _check(expected: Versions) -> None:
+    found = tuple(expected.probe())
+    if found != expected.values:
+        raise ExecutorError(_mismatch(_worker_name(), found, expected.values), hint=_VERSION_HINT)
 
 
 _VERSION_HINT = "every worker needs the same nbcli as the client: install it there and restart the worker"
@@ -165,18 +180,24 @@ def _mismatch(worker: str, found, expected) -> str:
     )
 
 
-def _named(exc: NbcliError) -> NbcliError:
-    """A task's error, saying which worker met it."""
-    exc.message = f"worker {_worker_name()}: {exc.message}"
-    return exc
+def _named(exc: Exception) -> bool:
+    """Say which worker met a task's error: the caller's one-line errors
+    (those with a `message`, as nbcli's have) get the worker's name in
+    front. False for any other error, left as it is."""
+    if not isinstance(getattr(exc, "message", None), str):
+        return False
+    exc.message = f"worker {_worker_name()}: {exc.message}"  # type: ignore[attr-defined]
+    return True
 
 
 def _run(expected, fn, options, task):
     _check(expected)
     try:
         return fn(options, task)
-    except NbcliError as exc:
-        raise _named(exc) from None
+    except Exception as exc:
+        if _named(exc):
+            raise exc from None
+        raise
 
 
 # map_reduce's accumulators on a worker process: (run, generation, worker,
@@ -222,9 +243,11 @@ def _fold(expected, run, generation, n, start, fold, options, task) -> int:
         if held.acc is None:
             held.acc = start(options)
         fold(held.acc, task)
-    except NbcliError as exc:
+    except Exception as exc:
         held.spoiled = True
-        raise _named(exc) from None
+        if _named(exc):
+            raise exc from None
+        raise
     except BaseException:
         held.spoiled = True
         raise
@@ -274,10 +297,10 @@ class DaskExecutor:
 
     remote = True
 
-    def __init__(self, client, address: str):
+    def __init__(self, client, address: str, versions: Callable[[], tuple]):
         self.client = client
         self.address = address
-        self.expected = versions()
+        self.expected = Versions.here(versions)
         self._scattered: dict[int, tuple[object, object]] = {}  # id(options) -> (options, future)
         self._no_workers_since: float | None = None
         self.workers = self.threads()
@@ -288,10 +311,10 @@ class DaskExecutor:
 
     def check_workers(self) -> None:
         """Every worker's versions are this nbcli's."""
-        found = self.client.run(versions)
+        found = self.client.run(self.expected.probe)
         for worker, got in sorted(found.items()):
-            if tuple(got) != self.expected:
-                raise NbcliError(_mismatch(worker, tuple(got), self.expected), hint=_VERSION_HINT)
+            if tuple(got) != self.expected.values:
+                raise ExecutorError(_mismatch(worker, tuple(got), self.expected.values), hint=_VERSION_HINT)
 
     def _options(self, options):
         held = self._scattered.get(id(options))
@@ -322,7 +345,7 @@ class DaskExecutor:
             try:
                 return future.result(timeout=POLL)
             except distributed.KilledWorker as exc:
-                raise NbcliError(
+                raise ExecutorError(
                     f"a task was lost with its worker too many times ({exc}); the work was not done",
                     hint="see the workers' logs: a worker running out of memory is the usual cause",
                 ) from None
@@ -350,8 +373,8 @@ class DaskExecutor:
             return False
         return True
 
-    def _lost(self) -> NbcliError:
-        return NbcliError(
+    def _lost(self) -> ExecutorError:
+        return ExecutorError(
             f"lost the Dask scheduler at {self.address}; the work was not done",
             hint="check the scheduler, then run the command again",
         )
@@ -360,7 +383,7 @@ class DaskExecutor:
     def _again(times: int) -> None:
         """A task cancelled `times` times may be submitted again, up to RESUBMITS."""
         if times > RESUBMITS:
-            raise NbcliError(
+            raise ExecutorError(
                 f"the Dask cluster cancelled a task {times} times; the work was not done",
                 hint="see the scheduler's log, then run the command again",
             )
@@ -369,7 +392,7 @@ class DaskExecutor:
         import time
 
         if self.client.status not in ("running", "connecting", "newly-created"):
-            raise NbcliError(f"lost the Dask scheduler at {self.address}; the work was not done")
+            raise ExecutorError(f"lost the Dask scheduler at {self.address}; the work was not done")
         if self.client.scheduler_info().get("workers"):
             self._no_workers_since = None
             return
@@ -377,7 +400,7 @@ class DaskExecutor:
         if self._no_workers_since is None:
             self._no_workers_since = now
         elif now - self._no_workers_since > NO_WORKERS_TIMEOUT:
-            raise NbcliError(
+            raise ExecutorError(
                 f"the Dask cluster at {self.address} has had no workers for {NO_WORKERS_TIMEOUT:g} s; "
                 "the work was not done",
                 hint="start workers with `dask worker " + self.address + "`",
@@ -480,7 +503,7 @@ class DaskExecutor:
                 covered |= self._collect(run, generation, finish, merge, covered)
                 if len(covered) == len(kept):
                     return
-            raise NbcliError(
+            raise ExecutorError(
                 f"the workers folded {len(covered)} of {len(kept)} tasks in {GENERATIONS} rounds "
                 "(workers were lost); the work was not done",
                 hint="run the command again",
@@ -532,8 +555,9 @@ class Session:
     """A context manager: connects (or starts a LocalCluster), checks the
     workers, and gives the executor; closes what it opened."""
 
-    def __init__(self, address: str):
+    def __init__(self, address: str, versions: Callable[[], tuple]):
         self.address = address
+        self.versions = versions
         self.kind, self.n = parse(address)
         self.cluster = self.client = self.executor = None
 
@@ -576,25 +600,25 @@ class Session:
                 _check_remote(self.address, timeout)
                 target = self.address
             self.client = distributed.Client(target, timeout=timeout, set_as_default=False)
-        except NbcliError:
+        except ExecutorError:
             raise
         except RuntimeError as exc:  # LocalCluster: a worker process did not start
             self.__exit__(None, None, None)
-            raise NbcliError(f"could not start a local Dask cluster: {_first_line(exc)}") from None
+            raise ExecutorError(f"could not start a local Dask cluster: {_first_line(exc)}") from None
         except (OSError, TimeoutError) as exc:
             self.__exit__(None, None, None)
-            raise NbcliError(
+            raise ExecutorError(
                 f"cannot reach the Dask scheduler at {self.address}: {_first_line(exc)}", hint=_REACH_HINT
             ) from None
         try:
             self.client.wait_for_workers(1, timeout=timeout)
         except (OSError, TimeoutError):
             self.__exit__(None, None, None)
-            raise NbcliError(
+            raise ExecutorError(
                 f"the Dask scheduler at {self.address} has no workers",
                 hint="start one with `dask worker " + self.address + "`",
             ) from None
-        self.executor = DaskExecutor(self.client, self.address)
+        self.executor = DaskExecutor(self.client, self.address, self.versions)
         try:
             self.executor.check_workers()
         except BaseException:
@@ -630,7 +654,7 @@ def connect_timeout() -> float:
     except ValueError:
         seconds = 0.0
     if not 0 < seconds <= 3600:
-        raise NbcliError(
+        raise ExecutorError(
             f"{TIMEOUT_VARIABLE}={value}: not a number of seconds from 0 to 3600",
             hint=f"unset it for the default, {CONNECT_TIMEOUT:g} s",
         )
@@ -652,7 +676,7 @@ def _check_remote(address: str, timeout: float) -> None:
     try:
         get_backend(scheme)
     except ValueError:
-        raise NbcliError(
+        raise ExecutorError(
             f"--cluster {address}: unknown address scheme {scheme}://", hint="give tcp://HOST:PORT or local:N"
         ) from None
     if scheme == "inproc":
@@ -661,7 +685,7 @@ def _check_remote(address: str, timeout: float) -> None:
 
     connection_args = Security().get_connection_args("client")
     if scheme in ("tls", "wss") and connection_args.get("ssl_context") is None:
-        raise NbcliError(
+        raise ExecutorError(
             f"--cluster {address}: a {scheme}:// address needs Dask's TLS settings, and none are configured",
             hint="set distributed.comm.tls.ca-file, .client.cert and .client.key in Dask's configuration",
         )
@@ -680,15 +704,15 @@ def _reachable(address: str, location: str, timeout: float) -> None:
     try:
         host, port = parse_host_port(location)
     except ValueError as exc:
-        raise NbcliError(
+        raise ExecutorError(
             f"--cluster {address}: {exc}", hint="give tcp://HOST:PORT (Dask's default port is 8786)"
         ) from None
     if not host or not 0 < port < 65536:
-        raise NbcliError(f"--cluster {address}: no host or no port", hint="give tcp://HOST:PORT")
+        raise ExecutorError(f"--cluster {address}: no host or no port", hint="give tcp://HOST:PORT")
     try:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as exc:
-        raise NbcliError(
+        raise ExecutorError(
             f"cannot reach the Dask scheduler at {address}: {exc.strerror or _first_line(exc)}", hint=_REACH_HINT
         ) from None
 
@@ -714,23 +738,23 @@ def _handshake(address: str, connection_args: dict, timeout: float) -> None:
     try:
         reply = asyncio.run(bounded())
     except TimeoutError:
-        raise NbcliError(
+        raise ExecutorError(
             f"the Dask scheduler at {address} did not answer in {timeout:g} s "
             "(a hung scheduler, or not a Dask scheduler's address)",
             hint=f"check the scheduler and the address; {TIMEOUT_VARIABLE}=SECONDS waits longer",
         ) from None
     except OSError as exc:  # refused, unreachable, or closed during the handshake
-        raise NbcliError(
+        raise ExecutorError(
             f"cannot reach the Dask scheduler at {address}: {_first_line(exc)}", hint=_REACH_HINT
         ) from None
     except Exception as exc:  # another protocol's bytes read as Dask's (MemoryError: a "frame" of exabytes)
-        raise NbcliError(
+        raise ExecutorError(
             f"{address} is not a Dask scheduler: it does not speak Dask's protocol ({type(exc).__name__})",
             hint="give the scheduler's address (tcp://HOST:8786 unless it was told another port)",
         ) from None
     kind = reply.get("type") if isinstance(reply, dict) else None
     if kind != "Scheduler":
-        raise NbcliError(
+        raise ExecutorError(
             f"{address} is a Dask {kind}, not a scheduler"
             if isinstance(kind, str)
             else f"{address} is not a Dask scheduler",

@@ -52,6 +52,20 @@ class WorkerError(RuntimeError):
     """A worker failed in a way the task's result cannot carry."""
 
 
+class ExecutorError(Exception):
+    """An executor's own failure, said in one line: `message`, and a `hint`
+    (or None) on how to fix it (a cluster that cannot be reached or was
+    lost, workers of another version). The executors import nothing of
+    nbcli: their caller raises it again as its own error."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message, hint)
+        self.message, self.hint = message, hint
+
+    def __str__(self) -> str:  # as nbcli's errors read: "message; hint"
+        return "; ".join(part for part in (self.message, self.hint) if part)
+
+
 class InProcess:
     """Everything in this process, in order."""
 

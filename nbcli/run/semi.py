@@ -83,15 +83,15 @@ def train_em(
     max_iter: int,
     tol: float,
     log=None,
-    jobs: int = 1,
+    jobs=1,
     components: int = 1,
     e_tokens: float = 0.0,
 ):
     """A Classifier trained by semi-supervised EM on labelled and
     unlabelled documents (see the module docstring); log(iteration,
     objective) after each EM iteration; the unlabelled documents' E and M
-    steps, and the analysis, on `jobs` workers (`pipeline.em_stats`,
-    `pipeline.analysed_batches`: the same fit for any).
+    steps, and the analysis, on `jobs` workers (`parallel.em_stats`,
+    `parallel.analysed_batches`: the same fit for any).
     e_tokens: the E step's evidence cap (`em.posterior`; 0: the plain E
     step; `nbcli train` gives 4). alpha None: `nbcli train`'s default for
     the documents read (labelled and unlabelled): training.MAIL_ALPHA
@@ -105,7 +105,7 @@ def train_em(
 
     from nbcli.fit.crossval import analyse_streams
     from nbcli.nb import em
-    from nbcli.run.pipeline import analysed_batches, em_stats
+    from nbcli.run.parallel import analysed_batches, em_stats
     from nbcli.text.analyzer import Analyzer
 
     if kind not in EM_KINDS:

@@ -9,12 +9,20 @@ options.TRAINING_FLAGS, the one table of field and flag names, through
 library speaks in fields, never in flags). A dimension the user fixes on the
 command line (say --model bernoulli) is not searched: `nbcli tune` leaves it
 out of the grid.
+
+`cross_validate` (`eval --cv`, and each of tune's trials) is here too: it
+maps the folds over the workers (`jobs`, see `parallel`), and tuning is
+cross-validation repeated over the grid. The drivers that need `fit` sit
+side by side at one height and never import each other (issue 26), so
+tuning's cross-validation lives with it, not in `pipeline`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+
+from nbcli.run.parallel import AUTO_DOCS, cpu_count, local_executor, placement, raised
 
 GRID: dict[str, list] = {
     "kind": ["multinomial", "bernoulli", "complement"],
@@ -45,14 +53,13 @@ def tune(
     options,
     eval_options,
     metric: str,
-    jobs: int = 1,
+    jobs=1,
     grid: dict | None = None,
 ) -> dict:
     """{"metric", "folds", "seed", "documents", "results": [{"settings",
     "mean", "std"}], "best": settings}. Ties go to the earlier combination."""
     from nbcli.errors import NbcliError
     from nbcli.fit.crossval import fold_counts
-    from nbcli.run.pipeline import cross_validate
 
     trials = [
         (settings, dataclasses.replace(options, **settings, described={**options.described, **settings}))
@@ -71,6 +78,29 @@ def tune(
             raise NbcliError(f"--metric {metric}: cross-validation does not report {metric} for this corpus", hint=hint)
         results.append({"settings": settings, **report["metrics"][metric]})
     return outcome(results, metric, k, seed, int(len(corpus.y)))
+
+
+def cross_validate(corpus, k: int, seed: int, analyzer_options, options, eval_options, jobs=1, counts=None):
+    """`crossval.cross_validate` with the folds scored on `jobs` workers."""
+    from nbcli.fit import crossval
+
+    if counts is None or (options.needs_doc_freq and counts.total_df is None):
+        counts = crossval.fold_counts(corpus, k, seed, options.needs_doc_freq)
+    job = (counts, analyzer_options, options, eval_options)
+    jobs, executor = placement(jobs)
+    if executor is None:
+        workers = min(k, jobs if jobs > 0 else cpu_count())
+        if jobs == 0 and len(corpus.y) < AUTO_DOCS:
+            workers = 1
+        executor = local_executor(workers if k > 1 else 1)
+    reports = [report for _, report in raised(executor.map(_score_fold, job, ((f, f) for f in range(k))))]
+    return crossval.summarise(corpus, k, seed, reports)
+
+
+def _score_fold(job, f: int) -> dict:
+    from nbcli.fit.crossval import score_fold
+
+    return score_fold(job[0], f, *job[1:])
 
 
 def outcome(results: list[dict], metric: str, k: int, seed: int, documents: int) -> dict:

@@ -1,14 +1,9 @@
 """`nbcli filter`: pass mail through with a verdict header added.
 
 A message goes out byte for byte as it came in, with one header line added
-at the top of its header block (after an mbox "From " line):
-
-    X-NB-Class: spam; p=0.9993; model=3f9a1c
-
-An earlier X-NB-Class header is replaced where it stands instead. Nothing
-else changes: body bytes, line endings (the added line uses the message's
-own), 8-bit content, "From " lines and a missing final newline are all
-kept, so deleting the added line gives back the original exactly.
+(`X-NB-Class: spam; p=0.9993; model=3f9a1c`: how it is written, and how
+every other byte is kept, is `headers`'). Messages from a folder go out as
+one mbox (`as_mbox_entry`); --split files them by verdict (`SplitWriter`).
 
 Verdicts: for a model with two classes, one of them the spam class, P(spam)
 against the cut-offs gives "spam" (p >= spam cut-off), "ham" (p <= ham
@@ -23,6 +18,11 @@ the verdict from, and what eval counts, so the same message gets the same
 spam/unsure/ham from every command. p is the calibrated probability; the
 X-NB-Evidence numbers are the event model's own log-odds, before any
 calibration, and the header says so (its unit item, `explain.unit`).
+
+Scoring is given by the caller (`run`'s `classify`): the pipeline, which
+runs it on --jobs workers, sits at the same height as this package and is
+not imported here (issue 26); without it, messages are scored in this
+process (`scored_here`).
 """
 
 from __future__ import annotations
@@ -38,129 +38,7 @@ import numpy as np
 from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF
 from nbcli.evaluate.binary import VERDICTS, spam_index, verdict_codes
 
-HEADER = b"X-NB-Class"
-EVIDENCE_HEADER = b"X-NB-Evidence"
 EXIT_CODES = {"spam": 0, "ham": 1, "unsure": 2, "error": 3}  # bogofilter's
-
-_OUR_FIELD = re.compile(rb"x-nb-(class|evidence)[ \t]*:", re.IGNORECASE)
-
-
-def _folded(name: bytes, items: list[str], eol: bytes, width: int = 78) -> bytes:
-    """A header field `name: item; item; ...`, folded before an item where
-    a line would pass `width` (items are never split)."""
-    out = name + b":"
-    line_len = len(out)
-    for k, item in enumerate(items):
-        piece = _header_safe(item) + (b";" if k < len(items) - 1 else b"")
-        if line_len + 1 + len(piece) > width and line_len > len(name) + 1:
-            out += eol + b"\t" + piece
-            line_len = 8 + len(piece)
-        else:
-            out += b" " + piece
-            line_len += 1 + len(piece)
-    return out + eol
-
-
-def evidence_items(explanation: dict) -> list[str]:
-    """An explanation (see `Classifier._explanations`) as header items: the
-    class compared with, the unit of the numbers that follow (raw log-odds,
-    before calibration, for a calibrated model: not the units of p), the
-    log-odds, the prior, the unknown terms (only when they contribute),
-    then 'term' count contribution."""
-    items = [f"versus {explanation['versus']}"]
-    if explanation.get("unit"):
-        items.append(f"in {explanation['unit']}")
-    items += [f"log-odds {explanation['log_odds']:+.2f}", f"prior {explanation['prior']:+.2f}"]
-    u = explanation["unknown"]
-    if u["contribution"]:
-        items.append(f"unknown terms {u['count']} {u['contribution']:+.2f}")
-    items += [f"'{t['term']}' {t['count']} {t['contribution']:+.2f}" for t in explanation["terms"]]
-    return items
-
-
-def _line_ending(message: bytes, start: int = 0) -> bytes:
-    """The message's own line ending, judged by its first line break from
-    `start`: LF, CRLF, or a lone CR (old Mac mail) when its next line break
-    is a lone CR too (so a stray CR in the first line of LF mail does not
-    count)."""
-    cr, nl = message.find(b"\r", start), message.find(b"\n", start)
-    if cr < 0 or 0 <= nl < cr:
-        return b"\n"
-    if nl == cr + 1:
-        return b"\r\n"
-    after = message.find(b"\r", cr + 1)
-    if 0 <= nl and (after < 0 or nl < after):
-        return b"\n"
-    return b"\r\n" if after >= 0 and nl == after + 1 else b"\r"
-
-
-def _header_start(message: bytes, sep: bytes) -> int | None:
-    """Where the header block starts: after an mbox From_ line, if any
-    (None if the message is nothing but a From_ line)."""
-    from nbcli.text.mbox import is_from_line
-
-    if not (message.startswith(b"From ") and is_from_line(message)):
-        return 0
-    eol = message.find(sep)
-    return None if eol < 0 else eol + 1
-
-
-def _header_safe(text: str) -> bytes:
-    """Text for a header line: ASCII (others become '?') with CR, LF and
-    other control characters made spaces, so a class name can never end
-    the line or the header block (header injection)."""
-    return re.sub(rb"[\x00-\x1f\x7f]", b" ", text.encode("ascii", "replace"))
-
-
-def with_header(
-    message: bytes, value: str, evidence: list[str] | None = None, before: list[tuple[str, str]] | None = None
-) -> bytes:
-    """`message` with the header line `X-NB-Class: value` added (or earlier
-    X-NB-Class and X-NB-Evidence fields replaced), and with evidence an
-    `X-NB-Evidence:` field after it listing those items, folded; `before`:
-    (name, value) header lines put in front of it (`nbcli serve`'s
-    X-Spam-*); nothing else changed. Lines end as the message's own do (LF,
-    CRLF or CR). Raises ValueError if the message has no header block to
-    add to (it is only a From_ line): the caller then must not report a
-    verdict."""
-    start = _header_start(message, _line_ending(message)[-1:])
-    if start is None:
-        raise ValueError("nothing but a From_ line: no header block to add a verdict to")
-    eol = _line_ending(message, start)  # the header block's (a From_ line nbcli wrote ends in LF)
-    sep = eol[-1:]
-    line = HEADER + b": " + _header_safe(value) + eol
-    if before:
-        line = b"".join(_header_safe(name) + b": " + _header_safe(text) + eol for name, text in before) + line
-    if evidence is not None:
-        line += _folded(EVIDENCE_HEADER, evidence, eol)
-    blank = (b"\r",) if sep == b"\r" else (b"\n", b"\r\n")
-    # Find earlier X-NB-Class and X-NB-Evidence fields (with their continuation lines).
-    spans = []
-    pos = start
-    while pos < len(message):
-        end = message.find(sep, pos)
-        end = len(message) if end < 0 else end + 1
-        text = message[pos:end]
-        if text in blank:
-            break  # the blank line that ends the header block
-        if _OUR_FIELD.match(text):
-            stop = end
-            while stop < len(message) and message[stop : stop + 1] in (b" ", b"\t"):
-                nxt = message.find(sep, stop)
-                stop = len(message) if nxt < 0 else nxt + 1
-            spans.append((pos, stop))
-            end = stop
-        pos = end
-    if not spans:
-        return message[:start] + line + message[start:]
-    out, last = [], 0
-    for i, (a, b) in enumerate(spans):
-        out.append(message[last:a])
-        if i == 0:
-            out.append(line)
-        last = b
-    out.append(message[last:])
-    return b"".join(out)
 
 
 @dataclass
@@ -198,13 +76,6 @@ class Verdicts:
             return None
         codes, _ = verdict_codes(log_proba, self.spam_index, self.spam_cutoff, self.ham_cutoff)
         return [VERDICTS[c] for c in codes.tolist()]
-
-
-def header_value(label: str, p: float, model_id: str | None = None) -> str:
-    """'spam; p=0.9993; model=3f9a1c': the class, its probability, and the
-    short identity of the model (`modelfile.compute_model_id`), so that a
-    filter running another model than the one trained shows."""
-    return f"{label}; p={p:.4f}" + (f"; model={model_id}" if model_id else "")
 
 
 def as_mbox_entry(message: bytes) -> bytes:
@@ -285,6 +156,20 @@ class SplitWriter:
         return f"filed {total} message{'' if total == 1 else 's'}" + (f": {parts}" if parts else "")
 
 
+def scored_here(classifier, batches, explain: int = 0):
+    """(batch, `classifier.score` of it, or the exception it raised) for
+    each non-empty batch, in order, in this process: `run`'s scoring when
+    its caller gives none (`nbcli filter` gives the pipeline's, on --jobs
+    workers: `run.parallel.classify`)."""
+    for batch in batches:
+        if not batch:  # the input went quiet: nothing is held here
+            continue
+        try:
+            yield batch, classifier.score([d.data for d in batch], [d.kind for d in batch], explain)
+        except Exception as exc:
+            yield batch, exc
+
+
 def run(
     messages,
     classifier,
@@ -292,7 +177,7 @@ def run(
     write,
     warn,
     model_error: str | None = None,
-    jobs: int = 1,
+    classify=None,
     explain: int = 0,
     model_id: str | None = None,
 ):
@@ -303,11 +188,14 @@ def run(
     write(verdict, message_bytes) puts a message out; warn(text) reports a
     message that passed through unchanged. `classifier`/`verdicts` are None
     when the model could not be loaded (every message then passes through
-    with the verdict "error"). explain > 0 adds an X-NB-Evidence header
-    with that many terms; model_id, the model's short identity, goes into
-    the header. Returns the list of verdicts.
+    with the verdict "error"). classify(classifier, batches, explain=N)
+    scores the batches as `scored_here` does (the default), in order, on
+    workers or not (issue 26: spam does not import the pipeline; the
+    command line passes its scorer in). explain > 0 adds an X-NB-Evidence
+    header with that many terms; model_id, the model's short identity, goes
+    into the header. Returns the list of verdicts.
     """
-    from nbcli.run import pipeline
+    from nbcli.spam.headers import evidence_items, header_value, with_header
     from nbcli.text.sources import Document, batches
 
     seen: list[str] = []
@@ -316,7 +204,7 @@ def run(
     if classifier is None:
         scored = ((batch, None) for batch in batches(stream))
     else:
-        scored = pipeline.classify(classifier, batches(stream), jobs, explain)
+        scored = (classify or scored_here)(classifier, batches(stream), explain=explain)
     for batch, result in scored:
         rows = whys = None  # on an exception: find the bad message(s) one at a time below
         if not isinstance(result, Exception):

@@ -227,7 +227,7 @@ def pong() -> bytes:
 def answer(request: Request, v: Verdict, t: float, processed: bytes | None = None) -> bytes:
     """The reply to a scoring verb (CHECK, SYMBOLS, REPORT, REPORT_IFSPAM,
     PROCESS, HEADERS); `processed`, for PROCESS and HEADERS, the message
-    with nbcli's headers added (`marked`)."""
+    with nbcli's headers added (`headers.marked`)."""
     verb, spam = request.verb, ("Spam", spam_value(v, t))
     if verb == "CHECK" or (verb == "REPORT_IFSPAM" and not v.spam):
         return _reply([spam])
@@ -242,26 +242,6 @@ def answer(request: Request, v: Verdict, t: float, processed: bytes | None = Non
     if verb == "HEADERS":
         return _reply([spam], header_block(processed))
     raise ProtocolError("EX_PROTOCOL", f"{verb} does not score a message")
-
-
-def marked(message: bytes, v: Verdict, t: float, nb_value: str) -> bytes:
-    """The message with spamd's and nbcli's headers added at the top of its
-    header block (after a From_ line), in the message's own line ending;
-    every other byte kept (see `filtering.with_header`). A message with no
-    header block to add to comes back unchanged."""
-    from nbcli.spam.filtering import with_header
-
-    if not v.scored:
-        return message
-    status = (
-        f"{'Yes' if v.spam else 'No'}, score={score_text(v.log_odds)} required={score_text(t)} "
-        f"tests=NBCLI_{v.verdict.upper()} model={v.model_id}"
-    )
-    before = ([("X-Spam-Flag", "YES")] if v.spam else []) + [("X-Spam-Status", status)]
-    try:
-        return with_header(message, nb_value, before=before)
-    except ValueError:
-        return message
 
 
 def header_block(message: bytes) -> bytes:
@@ -291,3 +271,21 @@ def valid_user(name: str) -> bool:
     `._@+-`, not starting with a dot, at most 64 characters (no `/`, no
     `..` as a whole name, nothing that leaves the models folder)."""
     return bool(_USER.fullmatch(name)) and name not in (".", "..")
+
+
+def inflate(body: bytes, method: str, limit: int) -> bytes:
+    """A body sent with `Compress: zlib` (spamc -z), at most `limit` bytes
+    once inflated (--max-size and the margin a plain message is held to: a
+    zlib bomb costs no more memory than a plain message may)."""
+    import zlib
+
+    if method != "zlib":
+        raise ProtocolError("EX_PROTOCOL", f"unknown Compress {method[:20]!r}; only zlib is known")
+    inflater = zlib.decompressobj()
+    try:
+        out = inflater.decompress(body, limit)
+    except zlib.error:
+        raise ProtocolError("EX_DATAERR", "the zlib body does not inflate") from None
+    if inflater.unconsumed_tail:
+        raise ProtocolError("EX_DATAERR", f"the message inflates to more than {limit} bytes (--max-size)")
+    return out

@@ -62,17 +62,6 @@ def test_an_earlier_header_is_replaced_not_stacked(spam_model):
     assert out.endswith(b"\n\nbody\nX-NB-Class: in the body stays\n")
 
 
-def test_with_header_unit_cases():
-    assert filtering.with_header(b"Subject: x", "ham; p=0.1") == b"X-NB-Class: ham; p=0.1\nSubject: x"
-    assert filtering.with_header(b"", "ham; p=0.1") == b"X-NB-Class: ham; p=0.1\n"
-    from_ = b"From x Mon Jan  1 00:00:00 2024\n"
-    assert filtering.with_header(from_ + b"\nbody", "v") == from_ + b"X-NB-Class: v\n\nbody"
-    # a first line "From ..." that is not a From_ line is part of the message
-    assert filtering.with_header(b"From x\n\nbody", "v") == b"X-NB-Class: v\nFrom x\n\nbody"
-    with pytest.raises(ValueError, match="no header block"):
-        filtering.with_header(from_.rstrip(), "v")
-
-
 def test_split_writes_one_mbox_per_verdict(tmp_path, spam_model):
     ham = (SAMPLES / "mail" / "test" / "ham" / "0001.eml").read_bytes()
     spam = (SAMPLES / "mail" / "test" / "spam" / "0001.eml").read_bytes()

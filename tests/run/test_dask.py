@@ -13,6 +13,7 @@ import sys
 import numpy as np
 import pytest
 
+from nbcli.cli.options import nbcli_versions
 from nbcli.errors import NbcliError
 from nbcli.store import modelfile
 
@@ -171,7 +172,7 @@ def test_a_file_missing_on_a_worker_is_an_error_naming_it(tmp_path, threads):
     present = tmp_path / "a.txt"
     present.write_text("some words")
     files = FileList([str(present), str(tmp_path / "gone.txt")], "a", ReadOptions())
-    with cluster.Session(threads) as executor, pytest.raises(NbcliError) as caught:
+    with cluster.Session(threads, nbcli_versions) as executor, pytest.raises(NbcliError) as caught:
         count_corpus(Corpus([(files, 2)]), Analyzer(AnalyzerOptions()), False, jobs=executor)
     message = str(caught.value)
     assert "gone.txt: no such file here" in message and message.startswith("worker ") and "\n" not in message
@@ -195,11 +196,13 @@ def nbcli_version() -> str:
 
 
 def test_a_task_checks_the_version_of_the_worker_that_runs_it():
+    from nbcli.cli.options import nbcli_versions
     from nbcli.run import dask_executor as cluster
+    from nbcli.run.executor import ExecutorError
 
-    with pytest.raises(NbcliError, match="runs nbcli .* this nbcli is 9.9"):
-        cluster._run(("9.9", 3), lambda options, task: task, None, 1)
-    assert cluster._run(cluster.versions(), lambda options, task: task * 2, None, 21) == 42
+    with pytest.raises(ExecutorError, match="runs nbcli .* this nbcli is 9.9"):
+        cluster._run(cluster.Versions(nbcli_versions, ("9.9", 3)), lambda options, task: task, None, 1)
+    assert cluster._run(cluster.Versions.here(nbcli_versions), lambda options, task: task * 2, None, 21) == 42
 
 
 def test_process_workers_and_a_worker_lost_mid_run(tmp_path, processes):
@@ -295,6 +298,7 @@ def test_workers_gone_mid_run_end_the_run_after_the_timeout(monkeypatch):
     """While waiting for results, a cluster left with no worker for
     NO_WORKERS_TIMEOUT seconds, or a lost scheduler, is an error."""
     from nbcli.run import dask_executor as cluster
+    from nbcli.run.executor import ExecutorError
 
     class Client:
         status = "running"
@@ -315,10 +319,10 @@ def test_workers_gone_mid_run_end_the_run_after_the_timeout(monkeypatch):
     import time
 
     time.sleep(0.1)
-    with pytest.raises(NbcliError, match="has had no workers for 0.05 s"):
+    with pytest.raises(ExecutorError, match="has had no workers for 0.05 s"):
         executor._check_alive()
     client.status = "closed"
-    with pytest.raises(NbcliError, match="lost the Dask scheduler at tcp://h:8786"):
+    with pytest.raises(ExecutorError, match="lost the Dask scheduler at tcp://h:8786"):
         executor._check_alive()
 
 
@@ -333,11 +337,12 @@ def test_a_scheduler_lost_mid_run_is_one_line():
     import threading
 
     from nbcli.run import dask_executor as cluster
+    from nbcli.run.executor import ExecutorError
 
     lost = distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0")
-    with cluster.Session(lost.scheduler_address) as executor:
+    with cluster.Session(lost.scheduler_address, nbcli_versions) as executor:
         threading.Timer(0.5, lost.close).start()
-        with pytest.raises(NbcliError, match="lost the Dask scheduler at inproc://"):
+        with pytest.raises(ExecutorError, match="lost the Dask scheduler at inproc://"):
             list(executor.map(_slow, None, [(0, 3.0), (1, 3.0)]))
 
 
@@ -510,7 +515,7 @@ def test_a_task_dask_cancels_while_the_scheduler_lives_is_folded_once(threads, c
     _gate.update(victim=3, lock=threading.Lock(), started=threading.Event(), go=threading.Event(), folds=[], key=None)
     watcher = distributed.Client(threads, set_as_default=False)
     try:
-        with cluster.Session(threads) as executor:
+        with cluster.Session(threads, nbcli_versions) as executor:
 
             def cancel():
                 assert _gate["started"].wait(30)
@@ -573,7 +578,7 @@ def test_tasks_of_an_accumulator_lost_with_its_worker_run_again(threads):
     _gate.update(last=len(tasks) - 1, lost=set(), folds=[])
     total: Counter = Counter()
     try:
-        with cluster.Session(threads) as executor:
+        with cluster.Session(threads, nbcli_versions) as executor:
             executor.map_reduce(
                 _start_words, _fold_words_losing_the_others, _finish_words, None, iter(tasks), total.update
             )
@@ -603,7 +608,7 @@ def test_folds_are_once_per_task_and_overlapping_accumulators_are_not_both_kept(
         def run(self, function, *args, on_error="raise"):
             return {w: function(*args, dask_worker=Worker(w)) for w in ("tcp://a:1", "tcp://b:1")}
 
-    expected = cluster.versions()
+    expected = cluster.Versions.here(nbcli_versions)
     tasks = _word_tasks(6)
     names = iter(["tcp://a:1"] * 4 + ["tcp://b:1"] * 3 + ["tcp://a:1"])
     monkeypatch.setattr(cluster, "_worker_name", lambda: next(names))
@@ -646,9 +651,11 @@ def test_a_scheduler_lost_in_map_reduce_is_still_one_line(monkeypatch):
 
     monkeypatch.setenv("NBCLI_CLUSTER_TIMEOUT", "2")
 
+    from nbcli.run.executor import ExecutorError
+
     lost = distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=":0")
-    with cluster.Session(lost.scheduler_address) as executor:
+    with cluster.Session(lost.scheduler_address, nbcli_versions) as executor:
         threading.Timer(0.5, lost.close).start()
-        with pytest.raises(NbcliError, match="lost the Dask scheduler at inproc://") as caught:
+        with pytest.raises(ExecutorError, match="lost the Dask scheduler at inproc://") as caught:
             executor.map_reduce(_start_list, _slow_fold, list, None, [3.0, 3.0], lambda _: None)
     assert "\n" not in str(caught.value)

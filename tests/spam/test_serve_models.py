@@ -142,27 +142,6 @@ def test_a_model_rewritten_in_place_does_not_kill_the_worker(served, tmp_path):
         stopped(srv)
 
 
-def test_a_large_mapped_model_changed_in_place_is_never_read_again(served, monkeypatch):
-    """Above serve.COPY_LIMIT a model is mapped: once its file changes in
-    place, the old mapping (whose pages may be gone) is not served."""
-    from nbcli.errors import NbcliError
-    from nbcli.spam import daemon as serve
-
-    monkeypatch.setattr(serve, "COPY_LIMIT", 0)
-    worker = serve.Worker(serve.Settings(str(served), None, None, [], 1), [])
-    first = worker.model(str(served))[2]
-    content = served.read_bytes()
-    with open(served, "r+b") as fh:
-        fh.truncate(len(content) // 2)
-    with pytest.raises(NbcliError):
-        worker.model(str(served))
-    assert str(served) not in worker.models
-    with open(served, "r+b") as fh:  # written whole again, in place
-        fh.write(content)
-    os.utime(served, ns=(time.time_ns(), time.time_ns() + 10**9))
-    assert worker.model(str(served))[2] == first
-
-
 # -- 8: per-user models are released ----------------------------------------------------------
 
 
@@ -190,19 +169,6 @@ def test_per_user_models_are_released(trained, tmp_path):
         assert grown < 10 * size_kb, f"RSS grew by {grown} kB for 37 more users of a {size_kb} kB model"
     finally:
         stopped(srv)
-
-
-def test_the_model_cache_releases_the_least_recently_used_and_never_the_served_model(trained, tmp_path):
-    from nbcli.spam import daemon as serve
-
-    paths = [str(tmp_path / f"u{i}.nb") for i in range(3)]
-    for path in paths:
-        shutil.copy(trained, path)
-    settings = serve.Settings(str(trained), None, None, [], 1, models_dir=str(tmp_path), model_cache=2)
-    worker = serve.Worker(settings, [])
-    for path in (str(trained), paths[0], paths[1], paths[0], paths[2], paths[0]):
-        worker.model(path)
-    assert set(worker.models) == {str(trained), paths[0], paths[2]}
 
 
 # -- 9: what a TELL may add --------------------------------------------------------------------

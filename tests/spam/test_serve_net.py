@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import threading
@@ -30,9 +29,6 @@ from spamd_client import (
 )
 from test_serve import ERROR_LINE, SPAM_FILE, T_DEFAULT, TRAIN, Server, nbcli, ping
 
-from nbcli.errors import NbcliError
-from nbcli.spam import daemon as serve
-
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Unix sockets, signals and /proc")
 
 
@@ -41,12 +37,6 @@ def model(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("net") / "mail.nb"
     nbcli("train", TRAIN, "-o", path, "-q")
     return path
-
-
-def settings(path: str, private: bool = False) -> serve.Settings:
-    out = serve.Settings("m.nb", path, None, [], 1)
-    out.private_socket_folder = private
-    return out
 
 
 def cpu_seconds(pid: int) -> float:
@@ -77,20 +67,6 @@ def timed_ping(address, limit: float) -> float:
 # --- 1. --socket PATH removes only a dead socket ------------------------------------------
 
 
-def test_socket_path_that_is_a_file_is_left_alone(tmp_path):
-    notes = tmp_path / "notes.txt"
-    notes.write_text("my notes\n")
-    with pytest.raises(NbcliError, match="exists and is not a socket"):
-        serve.bind(settings(str(notes)))
-    assert notes.read_text() == "my notes\n"
-    elsewhere = tmp_path / "target"
-    elsewhere.write_text("theirs\n")
-    (tmp_path / "link.sock").symlink_to(elsewhere)
-    with pytest.raises(NbcliError, match="exists and is not a socket"):
-        serve.bind(settings(str(tmp_path / "link.sock")))
-    assert (tmp_path / "link.sock").is_symlink() and elsewhere.read_text() == "theirs\n"
-
-
 def test_serving_a_model_on_its_own_path_keeps_the_model(model, tmp_path):
     copy = tmp_path / "mail.nb"
     copy.write_bytes(model.read_bytes())
@@ -105,21 +81,6 @@ def test_serving_a_model_on_its_own_path_keeps_the_model(model, tmp_path):
     assert copy.read_bytes() == model.read_bytes()
 
 
-def test_a_dead_socket_is_replaced_and_a_live_one_refused(tmp_path):
-    path = str(tmp_path / "s.sock")
-    dead = socket.socket(socket.AF_UNIX)
-    dead.bind(path)
-    dead.close()  # bound, never listened: refuses connections, as a socket left by a daemon that died
-    sockets = serve.bind(settings(path))
-    try:
-        assert stat.S_ISSOCK(os.lstat(path).st_mode) and stat.S_IMODE(os.lstat(path).st_mode) == 0o660
-        with pytest.raises(NbcliError, match="another server is listening there"):
-            serve.bind(settings(path))
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
 def test_a_file_put_in_the_sockets_place_survives_the_stop(model):
     srv = Server(model)
     os.unlink(srv.unix)
@@ -131,44 +92,6 @@ def test_a_file_put_in_the_sockets_place_survives_the_stop(model):
 
 
 # --- 2. the default socket folder must be this user's and private ---------------------------
-
-
-def test_the_default_folder_is_made_private(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
-    path = serve.default_socket()
-    assert path == str(tmp_path / "nbcli" / "spamd.sock")
-    for sock in serve.bind(settings(path, private=True)):
-        sock.close()
-    st = os.lstat(tmp_path / "nbcli")
-    assert stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == os.getuid()
-
-
-def test_without_xdg_the_default_is_per_uid_in_tmp(monkeypatch):
-    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    assert serve.default_socket() == f"/tmp/nbcli-{os.getuid()}/spamd.sock"
-
-
-@pytest.mark.parametrize("how", ["link", "open-mode", "other-owner", "file"])
-def test_a_default_folder_that_is_not_private_is_refused(tmp_path, monkeypatch, how):
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
-    folder = tmp_path / "nbcli"
-    theirs = tmp_path / "theirs"
-    theirs.mkdir(mode=0o700)
-    if how == "link":  # another user's folder, through a link in our place
-        folder.symlink_to(theirs)
-    elif how == "open-mode":
-        folder.mkdir()
-        folder.chmod(0o755)
-    elif how == "file":
-        folder.write_text("")
-    else:
-        if os.geteuid() != 0:
-            pytest.skip("giving a folder to another user needs root")
-        folder.mkdir(mode=0o700)
-        os.chown(folder, 65534, 65534)
-    with pytest.raises(NbcliError, match=f"refusing the socket folder {folder}"):
-        serve.bind(settings(serve.default_socket(), private=True))
-    assert list(theirs.iterdir()) == []
 
 
 def test_the_cli_refuses_a_foreign_default_folder_in_one_line(model, tmp_path):

@@ -1,6 +1,7 @@
-"""`nbcli filter` hardening (issue 12): procmail recipes under real
-procmail, all-or-nothing --split appends, input errors, CR-only mail,
-header injection, the --split summary and failing open end to end."""
+"""`spam/filtering.py` and `nbcli filter` (issue 12's hardening): procmail
+recipes under real procmail, all-or-nothing --split appends, input
+errors, CR-only mail, header injection, the --split summary, failing open
+end to end, and the scorer the caller gives."""
 
 import errno
 import json
@@ -401,3 +402,40 @@ def test_a_folder_with_an_unreadable_file_and_a_fifo(model, tmp_path, monkeypatc
     assert f"skipping {folder / 'b.eml'}: Permission denied" in result.stderr
     assert "c.fifo" in result.stderr
     assert result.stdout_bytes.count(b"X-NB-Class: spam") == 1
+
+
+def test_the_callers_scorer_scores_and_a_batch_it_cannot_score_is_scored_one_by_one():
+    """`run` scores with the caller's classify (nbcli filter gives the
+    pipeline's, on --jobs workers), in order; a batch it returns an
+    exception for is scored message by message, so only the bad message
+    passes through with the verdict 'error'."""
+
+    class Picky:
+        classes = ["ham", "spam"]
+
+        def score(self, docs, kinds, explain=0):
+            if any(b"POISON" in d for d in docs):
+                raise ValueError("cannot read this one")
+            return np.log(np.tile([0.2, 0.8], (len(docs), 1)))
+
+    calls = []
+
+    def classify(classifier, batches, explain=0):
+        for batch, result in filtering.scored_here(classifier, batches, explain):
+            calls.append([d.id for d in batch])
+            yield batch, result
+
+    messages = [b"Subject: a\n\nfine\n", b"Subject: b\n\nPOISON\n", b"Subject: c\n\nfine too\n"]
+    written, warnings = [], []
+    seen = filtering.run(
+        iter(messages),
+        Picky(),
+        filtering.Verdicts(Picky.classes),
+        lambda v, m: written.append(m),
+        warnings.append,
+        classify=classify,
+        model_id="3f9a1c",
+    )
+    assert sum(calls, []) == ["1", "2", "3"] and seen == ["unsure", "error", "unsure"]
+    assert written[0].startswith(b"X-NB-Class: unsure; p=0.8000; model=3f9a1c\n") and written[1] == messages[1]
+    assert warnings == ["message 2: cannot read this one; passed through unchanged"]

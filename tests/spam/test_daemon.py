@@ -1,0 +1,101 @@
+"""`spam/daemon.py`: what a request gets from a worker (`Worker.respond`:
+the models it keeps, the scores, TELL), in this process; the daemon as a
+whole runs as real processes in test_serve*.py."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+from test_serve import HAM_FILE, SPAM_FILE, TRAIN, nbcli
+
+from nbcli.errors import NbcliError
+from nbcli.spam import daemon, spamd
+from nbcli.spam.settings import Settings
+
+
+@pytest.fixture(scope="module")
+def model_bytes(tmp_path_factory) -> bytes:
+    trained = tmp_path_factory.mktemp("daemon") / "mail.nb"
+    nbcli("train", TRAIN, "-o", trained, "-q")
+    return trained.read_bytes()
+
+
+@pytest.fixture
+def served(model_bytes, tmp_path) -> Path:
+    """A served model of the test's own (a worker's tests change it)."""
+    path = tmp_path / "mail.nb"
+    path.write_bytes(model_bytes)
+    return path
+
+
+def ask(worker, head: bytes, body: bytes | None = None) -> bytes:
+    if body is not None:
+        head += b"Content-length: %d\r\n" % len(body)
+    return worker.respond(spamd.parse_head(head + b"\r\n"), body)
+
+
+def test_a_large_mapped_model_changed_in_place_is_never_read_again(served, monkeypatch):
+    """Above daemon.COPY_LIMIT a model is mapped: once its file changes in
+    place, the old mapping (whose pages may be gone) is not served."""
+    monkeypatch.setattr(daemon, "COPY_LIMIT", 0)
+    worker = daemon.Worker(daemon.Settings(str(served), None, None, [], 1), [])
+    first = worker.model(str(served))[2]
+    content = served.read_bytes()
+    with open(served, "r+b") as fh:
+        fh.truncate(len(content) // 2)
+    with pytest.raises(NbcliError):
+        worker.model(str(served))
+    assert str(served) not in worker.models
+    with open(served, "r+b") as fh:  # written whole again, in place
+        fh.write(content)
+    os.utime(served, ns=(time.time_ns(), time.time_ns() + 10**9))
+    assert worker.model(str(served))[2] == first
+
+
+def test_the_model_cache_releases_the_least_recently_used_and_never_the_served_model(served, tmp_path):
+    paths = [str(tmp_path / f"u{i}.nb") for i in range(3)]
+    for path in paths:
+        shutil.copy(served, path)
+    settings = daemon.Settings(str(served), None, None, [], 1, models_dir=str(tmp_path), model_cache=2)
+    worker = daemon.Worker(settings, [])
+    for path in (str(served), paths[0], paths[1], paths[0], paths[2], paths[0]):
+        worker.model(path)
+    assert set(worker.models) == {str(served), paths[0], paths[2]}
+
+
+def test_a_worker_scores_a_compressed_message_as_the_plain_one(served):
+    worker = daemon.Worker(Settings(str(served), None, None, [], 1), [])
+    spam = SPAM_FILE.read_bytes()
+    plain = ask(worker, b"CHECK SPAMC/1.5\r\n", spam)
+    assert plain.startswith(b"SPAMD/1.1 0 EX_OK\r\nSpam: True ; ")
+    packed = ask(worker, b"CHECK SPAMC/1.5\r\nCompress: zlib\r\n", zlib.compress(spam))
+    assert packed == plain
+    ham = ask(worker, b"PROCESS SPAMC/1.5\r\n", HAM_FILE.read_bytes())
+    assert b"\r\nSpam: False ; " in ham and b"X-Spam-Status: No, score=" in ham and b"X-NB-Class: ham; p=" in ham
+    assert ask(worker, b"PING SPAMC/1.5\r\n") == b"SPAMD/1.5 0 PONG\r\n"
+
+
+def test_what_a_request_cannot_get_is_its_own_error_line(served, tmp_path):
+    worker = daemon.Worker(Settings(str(served), None, None, [], 1), [])
+    with pytest.raises(spamd.ProtocolError, match="TELL commands are not enabled; start with --allow-tell") as told:
+        ask(worker, b"TELL SPAMC/1.5\r\nMessage-class: spam\r\nSet: local\r\n", b"Subject: x\n\nhi\n")
+    assert told.value.reply().startswith(b"SPAMD/1.0 69 EX_UNAVAILABLE ")
+    os.unlink(served)  # the model file gone: that request's error, not the worker's end
+    worker.models.clear()
+    with pytest.raises(spamd.ProtocolError, match="no such model file") as gone:
+        ask(worker, b"CHECK SPAMC/1.5\r\n", b"Subject: x\n\nhi\n")
+    assert gone.value.reply().startswith(b"SPAMD/1.0 70 EX_SOFTWARE cannot score the message: ")
+
+
+def test_the_supervisor_refuses_a_model_that_is_not_a_spam_model_before_binding(tmp_path):
+    topics = tmp_path / "topics.nb"
+    nbcli("train", TRAIN.parent.parent / "topics" / "train.jsonl", "-o", topics, "-q")
+    socket_path = tmp_path / "s.sock"
+    with pytest.raises(NbcliError, match="a spamd server needs a two-class model with a 'spam' class"):
+        daemon.run(Settings(str(topics), str(socket_path), None, [], 1), print)
+    assert not socket_path.exists()

@@ -1,0 +1,112 @@
+"""`nbcli serve`'s listening sockets (`spam/listening.py`): a socket path
+holding anything but a dead socket is left alone, and the default socket
+folder must be this user's and private."""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import sys
+
+import pytest
+
+from nbcli.errors import NbcliError
+from nbcli.spam import listening
+from nbcli.spam.settings import Settings
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Unix sockets")
+
+
+def settings(path: str, private: bool = False) -> Settings:
+    out = Settings("m.nb", path, None, [], 1)
+    out.private_socket_folder = private
+    return out
+
+
+def test_socket_path_that_is_a_file_is_left_alone(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    with pytest.raises(NbcliError, match="exists and is not a socket"):
+        listening.bind(settings(str(notes)))
+    assert notes.read_text() == "my notes\n"
+    elsewhere = tmp_path / "target"
+    elsewhere.write_text("theirs\n")
+    (tmp_path / "link.sock").symlink_to(elsewhere)
+    with pytest.raises(NbcliError, match="exists and is not a socket"):
+        listening.bind(settings(str(tmp_path / "link.sock")))
+    assert (tmp_path / "link.sock").is_symlink() and elsewhere.read_text() == "theirs\n"
+
+
+def test_a_dead_socket_is_replaced_and_a_live_one_refused(tmp_path):
+    path = str(tmp_path / "s.sock")
+    dead = socket.socket(socket.AF_UNIX)
+    dead.bind(path)
+    dead.close()  # bound, never listened: refuses connections, as a socket left by a daemon that died
+    sockets = listening.bind(settings(path))
+    try:
+        assert stat.S_ISSOCK(os.lstat(path).st_mode) and stat.S_IMODE(os.lstat(path).st_mode) == 0o660
+        with pytest.raises(NbcliError, match="another server is listening there"):
+            listening.bind(settings(path))
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def test_the_default_folder_is_made_private(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    path = listening.default_socket()
+    assert path == str(tmp_path / "nbcli" / "spamd.sock")
+    for sock in listening.bind(settings(path, private=True)):
+        sock.close()
+    st = os.lstat(tmp_path / "nbcli")
+    assert stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == os.getuid()
+
+
+def test_without_xdg_the_default_is_per_uid_in_tmp(monkeypatch):
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    assert listening.default_socket() == f"/tmp/nbcli-{os.getuid()}/spamd.sock"
+
+
+@pytest.mark.parametrize("how", ["link", "open-mode", "other-owner", "file"])
+def test_a_default_folder_that_is_not_private_is_refused(tmp_path, monkeypatch, how):
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    folder = tmp_path / "nbcli"
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o700)
+    if how == "link":  # another user's folder, through a link in our place
+        folder.symlink_to(theirs)
+    elif how == "open-mode":
+        folder.mkdir()
+        folder.chmod(0o755)
+    elif how == "file":
+        folder.write_text("")
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("giving a folder to another user needs root")
+        folder.mkdir(mode=0o700)
+        os.chown(folder, 65534, 65534)
+    with pytest.raises(NbcliError, match=f"refusing the socket folder {folder}"):
+        listening.bind(settings(listening.default_socket(), private=True))
+    assert list(theirs.iterdir()) == []
+
+
+def test_addresses_name_the_unix_socket_and_tcp_ports(tmp_path):
+    path = str(tmp_path / "s.sock")
+    options = settings(path)
+    options.port, options.listen = 0, ["127.0.0.1"]
+    sockets = listening.bind(options)
+    try:
+        unix, tcp = listening.addresses(sockets)
+        assert unix == f"unix:{path}" and tcp.startswith("tcp:127.0.0.1:") and int(tcp.rsplit(":", 1)[1]) > 0
+        assert all(not sock.getblocking() for sock in sockets)
+        ours = listening.socket_identity(path)
+        assert ours is not None
+    finally:
+        for sock in sockets:
+            sock.close()
+    listening.remove_socket(path, None)  # bound by no one here: left alone
+    listening.remove_socket(path, (ours[0], ours[1] + 1))  # another socket than ours: left alone
+    assert stat.S_ISSOCK(os.lstat(path).st_mode)
+    listening.remove_socket(path, ours)
+    assert not os.path.exists(path)
