@@ -713,7 +713,7 @@ def training_setup(kw, base_kind: str = "auto"):
     before any document is read (every check is `training.training_options`'s),
     with the options typed on the command line as given. base_kind: the
     event model when --model is not given."""
-    from nbcli.fit.training import training_options as build
+    from nbcli.fit.training_options import training_options as build
 
     fields = {}
     for field in TRAINING_FLAGS:

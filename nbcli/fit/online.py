@@ -58,10 +58,10 @@ class Stream:
     mail_docs: int
 
 
-def analyse(docs, analyzer, progress=None) -> Stream:
+def analyse_stream(docs, analyzer, progress=None) -> Stream:
     """One pass over labelled documents, keeping each one's counts (as
     cross-validation does) and its date."""
-    from nbcli.fit.crossval import analyse as analyse_corpus
+    from nbcli.fit.crossval import analyse_corpus
     from nbcli.text.identity import message_fields
 
     dates, ids = [], []
@@ -255,7 +255,7 @@ def settings_for(options, alpha: float, unknown: str, classes: list) -> dict:
     """The event model's settings for an online run of TrainOptions `options`
     (training's `model_settings`, with the class names and whether
     complement derives an idf)."""
-    from nbcli.fit.training import model_settings
+    from nbcli.fit.settings import model_settings
 
     settings = {**model_settings(options, alpha, unknown), "class_names": list(classes)}
     if options.kind == "complement":

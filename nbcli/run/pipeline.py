@@ -133,7 +133,7 @@ def count_corpus(
     docs, analyzer, doc_freq: bool, progress: Callable | None = None, jobs: int = 1, transform=None, sample: int = 0
 ):
     """One streaming pass over labelled documents: their CountTable."""
-    from nbcli.fit.training import CountTable
+    from nbcli.fit.count_table import CountTable
 
     table = CountTable(doc_freq=doc_freq, transform=transform, sample=sample)
     count(docs, analyzer, table, jobs, progress)
@@ -196,7 +196,7 @@ class _Counting:
     the warnings met, with where they were met."""
 
     def __init__(self, analyzer_options, doc_freq: bool, transform=None, sample: int = 0, now: int | None = None):
-        from nbcli.fit.training import CountTable
+        from nbcli.fit.count_table import CountTable
 
         self.analyzer = _analyzer(analyzer_options)  # a cluster's worker starts one per task
         self.table = CountTable(doc_freq=doc_freq, transform=transform, sample=sample, now=now)
@@ -355,9 +355,9 @@ def score_labelled(classifier, docs, progress=None, jobs: int = 1) -> tuple[list
 
 
 def analyse(analyzer, docs, label: str | None = None, jobs: int = 1, progress=None):
-    """`learning.analyse` with the analysis on `jobs` workers (an ordered
+    """`analysed.analyse_for_learning` with the analysis on `jobs` workers (an ordered
     map over batches, so the result is the same for any --jobs)."""
-    from nbcli.fit.learning import analyse_batch, join
+    from nbcli.fit.analysed import analyse_batch, join
     from nbcli.text.identity import run_time
     from nbcli.text.sources import batches
 
@@ -408,7 +408,7 @@ def _analyzer(options):
 
 
 def _analyse_task(analyzer_options, task):
-    from nbcli.fit.learning import analyse_batch
+    from nbcli.fit.analysed import analyse_batch
 
     return analyse_batch(_analyzer(analyzer_options), *task)
 
@@ -417,14 +417,14 @@ def _analyse_task(analyzer_options, task):
 
 
 def analyse_corpus(docs, analyzer, progress=None, jobs: int = 1):
-    """`crossval.analyse` with the analysis on `jobs` workers (an ordered
+    """`crossval.analyse_corpus` with the analysis on `jobs` workers (an ordered
     map over batches; the term ids are assigned here, in input order, so
     the corpus is the same, array for array, for any --jobs)."""
     from functools import partial
 
-    from nbcli.fit.crossval import analyse
+    from nbcli.fit import crossval
 
-    return analyse(docs, analyzer, progress, partial(analysed_batches, analyzer, jobs=jobs))
+    return crossval.analyse_corpus(docs, analyzer, progress, partial(analysed_batches, analyzer, jobs=jobs))
 
 
 def analysed_batches(analyzer, docs, jobs: int = 1) -> Iterator[tuple[list, object]]:
@@ -495,7 +495,7 @@ def cross_validate(corpus, k: int, seed: int, analyzer_options, options, eval_op
 
 
 def _score_fold(job, f: int) -> dict:
-    from nbcli.fit.crossval import score_fold
+    from nbcli.fit.training import score_fold
 
     return score_fold(job[0], f, *job[1:])
 

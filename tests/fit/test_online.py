@@ -10,7 +10,9 @@ import pytest
 
 from nbcli.evaluate import trec
 from nbcli.fit import online
-from nbcli.fit.training import resolved_defaults, train, training_options
+from nbcli.fit.settings import resolved_defaults
+from nbcli.fit.training import train
+from nbcli.fit.training_options import training_options
 from nbcli.text.analyzer import Analyzer, AnalyzerOptions
 from nbcli.text.sources import Document
 
@@ -27,7 +29,7 @@ def docs():
 
 @pytest.fixture(scope="module")
 def stream(docs):
-    return online.analyse(docs, Analyzer(AnalyzerOptions()))
+    return online.analyse_stream(docs, Analyzer(AnalyzerOptions()))
 
 
 SETTINGS = [
@@ -132,7 +134,7 @@ def test_cli_reports_the_trec_measures(tmp_path):
     text = run(["eval", "--online", corpus])
     assert text.exit_code == 0 and "lam%" in text.stdout and "(1-ROCA)%" in text.stdout
     # the measures are trec's, on the stream the run scored
-    stream = online.analyse(
+    stream = online.analyse_stream(
         [Document(str(p), p.parent.name, p.read_bytes()) for p in sorted(corpus.glob("*/*"))],
         Analyzer(AnalyzerOptions()),
     )

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from nbcli.errors import NbcliError
-from nbcli.fit.training import train, training_options
+from nbcli.fit.training import train
+from nbcli.fit.training_options import training_options
 from nbcli.nb.classifier import classifier_of
 from nbcli.nb.counts import Counts, gather_texts
 from nbcli.text.sources import Document
