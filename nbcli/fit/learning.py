@@ -37,8 +37,6 @@ import numpy as np
 from nbcli import __version__
 from nbcli.errors import NbcliError, ParameterError
 from nbcli.fit.analysed import Analysed
-from nbcli.fit.exact_sums import FIT_SCALE, doc_norms
-from nbcli.fit.settings import described_options, model_settings, plain_prior, resolved
 from nbcli.nb.classifier import classifier_of
 from nbcli.nb.counts import DAY, Counts, gather_texts
 from nbcli.nb.record import Record
@@ -232,6 +230,8 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
         np.add.at(df.reshape(-1), flat, weight[change_of_pair])
     fit = None
     if counts.fit is not None:
+        from nbcli.fit.exact_sums import FIT_SCALE, doc_norms
+
         fit = placed(counts.fit, np.float64)
         tf_log, length_norm = transforms
         values = docs.pair_count[pair].astype(np.float64)
@@ -396,6 +396,8 @@ def create(analyzer_options, options, classes: list[str], docs: Analysed):
     """A new Classifier learned from nothing: `classes` (at least two), the
     training options `options` (a TrainOptions; the mail defaults follow
     the documents learned first), then the documents."""
+    from nbcli.fit.settings import described_options, model_settings, plain_prior, resolved
+
     if options.min_df != 1 or options.max_df != 1.0 or options.max_features is not None or options.select:
         raise ParameterError(
             "min_df",
