@@ -485,16 +485,29 @@ TRAINING_FLAGS = {
     "select_by": "--select-by",
 }
 _INVERTED = {"mail"}  # fields whose flag says the opposite
+# The library's other parameters that its errors name (calibration,
+# cross-validation, the online protocol, pruning) -> the flag that sets them.
+# Apart from TRAINING_FLAGS, which is exactly the training options.
+PARAMETER_FLAGS = {
+    "calibrate": "--calibrate",
+    "cv": "--cv",
+    "train": "--train",
+    "online": "--online",
+    "spam_class": "--spam-class",
+    "min_count": "--min-count",
+    "unseen_since": "--unseen-since",
+}
 
 
 def flag(field: str) -> str:
-    """The command-line flag of a training option's field name."""
-    return TRAINING_FLAGS[field]
+    """The command-line flag of a training option's field name, or of
+    another parameter the library names (PARAMETER_FLAGS)."""
+    return TRAINING_FLAGS[field] if field in TRAINING_FLAGS else PARAMETER_FLAGS[field]
 
 
 def in_flag_terms(exc: NbcliError) -> NbcliError:
     """A library error as the command line says it: a ParameterError with
-    each parameter named by its flag (TRAINING_FLAGS), anything else as it
+    each parameter named by its flag (TRAINING_FLAGS, PARAMETER_FLAGS), anything else as it
     is. The command line's error boundary (`cli.NbcliGroup.main`) calls it."""
     from nbcli.errors import ParameterError
 

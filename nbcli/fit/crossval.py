@@ -23,7 +23,7 @@ from functools import partial
 
 import numpy as np
 
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 
 
 @dataclass
@@ -181,4 +181,4 @@ def check_folds(corpus: AnalysedCorpus, k: int) -> None:
             hint="cross-validation needs at least two documents of each class",
         )
     if k > len(corpus.y):
-        raise NbcliError(f"--cv {k} needs at least {k} documents; the corpus has {len(corpus.y)}")
+        raise ParameterError("cv", "{cv} {k} needs at least {k} documents; the corpus has {n}", k=k, n=len(corpus.y))

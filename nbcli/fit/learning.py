@@ -527,7 +527,9 @@ def parse_day(text: str) -> int:
     try:
         when = datetime.datetime.strptime(text.strip(), "%Y-%m-%d").replace(tzinfo=datetime.UTC)
     except ValueError:
-        raise NbcliError(f"--unseen-since {text!r} is not a date", hint="write it as YYYY-MM-DD") from None
+        raise ParameterError(
+            "unseen_since", "{unseen_since} {value!r} is not a date", hint="write it as YYYY-MM-DD", value=text
+        ) from None
     return int(when.timestamp() // DAY)
 
 
@@ -553,7 +555,9 @@ def prune(classifier, min_count: int | None = None, max_terms: int | None = None
         keep[:] = False
         keep[best] = True
     if not keep.any():
-        raise NbcliError("pruning would drop every term", hint="use a lower --min-count or an earlier --unseen-since")
+        raise ParameterError(
+            "min_count", "pruning would drop every term", hint="use a lower {min_count} or an earlier {unseen_since}"
+        )
     report = {"terms": len(keep), "kept": int(keep.sum()), "dropped": int((~keep).sum())}
     if keep.all():
         return classifier, report

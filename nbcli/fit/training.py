@@ -80,11 +80,17 @@ def check_calibratable(options: TrainOptions | None, calibrate: str) -> None:
     from nbcli.nb.calibrators import METHODS
 
     if calibrate not in (*METHODS, "default"):
-        raise NbcliError(f"--calibrate {calibrate!r} is not one of {', '.join(METHODS)}, none")
+        raise ParameterError(
+            "calibrate",
+            "{calibrate} {value!r} is not one of {choices}, none",
+            value=calibrate,
+            choices=", ".join(METHODS),
+        )
     if options is not None and options.needs_second_pass:
-        raise NbcliError(
-            "--calibrate cannot cross-validate complement's --tf-log/--length-norm with pruning or --idf",
-            hint="train with --calibrate none, then fit one on held-out mail: nbcli calibrate MODEL HELDOUT",
+        raise ParameterError(
+            "calibrate",
+            "{calibrate} cannot cross-validate complement's {tf_log}/{length_norm} with pruning or {idf}",
+            hint="train with {calibrate:none}, then fit one on held-out mail: nbcli calibrate MODEL HELDOUT",
         )
 
 
@@ -166,9 +172,11 @@ def _fit(
         problem = heldout_problem(heldout, classes, 2 if strict else MIN_CALIBRATION_PER_CLASS)
         if problem is not None:
             if strict:
-                raise NbcliError(
-                    f"cannot calibrate by cross-validation: {problem}",
-                    hint="give more documents, or --calibrate none",
+                raise ParameterError(
+                    "calibrate",
+                    "cannot calibrate by cross-validation: {problem}",
+                    hint="give more documents, or {calibrate:none}",
+                    problem=problem,
                 )
             classifier.meta["calibration"] = {"skipped": problem}
             return classifier
@@ -250,9 +258,10 @@ def fit_counts(
             hint="a classifier needs documents of at least two classes",
         )
     if len(vocab) == 0:
-        raise NbcliError(
+        raise ParameterError(
+            "token_pattern",
             "the corpus has no terms: every document is empty after tokenizing",
-            hint="check the documents, --token-pattern and --stop-words",
+            hint="check the documents, {token_pattern} and {stop_words}",
         )
     meta = {
         "n_documents": n_docs,

@@ -82,3 +82,34 @@ def test_eval_cv_limits_and_errors(tmp_path, corpus_dir, make_class_folders):
             args,
             result.stderr,
         )
+
+
+def test_too_many_folds_names_the_parameter():
+    from nbcli.errors import ParameterError
+    from nbcli.text.analyzer import Analyzer, AnalyzerOptions
+    from nbcli.text.sources import Document
+
+    texts, labels = make_docs(6, seed=1, classes=["ham", "spam"])
+    docs = [Document(f"d{i}", lab, t) for i, (t, lab) in enumerate(zip(texts, labels))]
+    corpus = crossval.analyse_corpus(docs, Analyzer(AnalyzerOptions()))
+    with pytest.raises(ParameterError) as caught:
+        crossval.fold_counts(corpus, 10, 0, False)
+    assert caught.value.parameter == "cv" and str(caught.value) == "cv 10 needs at least 10 documents; the corpus has 6"
+
+
+def test_fold_counts_are_the_corpus_less_the_fold():
+    from nbcli.text.analyzer import Analyzer, AnalyzerOptions
+    from nbcli.text.sources import Document
+
+    texts, labels = make_docs(60, seed=2, classes=["ham", "spam"])
+    docs = [Document(f"d{i}", lab, t) for i, (t, lab) in enumerate(zip(texts, labels))]
+    corpus = crossval.analyse_corpus(docs, Analyzer(AnalyzerOptions()))
+    counts = crossval.fold_counts(corpus, 3, 5, doc_freq=True)
+    for f in range(3):
+        rows = np.flatnonzero(counts.fold != f)
+        class_count, tf, df = counts.training(f)
+        assert class_count.tolist() == np.bincount(corpus.y[rows], minlength=2).tolist()
+        for c in range(2):
+            mine = corpus.X[rows[corpus.y[rows] == c]]
+            assert np.array_equal(tf[c], np.asarray(mine.sum(axis=0)).ravel().astype(np.int64))
+            assert np.array_equal(df[c], np.asarray((mine > 0).sum(axis=0)).ravel())

@@ -580,3 +580,17 @@ def test_other_options_learn_forget_and_dump_exactly(fields):
     assert_same_model(forgotten, base, texts[:10])
     loaded, _ = round_trip(learned)
     assert_payloads_equal(modelfile.to_payload(learned), modelfile.to_payload(loaded))
+
+
+def test_pruning_errors_name_the_parameters_and_the_cli_says_the_flags():
+    from nbcli.cli.options import in_flag_terms
+    from nbcli.errors import ParameterError
+
+    with pytest.raises(ParameterError) as caught:
+        learning.prune(trained(PAIRS), min_count=1000)
+    assert caught.value.parameter == "min_count" and "lower min_count or an earlier unseen_since" in str(caught.value)
+    assert str(in_flag_terms(caught.value)).endswith("use a lower --min-count or an earlier --unseen-since")
+    with pytest.raises(ParameterError) as caught:
+        learning.parse_day("yesterday")
+    assert str(caught.value) == "unseen_since 'yesterday' is not a date; write it as YYYY-MM-DD"
+    assert str(in_flag_terms(caught.value)) == "--unseen-since 'yesterday' is not a date; write it as YYYY-MM-DD"

@@ -143,3 +143,21 @@ def test_a_fold_model_is_the_model_trained_on_the_other_folds(options):
         direct = want.evaluate(test)
         assert report.pop("log_loss") == pytest.approx(direct.pop("log_loss"), rel=1e-12)  # sums in another order
         assert report == direct
+
+
+def test_calibration_errors_name_the_parameter_and_the_cli_says_the_flag():
+    from nbcli.cli.options import in_flag_terms
+    from nbcli.errors import ParameterError
+
+    _, plain = training_options()
+    with pytest.raises(ParameterError) as caught:
+        calibration_choice("magic", plain)
+    assert caught.value.parameter == "calibrate"
+    assert str(caught.value) == "calibrate 'magic' is not one of temperature, platt, isotonic, none"
+    assert str(in_flag_terms(caught.value)) == "--calibrate 'magic' is not one of temperature, platt, isotonic, none"
+    with pytest.raises(ParameterError) as caught:
+        train(docs_of(PAIRS[:3]), *training_options(), calibrate="platt")
+    assert str(in_flag_terms(caught.value)).endswith("; give more documents, or --calibrate none")
+    with pytest.raises(ParameterError) as caught:
+        trained([("a", "ham"), ("b", "spam")])
+    assert str(in_flag_terms(caught.value)).endswith("check the documents, --token-pattern and --stop-words")
