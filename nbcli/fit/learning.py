@@ -1,12 +1,13 @@
 """Learning, forgetting and moving documents in a trained model; merging
 models; pruning. Exact, because a model keeps its counts.
 
-No I/O: documents in (already read and analysed: `analysed`), a Classifier out; `modelfile` and the
-commands do the reading, locking and writing.
+No I/O: documents in (already read and analysed: `analysed`), a
+Classifier out; `modelfile` and the commands do the reading, locking and
+writing.
 
-A model's sufficient statistics are its `Counts` (nb/counts.py): per class, the number of
-documents and each term's count (and document frequency, when the event
-model needs it; complement's transformed sums, when it has document
+A model's sufficient statistics are its `Counts` (nb/counts.py): per
+class, the number of documents and each term's count (and document
+frequency, when the event model needs it; complement's transformed sums, when it has document
 transforms), over a vocabulary sorted by term hash, plus the record of
 learned documents (`record`) and each term's last-seen day. Learning a
 document adds its counts to its class; forgetting subtracts them; the
