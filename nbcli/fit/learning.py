@@ -9,13 +9,13 @@ A model's sufficient statistics are its `Counts` (nb/counts.py): per
 class, the number of documents and each term's count (and document
 frequency, when the event model needs it; complement's transformed sums,
 when it has document transforms), over a vocabulary sorted by term hash,
-plus the record of learned documents (`record`) and each term's last-
-seen day. Learning a document adds its counts to its class; forgetting
-subtracts them; the tables are then derived again from the counts, by
-the same code as training. So `train A` then `learn B` is `train A+B`
-(the vocabulary is sorted by hash, so the order documents came in does
-not matter), and `forget B` gives `train A` back: a term whose counts
-all fall to zero leaves the vocabulary.
+plus the record of learned documents (`record`) and each term's
+last-seen day. Learning a document adds its counts to its class;
+forgetting subtracts them; the tables are then derived again from the
+counts, by the same code as training. So `train A` then `learn B` is
+`train A+B` (the vocabulary is sorted by hash, so the order documents
+came in does not matter), and `forget B` gives `train A` back: a term
+whose counts all fall to zero leaves the vocabulary.
 
 What cannot be learned exactly is refused (`check_learnable`): a model
 trained with --min-df, --max-df, --max-features or --select dropped the
