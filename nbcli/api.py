@@ -113,7 +113,8 @@ def train(documents: Iterable[str | bytes], labels: Iterable[str], **options) ->
     Bad options and corpora raise NbcliError with the message the command
     prints after 'nbcli: error: ', but naming the options as here (the
     command names their flags: errors.ParameterError)."""
-    from nbcli.fit.training import calibration_choice, training_options
+    from nbcli.fit.training import calibration_choice
+    from nbcli.fit.training_options import training_options
     from nbcli.run.pipeline import train as train_classifier
     from nbcli.text.sources import Document
 

@@ -475,7 +475,7 @@ def _online_cutoffs(kw) -> tuple[float, float]:
 def online_eval(corpus, label_pairs, order, train_rule, warmup, plot, as_json, kw, diagnostics):
     """`nbcli eval --online`: see `online`."""
     from nbcli.fit import online
-    from nbcli.fit.training import described_options, resolved
+    from nbcli.fit.settings import described_options, resolved
     from nbcli.text.analyzer import Analyzer
     from nbcli.text.sources import labeled_corpus, parse_label_pair
 
@@ -491,7 +491,9 @@ def online_eval(corpus, label_pairs, order, train_rule, warmup, plot, as_json, k
     pairs = [parse_label_pair(p) for p in label_pairs]
     docs = labeled_corpus(corpus, pairs, read_opts(kw, diagnostics))
     with diagnostics.progress("reading", docs.total) as advance:
-        stream = online.analyse(docs, Analyzer(analyzer_options), progress=lambda batch: advance(docs.progress(batch)))
+        stream = online.analyse_stream(
+            docs, Analyzer(analyzer_options), progress=lambda batch: advance(docs.progress(batch))
+        )
     if not len(stream.y):
         raise NbcliError("the corpus has no documents", hint="check the paths")
     options, alpha, unknown = resolved(options, 2 * stream.mail_docs > len(stream.y))

@@ -499,10 +499,11 @@ TRAINING_FLAGS = {
     "select_by": "--select-by",
 }
 _INVERTED = {"mail"}  # fields whose flag says the opposite
-# The flags of the other parameters the library's errors name (table models'
-# settings and columns, calibration, clustering): not training options, so
-# not in TRAINING_FLAGS, which `training_setup` reads field by field.
-OTHER_FLAGS = {
+# The flags of the library's parameters that are not training options
+# (so not in TRAINING_FLAGS, which `training_setup` reads field by field)
+# and that its errors name: table models' settings and columns,
+# calibration, clustering, cross-validation, the online protocol, pruning.
+PARAMETER_FLAGS = {
     "numeric_model": "--numeric-model",
     "var_smoothing": "--var-smoothing",
     "bandwidth": "--bandwidth",
@@ -513,18 +514,24 @@ OTHER_FLAGS = {
     "numeric": "--numeric",
     "calibrate": "--calibrate",
     "k": "-k",
+    "cv": "--cv",
+    "train": "--train",
+    "online": "--online",
+    "spam_class": "--spam-class",
+    "min_count": "--min-count",
+    "unseen_since": "--unseen-since",
 }
 
 
 def flag(field: str) -> str:
-    """The command-line flag of a training option's (or another library
-    parameter's, OTHER_FLAGS) field name."""
-    return TRAINING_FLAGS[field] if field in TRAINING_FLAGS else OTHER_FLAGS[field]
+    """The command-line flag of a training option's field name, or of
+    another parameter the library names (PARAMETER_FLAGS)."""
+    return TRAINING_FLAGS[field] if field in TRAINING_FLAGS else PARAMETER_FLAGS[field]
 
 
 def in_flag_terms(exc: NbcliError) -> NbcliError:
     """A library error as the command line says it: a ParameterError with
-    each parameter named by its flag (TRAINING_FLAGS), anything else as it
+    each parameter named by its flag (TRAINING_FLAGS, PARAMETER_FLAGS), anything else as it
     is. The command line's error boundary (`cli.NbcliGroup.main`) calls it."""
     from nbcli.errors import ParameterError
 
@@ -743,7 +750,7 @@ def training_setup(kw, base_kind: str = "auto"):
     before any document is read (every check is `training.training_options`'s),
     with the options typed on the command line as given. base_kind: the
     event model when --model is not given."""
-    from nbcli.fit.training import training_options as build
+    from nbcli.fit.training_options import training_options as build
 
     fields = {}
     for field in TRAINING_FLAGS:

@@ -23,7 +23,7 @@ from functools import partial
 
 import numpy as np
 
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 
 
 @dataclass
@@ -39,7 +39,7 @@ class AnalysedCorpus:
     mail_docs: int
 
 
-def analyse(docs, analyzer, progress=None, analysed_batches=None) -> AnalysedCorpus:
+def analyse_corpus(docs, analyzer, progress=None, analysed_batches=None) -> AnalysedCorpus:
     """One pass over labelled documents, keeping each one's counts (see
     `analyse_streams` for `analysed_batches`)."""
     [(X, labels)], vocab, mail_docs = analyse_streams([docs], analyzer, progress, analysed_batches)
@@ -140,47 +140,8 @@ class FoldCounts:
         return self.total_docs - self.docs[f], self.total_tf - _dense(self.tf[f]), df
 
 
-def _csr(X) -> tuple:
-    return X.indptr, X.indices, X.data
-
-
 def _dense(m) -> np.ndarray:
     return np.rint(m.toarray()).astype(np.int64)
-
-
-def fold_classifier(counts: FoldCounts, f: int, analyzer_options, options):
-    """The Classifier trained on every fold but f."""
-    from nbcli.fit.heldout import counts_on_vocabulary
-    from nbcli.fit.training import fit_part
-
-    corpus = counts.corpus
-    class_count, tf, df = counts.training(f)
-    mail_docs = corpus.mail_docs * class_count.sum() / max(len(corpus.y), 1)
-    clf = fit_part(corpus.classes, class_count, corpus.vocab, tf, df, None, mail_docs, analyzer_options, options)
-    model = clf.model
-    if model.kind == "complement" and (model.tf_log or model.length_norm):
-        # complement's --tf-log / --length-norm: the per-class sums of the
-        # training documents' transformed counts, on the fold's vocabulary
-        # (what `training.transformed_sums` adds up in a second reading)
-        rows = np.flatnonzero(counts.fold != f)
-        index = {name: i for i, name in enumerate(clf.classes)}
-        cls = np.array([index[corpus.classes[c]] for c in corpus.y[rows].tolist()], dtype=np.int64)
-        sums = clf.model.class_sums(counts_on_vocabulary(*_csr(corpus.X[rows]), corpus.vocab.hashes, clf), cls)
-        clf.model = clf.model.rebuilt(fit_count=sums)
-    return clf
-
-
-def score_fold(counts: FoldCounts, f: int, analyzer_options, options, eval_options) -> dict:
-    """The eval report of fold f's documents under the model of the others."""
-    from nbcli.evaluate.report import report
-    from nbcli.fit.heldout import counts_on_vocabulary
-
-    corpus = counts.corpus
-    clf = fold_classifier(counts, f, analyzer_options, options)
-    rows = np.flatnonzero(counts.fold == f)
-    Xf = counts_on_vocabulary(*_csr(corpus.X[rows]), corpus.vocab.hashes, clf)
-    log_proba = clf.model.predict_log_proba(Xf)
-    return report([corpus.classes[c] for c in corpus.y[rows].tolist()], log_proba, clf.classes, eval_options)
 
 
 def fold_counts(corpus: AnalysedCorpus, k: int, seed: int, doc_freq: bool) -> FoldCounts:
@@ -220,4 +181,4 @@ def check_folds(corpus: AnalysedCorpus, k: int) -> None:
             hint="cross-validation needs at least two documents of each class",
         )
     if k > len(corpus.y):
-        raise NbcliError(f"--cv {k} needs at least {k} documents; the corpus has {len(corpus.y)}")
+        raise ParameterError("cv", "{cv} {k} needs at least {k} documents; the corpus has {n}", k=k, n=len(corpus.y))

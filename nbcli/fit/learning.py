@@ -1,20 +1,21 @@
 """Learning, forgetting and moving documents in a trained model; merging
 models; pruning. Exact, because a model keeps its counts.
 
-No I/O: documents in (already read), a Classifier out; `modelfile` and the
-commands do the reading, locking and writing.
+No I/O: documents in (already read and analysed: `analysed`), a
+Classifier out; `modelfile` and the commands do the reading, locking and
+writing.
 
-A model's sufficient statistics are its `Counts`: per class, the number of
-documents and each term's count (and document frequency, when the event
-model needs it; complement's transformed sums, when it has document
-transforms), over a vocabulary sorted by term hash, plus the record of
-learned documents (`record`) and each term's last-seen day. Learning a
-document adds its counts to its class; forgetting subtracts them; the
-tables are then derived again from the counts, by the same code as
-training. So `train A` then `learn B` is `train A+B` (the vocabulary is
-sorted by hash, so the order documents came in does not matter), and
-`forget B` gives `train A` back: a term whose counts all fall to zero
-leaves the vocabulary.
+A model's sufficient statistics are its `Counts` (nb/counts.py): per
+class, the number of documents and each term's count (and document
+frequency, when the event model needs it; complement's transformed sums,
+when it has document transforms), over a vocabulary sorted by term hash,
+plus the record of learned documents (`record`) and each term's
+last-seen day. Learning a document adds its counts to its class;
+forgetting subtracts them; the tables are then derived again from the
+counts, by the same code as training. So `train A` then `learn B` is
+`train A+B` (the vocabulary is sorted by hash, so the order documents
+came in does not matter), and `forget B` gives `train A` back: a term
+whose counts all fall to zero leaves the vocabulary.
 
 What cannot be learned exactly is refused (`check_learnable`): a model
 trained with --min-df, --max-df, --max-features or --select dropped the
@@ -30,23 +31,18 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
 from nbcli import __version__
 from nbcli.errors import NbcliError, ParameterError
-from nbcli.fit.training import FIT_SCALE
+from nbcli.fit.analysed import Analysed
+from nbcli.nb.classifier import classifier_of
+from nbcli.nb.counts import DAY, Counts, gather_texts
 from nbcli.nb.record import Record
-from nbcli.text.sources import Document, batches
 
 PRUNING_OPTIONS = (("min_df", 1, "--min-df"), ("max_df", 1.0, "--max-df"), ("max_features", None, "--max-features"))
-DAY = 86400
-
-
-def _today() -> int:
-    return int(datetime.datetime.now(datetime.UTC).timestamp() // DAY)
 
 
 def _now_text() -> str:
@@ -91,302 +87,6 @@ def check_learnable(classifier, source: str = "the model") -> None:
 
 
 # -- the counts -------------------------------------------------------------------
-
-
-@dataclass
-class Counts:
-    """A model's sufficient statistics (see the module docstring).
-
-    classes (C,) sorted by name; class_count (C,) documents; hashes (V,)
-    uint64 ascending; blob, offsets: the terms' UTF-8 texts; tf (C, V)
-    term counts; df (C, V) document frequencies or None; fit (C, V)
-    complement's transformed sums or None; last_seen (V,) int32 days;
-    record; mail_docs: how many of the documents were mail; expected_tf
-    (C, V) and expected_docs (C,): a model trained by EM, the unlabelled
-    documents' expected counts (times their weight), kept apart from the
-    exact counts of the documents learned (None: not one), so that learning
-    adds to those exactly and the model is always their sum."""
-
-    classes: list
-    class_count: np.ndarray
-    hashes: np.ndarray
-    blob: np.ndarray
-    offsets: np.ndarray
-    tf: np.ndarray
-    df: np.ndarray | None
-    fit: np.ndarray | None
-    last_seen: np.ndarray
-    record: Record
-    mail_docs: int
-    expected_tf: np.ndarray | None = None
-    expected_docs: np.ndarray | None = None
-
-    @classmethod
-    def of(cls, classifier) -> Counts:
-        model, vocab = classifier.model, classifier.vocabulary
-        n_terms = len(vocab)
-        tf = np.asarray(model.feature_count)
-        expected = getattr(classifier, "expected", None)
-        if expected is not None:  # the model's counts less the expected ones: the learned documents', exactly
-            tf = np.rint(np.asarray(tf, dtype=np.float64) - expected[0])
-        tf = tf.astype(np.int64) if tf.dtype.kind in "iu" or np.array_equal(tf, np.round(tf)) else tf.astype(float)
-        df = None
-        if model.doc_freq is not None:
-            df = np.asarray(model.doc_freq, dtype=np.float64)
-            if expected is not None:  # a Bernoulli EM model: its document frequencies are expected too
-                df = np.rint(df - expected[0])
-            df = df.astype(np.int64)
-        fit = None
-        if model.kind == "complement" and (model.tf_log or model.length_norm) and model.fit_count is not None:
-            fit = np.asarray(model.fit_count, dtype=np.float64)
-        last_seen = classifier.last_seen
-        if last_seen is None:  # a model from before nbcli kept it: its creation day
-            created = classifier.meta.get("created")
-            try:
-                day = int(datetime.datetime.fromisoformat(created).timestamp() // DAY)
-            except (TypeError, ValueError):
-                day = _today()
-            last_seen = np.full(n_terms, day, dtype=np.int32)
-        return cls(
-            list(model.classes),
-            np.asarray(model.class_count, dtype=np.float64).copy()
-            if expected is None
-            else np.rint(np.asarray(model.class_count, dtype=np.float64) - expected[1]),
-            np.asarray(vocab.hashes, dtype=np.uint64),
-            np.asarray(vocab.blob, dtype=np.uint8),
-            np.asarray(vocab.offsets, dtype=np.int64),
-            tf,
-            df,
-            fit,
-            np.asarray(last_seen, dtype=np.int32),
-            classifier.record if classifier.record is not None else Record.empty(),
-            int(classifier.meta.get("mail_documents", 0)),
-            None if expected is None else np.asarray(expected[0], dtype=np.float64).copy(),
-            None if expected is None else np.asarray(expected[1], dtype=np.float64).copy(),
-        )
-
-    @classmethod
-    def empty(cls, classes, doc_freq: bool, fit: bool) -> Counts:
-        n = len(classes)
-        return cls(
-            sorted(classes),
-            np.zeros(n),
-            np.zeros(0, np.uint64),
-            np.zeros(0, np.uint8),
-            np.zeros(1, np.int64),
-            np.zeros((n, 0), np.int64),
-            np.zeros((n, 0), np.int64) if doc_freq else None,
-            np.zeros((n, 0)) if fit else None,
-            np.zeros(0, np.int32),
-            Record.empty(),
-            0,
-        )
-
-    def with_classes(self, names: Iterable[str]) -> Counts:
-        """The counts over the union of their classes and `names` (sorted)."""
-        classes = sorted(set(self.classes) | set(names))
-        if classes == self.classes:
-            return self
-        rows = np.array([classes.index(c) for c in self.classes], dtype=np.int64)
-
-        def grown(a):
-            if a is None:
-                return None
-            out = np.zeros((len(classes), a.shape[1]), dtype=a.dtype)
-            out[rows] = a
-            return out
-
-        class_count = np.zeros(len(classes))
-        class_count[rows] = self.class_count
-        expected_docs = None
-        if self.expected_docs is not None:
-            expected_docs = np.zeros(len(classes))
-            expected_docs[rows] = self.expected_docs
-        return dataclasses.replace(
-            self,
-            classes=classes,
-            class_count=class_count,
-            tf=grown(self.tf),
-            df=grown(self.df),
-            fit=grown(self.fit),
-            record=self.record.relabelled(rows),
-            expected_tf=grown(self.expected_tf),
-            expected_docs=expected_docs,
-        )
-
-    def only_classes(self, names: list[str]) -> Counts:
-        """The counts of classes `names` only (the others must hold no
-        document of the record)."""
-        rows = np.array([self.classes.index(c) for c in names], dtype=np.int64)
-        new_of_old = np.full(len(self.classes), -1, dtype=np.int64)
-        new_of_old[rows] = np.arange(len(rows))
-        counts = dataclasses.replace(
-            self,
-            classes=list(names),
-            class_count=self.class_count[rows],
-            tf=np.ascontiguousarray(self.tf[rows]),
-            df=None if self.df is None else np.ascontiguousarray(self.df[rows]),
-            fit=None if self.fit is None else np.ascontiguousarray(self.fit[rows]),
-            record=self.record.relabelled(new_of_old),
-        )
-        return _settled(counts)
-
-    def columns(self, keep: np.ndarray) -> Counts:
-        """The counts restricted to the terms (columns) `keep` (bool (V,))."""
-        cols = np.flatnonzero(keep)
-        blob, offsets = _gather_texts([(self.blob, self.offsets)], np.zeros(len(cols), np.int64), cols)
-        return dataclasses.replace(
-            self,
-            hashes=self.hashes[cols],
-            blob=blob,
-            offsets=offsets,
-            tf=np.ascontiguousarray(self.tf[:, cols]),
-            df=None if self.df is None else np.ascontiguousarray(self.df[:, cols]),
-            fit=None if self.fit is None else np.ascontiguousarray(self.fit[:, cols]),
-            last_seen=self.last_seen[cols],
-            expected_tf=None if self.expected_tf is None else np.ascontiguousarray(self.expected_tf[:, cols]),
-        )
-
-
-def _gather_texts(sources, which: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(blob, offsets) of terms taken from several (blob, offsets) sources:
-    term k is term cols[k] of sources[which[k]]. One gather of bytes."""
-    blobs, starts, ends, base = [], [], [], 0
-    for blob, offsets in sources:
-        blobs.append(blob)
-        starts.append(offsets[:-1] + base)
-        ends.append(offsets[1:] + base)
-        base += len(blob)
-    first = np.cumsum([0] + [len(o) - 1 for _, o in sources])[:-1]
-    index = np.asarray(first, dtype=np.int64)[which] + cols
-    start = np.concatenate(starts)[index] if len(index) else np.zeros(0, np.int64)
-    length = (np.concatenate(ends)[index] - start) if len(index) else np.zeros(0, np.int64)
-    offsets = np.zeros(len(index) + 1, dtype=np.int64)
-    np.cumsum(length, out=offsets[1:])
-    if offsets[-1] == 0:
-        return np.zeros(0, np.uint8), offsets
-    positions = np.repeat(start - offsets[:-1], length) + np.arange(offsets[-1])
-    return np.concatenate(blobs)[positions], offsets
-
-
-# -- documents to counts ----------------------------------------------------------
-
-
-@dataclass
-class Analysed:
-    """Documents analysed once, before the model's lock is taken.
-
-    Per document: its digest (n, 2), Message-ID hash, date, label, whether
-    it was read as mail, an id for messages, and its distinct terms
-    (pair_* arrays: the pairs of document d are doc_ptr[d]:doc_ptr[d+1]),
-    with the text of each distinct term met (`texts`: hash -> text)."""
-
-    digest: np.ndarray
-    message_id: np.ndarray
-    when: np.ndarray
-    labels: list
-    mail: np.ndarray
-    ids: list
-    doc_ptr: np.ndarray
-    pair_hash: np.ndarray
-    pair_count: np.ndarray
-    texts: dict
-
-    def __len__(self) -> int:
-        return len(self.labels)
-
-
-def analyse(analyzer, docs: Iterable[Document], label: str | None = None, progress=None) -> Analysed:
-    """Analyse documents for learning, in this process (`pipeline.analyse`
-    does it on workers); `label` overrides the documents' own."""
-    parts = []
-    for batch in batches(docs):
-        if batch:
-            parts.append(
-                analyse_batch(
-                    analyzer,
-                    [d.id for d in batch],
-                    [d.data for d in batch],
-                    [d.kind for d in batch],
-                    [label if label is not None else d.label for d in batch],
-                )
-            )
-            if progress is not None:
-                progress(batch)
-    return join(parts)
-
-
-def analyse_batch(analyzer, ids: list, datas: list, kinds: list, labels: list, now: int | None = None) -> Analysed:
-    """One batch of documents analysed for learning (see `Analysed`); a
-    document without a Date gets `now` (default `identity.run_time()`)."""
-    from nbcli.text.identity import document_entries
-    from nbcli.text.mail import looks_like_mail
-
-    tokens = analyzer.analyze(datas, kinds)
-    digest, message_id, when = document_entries(tokens, datas, now)
-    n = len(datas)
-    doc_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(tokens.doc_ptr))
-    order = np.lexsort((tokens.hashes, doc_of))
-    h, d = tokens.hashes[order], doc_of[order]
-    new = np.ones(len(h), dtype=bool)
-    new[1:] = (h[1:] != h[:-1]) | (d[1:] != d[:-1])
-    starts = np.flatnonzero(new)
-    counts = np.diff(np.append(starts, len(h))).astype(np.int64)
-    unique, first = np.unique(tokens.hashes, return_index=True)
-    texts = dict(zip(unique.tolist(), tokens.strings(first)))
-    mail = [
-        analyzer.options.mail
-        and isinstance(data, bytes)
-        and (kind == "mail" or (kind == "auto" and looks_like_mail(data)))
-        for data, kind in zip(datas, kinds)
-    ]
-    return Analysed(
-        digest,
-        message_id,
-        when,
-        list(labels),
-        np.array(mail, dtype=bool),
-        list(ids),
-        np.append(np.searchsorted(d[starts], np.arange(n)), len(starts)).astype(np.int64),
-        h[starts],
-        counts,
-        texts,
-    )
-
-
-def join(parts: list[Analysed]) -> Analysed:
-    """The batches' analyses as one, in order."""
-    if not parts:
-        return Analysed(
-            np.zeros((0, 2), np.uint64),
-            np.zeros(0, np.uint64),
-            np.zeros(0, np.int64),
-            [],
-            np.zeros(0, bool),
-            [],
-            np.zeros(1, np.int64),
-            np.zeros(0, np.uint64),
-            np.zeros(0, np.int64),
-            {},
-        )
-    if len(parts) == 1:
-        return parts[0]
-    offsets = np.cumsum([0] + [len(p.pair_hash) for p in parts])
-    texts: dict = {}
-    for p in parts:
-        texts.update(p.texts)
-    return Analysed(
-        np.concatenate([p.digest for p in parts]),
-        np.concatenate([p.message_id for p in parts]),
-        np.concatenate([p.when for p in parts]),
-        [label for p in parts for label in p.labels],
-        np.concatenate([p.mail for p in parts]),
-        [i for p in parts for i in p.ids],
-        np.append(np.concatenate([p.doc_ptr[:-1] + off for p, off in zip(parts, offsets)]), offsets[-1]),
-        np.concatenate([p.pair_hash for p in parts]),
-        np.concatenate([p.pair_count for p in parts]),
-        texts,
-    )
 
 
 # -- deciding what each document does ---------------------------------------------
@@ -531,18 +231,18 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
         np.add.at(df.reshape(-1), flat, weight[change_of_pair])
     fit = None
     if counts.fit is not None:
+        from nbcli.fit.exact_sums import FIT_SCALE, doc_norms
+
         fit = placed(counts.fit, np.float64)
         tf_log, length_norm = transforms
         values = docs.pair_count[pair].astype(np.float64)
         if tf_log:
             values = np.log1p(values)
         if length_norm:
-            from nbcli.fit.heldout import doc_norms  # summed as training sums them
-
-            norms = doc_norms(change_of_pair, values, len(changes))
+            norms = doc_norms(change_of_pair, values, len(changes))  # summed as training sums them
             norms[norms == 0] = 1.0
             values = values / norms[change_of_pair]
-        # on training's fixed-point grid (training.FIT_SCALE), so that the
+        # on training's fixed-point grid (exact_sums.FIT_SCALE), so that the
         # sums are those `train` gives, exactly while they stay below 2^17
         values = np.rint(values * FIT_SCALE) / FIT_SCALE
         np.add.at(fit.reshape(-1), flat, values * weight[change_of_pair])
@@ -567,7 +267,7 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
     source_col = np.empty(n_terms, dtype=np.int64)
     source_col[old_cols] = np.arange(len(old_cols))
     source_col[new_cols] = np.arange(len(new_cols))
-    blob, offsets = _gather_texts([(counts.blob, counts.offsets), (new_blob, new_offsets)], which, source_col)
+    blob, offsets = gather_texts([(counts.blob, counts.offsets), (new_blob, new_offsets)], which, source_col)
     out = Counts(
         counts.classes,
         class_count,
@@ -583,7 +283,7 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
         None if counts.expected_tf is None else placed(counts.expected_tf, np.float64),
         counts.expected_docs,
     )
-    return _settled(out)
+    return out.settled()
 
 
 def _union(sorted_hashes: np.ndarray, more: np.ndarray) -> np.ndarray:
@@ -595,26 +295,6 @@ def _union(sorted_hashes: np.ndarray, more: np.ndarray) -> np.ndarray:
     pos = np.searchsorted(sorted_hashes, extra)
     present = sorted_hashes[np.minimum(pos, len(sorted_hashes) - 1)] == extra
     return np.insert(sorted_hashes, pos[~present], extra[~present])
-
-
-def _settled(counts: Counts) -> Counts:
-    """Counts without terms whose counts are all zero, and never below zero
-    (only a model pruned after learning a document can lose more than it
-    has, by forgetting that document: see the module docstring)."""
-    for name in ("tf", "df", "fit"):
-        a = getattr(counts, name)
-        if a is not None and a.size and a.min() < 0:
-            np.maximum(a, 0, out=a)
-    if counts.class_count.min() < 0:
-        counts.class_count = np.maximum(counts.class_count, 0)
-    if counts.df is not None:
-        np.minimum(counts.df, counts.class_count[:, None].astype(np.int64), out=counts.df)
-    keep = (counts.tf != 0).any(axis=0)
-    if counts.df is not None:
-        keep |= (counts.df != 0).any(axis=0)
-    if counts.expected_tf is not None:  # a term of unlabelled documents only
-        keep |= (counts.expected_tf != 0).any(axis=0)
-    return counts if keep.all() else counts.columns(keep)
 
 
 # -- counts back to a classifier --------------------------------------------------
@@ -657,48 +337,6 @@ def _with_calibration(classifier, template):
         classifier.calibration = calibration
     else:
         classifier.meta = {**classifier.meta, "calibration": {"dropped": "the model's classes changed"}}
-    return classifier
-
-
-def classifier_of(counts: Counts, kind: str, settings: dict, idf: bool, analyzer_options, meta: dict):
-    """A Classifier of `counts` with event model `kind` and its `settings`
-    (EventModel keyword arguments without doc_freq, fit_count and idf;
-    idf: complement's idf, derived from the document frequencies)."""
-    from nbcli.nb.classifier import Classifier
-    from nbcli.nb.event_models import build_event_model
-    from nbcli.text.vectorize import Vocabulary
-
-    prior = settings["prior"]
-    if isinstance(prior, dict) and sorted(prior) != sorted(counts.classes):
-        new = sorted(set(counts.classes) - set(prior))
-        raise ParameterError(
-            "prior",
-            "the model's {prior} gives weights for {weighted} only, so it cannot learn class {new}",
-            hint="learn into one of its classes, or train it again with a prior for every class",
-            weighted=", ".join(sorted(prior)),
-            new=", ".join(new),
-        )
-    complement = kind == "complement"
-    tf, df, class_count = counts.tf, counts.df, counts.class_count
-    if counts.expected_tf is not None:  # an EM model: the learned documents' counts plus the expected ones
-        tf = tf + counts.expected_tf
-        class_count = class_count + counts.expected_docs
-        if df is not None:
-            df = np.minimum(df + counts.expected_tf, class_count[:, None])
-    built = build_event_model(
-        kind,
-        counts.classes,
-        class_count,
-        tf,
-        doc_freq=df,
-        idf=complement and bool(idf),
-        fit_count=counts.fit if complement else None,
-        **settings,
-    )
-    vocab = Vocabulary(counts.hashes, counts.blob, counts.offsets)
-    classifier = Classifier(analyzer_options, vocab, built, meta, counts.record, counts.last_seen)
-    if counts.expected_tf is not None:
-        classifier.expected = (counts.expected_tf, counts.expected_docs)
     return classifier
 
 
@@ -759,7 +397,7 @@ def create(analyzer_options, options, classes: list[str], docs: Analysed):
     """A new Classifier learned from nothing: `classes` (at least two), the
     training options `options` (a TrainOptions; the mail defaults follow
     the documents learned first), then the documents."""
-    from nbcli.fit.training import described_options, model_settings, plain_prior, resolved
+    from nbcli.fit.settings import described_options, model_settings, plain_prior, resolved
 
     if options.min_df != 1 or options.max_df != 1.0 or options.max_features is not None or options.select:
         raise ParameterError(
@@ -864,7 +502,7 @@ def merge(classifiers: list, names: list[str]):
         which[cols[first_seen]] = k
         source_col[cols[first_seen]] = np.flatnonzero(first_seen)
         record = record.plus(part.record)
-    blob, offsets = _gather_texts([(p.blob, p.offsets) for p in parts], which, source_col)
+    blob, offsets = gather_texts([(p.blob, p.offsets) for p in parts], which, source_col)
     counts = Counts(
         list(first.classes),
         np.sum([p.class_count for p in parts], axis=0),
@@ -890,7 +528,9 @@ def parse_day(text: str) -> int:
     try:
         when = datetime.datetime.strptime(text.strip(), "%Y-%m-%d").replace(tzinfo=datetime.UTC)
     except ValueError:
-        raise NbcliError(f"--unseen-since {text!r} is not a date", hint="write it as YYYY-MM-DD") from None
+        raise ParameterError(
+            "unseen_since", "{unseen_since} {value!r} is not a date", hint="write it as YYYY-MM-DD", value=text
+        ) from None
     return int(when.timestamp() // DAY)
 
 
@@ -916,7 +556,9 @@ def prune(classifier, min_count: int | None = None, max_terms: int | None = None
         keep[:] = False
         keep[best] = True
     if not keep.any():
-        raise NbcliError("pruning would drop every term", hint="use a lower --min-count or an earlier --unseen-since")
+        raise ParameterError(
+            "min_count", "pruning would drop every term", hint="use a lower {min_count} or an earlier {unseen_since}"
+        )
     report = {"terms": len(keep), "kept": int(keep.sum()), "dropped": int((~keep).sum())}
     if keep.all():
         return classifier, report

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nbcli.defaults import ONLINE_HAM_CUTOFF, ONLINE_SPAM_CUTOFF
-from nbcli.errors import NbcliError
+from nbcli.errors import ParameterError
 
 TRAIN_RULES = ("all", "errors", "unsure")
 ORDERS = ("date", "given")
@@ -58,10 +58,10 @@ class Stream:
     mail_docs: int
 
 
-def analyse(docs, analyzer, progress=None) -> Stream:
+def analyse_stream(docs, analyzer, progress=None) -> Stream:
     """One pass over labelled documents, keeping each one's counts (as
     cross-validation does) and its date."""
-    from nbcli.fit.crossval import analyse as analyse_corpus
+    from nbcli.fit.crossval import analyse_corpus
     from nbcli.text.identity import message_fields
 
     dates, ids = [], []
@@ -255,7 +255,7 @@ def settings_for(options, alpha: float, unknown: str, classes: list) -> dict:
     """The event model's settings for an online run of TrainOptions `options`
     (training's `model_settings`, with the class names and whether
     complement derives an idf)."""
-    from nbcli.fit.training import model_settings
+    from nbcli.fit.settings import model_settings
 
     settings = {**model_settings(options, alpha, unknown), "class_names": list(classes)}
     if options.kind == "complement":
@@ -302,13 +302,18 @@ def run(
 ) -> Run:
     """The online protocol over `stream` (see the module docstring)."""
     if train not in TRAIN_RULES:
-        raise NbcliError(f"--train {train!r} is not one of {', '.join(TRAIN_RULES)}")
+        raise ParameterError(
+            "train", "{train} {value!r} is not one of {choices}", value=train, choices=", ".join(TRAIN_RULES)
+        )
     classes = stream.classes
     if len(classes) != 2 or spam_class not in classes:
-        raise NbcliError(
-            f"eval --online measures a spam filter: the corpus needs two classes, one of them {spam_class!r} "
-            f"(it has {', '.join(classes)})",
-            hint="name the spam class with --spam-class",
+        raise ParameterError(
+            "spam_class",
+            "eval {online} measures a spam filter: the corpus needs two classes, one of them {name!r} "
+            "(it has {classes})",
+            hint="name the spam class with {spam_class}",
+            name=spam_class,
+            classes=", ".join(classes),
         )
     s = classes.index(spam_class)
     h = 1 - s

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,6 +18,9 @@ from nbcli.nb.event_models import EventModel
 from nbcli.text.analyzer import Analyzer, AnalyzerOptions
 from nbcli.text.sources import Document, batches
 from nbcli.text.vectorize import SparseCounts, Vocabulary, known_counts
+
+if TYPE_CHECKING:
+    from nbcli.nb.counts import Counts
 
 
 class Classifier(BaseClassifier):
@@ -200,3 +204,44 @@ def wrap_components(classifier):
 
         raise NbcliError("the model's mixture components are damaged", hint="train it again")
     return ComponentClassifier(classifier)
+
+
+def classifier_of(counts: Counts, kind: str, settings: dict, idf: bool, analyzer_options, meta: dict) -> Classifier:
+    """A Classifier of `counts` with event model `kind` and its `settings`
+    (EventModel keyword arguments without doc_freq, fit_count and idf;
+    idf: complement's idf, derived from the document frequencies)."""
+    from nbcli.errors import ParameterError
+    from nbcli.nb.event_models import build_event_model
+
+    prior = settings["prior"]
+    if isinstance(prior, dict) and sorted(prior) != sorted(counts.classes):
+        new = sorted(set(counts.classes) - set(prior))
+        raise ParameterError(
+            "prior",
+            "the model's {prior} gives weights for {weighted} only, so it cannot learn class {new}",
+            hint="learn into one of its classes, or train it again with a prior for every class",
+            weighted=", ".join(sorted(prior)),
+            new=", ".join(new),
+        )
+    complement = kind == "complement"
+    tf, df, class_count = counts.tf, counts.df, counts.class_count
+    if counts.expected_tf is not None:  # an EM model: the learned documents' counts plus the expected ones
+        tf = tf + counts.expected_tf
+        class_count = class_count + counts.expected_docs
+        if df is not None:
+            df = np.minimum(df + counts.expected_tf, class_count[:, None])
+    built = build_event_model(
+        kind,
+        counts.classes,
+        class_count,
+        tf,
+        doc_freq=df,
+        idf=complement and bool(idf),
+        fit_count=counts.fit if complement else None,
+        **settings,
+    )
+    vocab = Vocabulary(counts.hashes, counts.blob, counts.offsets)
+    classifier = Classifier(analyzer_options, vocab, built, meta, counts.record, counts.last_seen)
+    if counts.expected_tf is not None:
+        classifier.expected = (counts.expected_tf, counts.expected_docs)
+    return classifier

@@ -82,7 +82,7 @@ def count_corpus(
     docs, analyzer, doc_freq: bool, progress: Callable | None = None, jobs=1, transform=None, sample: int = 0
 ):
     """One streaming pass over labelled documents: their CountTable."""
-    from nbcli.fit.training import CountTable
+    from nbcli.fit.count_table import CountTable
 
     table = CountTable(doc_freq=doc_freq, transform=transform, sample=sample)
     count(docs, analyzer, table, jobs, progress)
@@ -137,7 +137,7 @@ class _Counting:
     the warnings met, with where they were met."""
 
     def __init__(self, analyzer_options, doc_freq: bool, transform=None, sample: int = 0, now: int | None = None):
-        from nbcli.fit.training import CountTable
+        from nbcli.fit.count_table import CountTable
 
         self.analyzer = worker_analyzer(analyzer_options)  # a cluster's worker starts one per task
         self.table = CountTable(doc_freq=doc_freq, transform=transform, sample=sample, now=now)
@@ -249,11 +249,10 @@ def _file_ranges(lists, per_task: int):
 
 
 def analyse_to_learn(analyzer, docs, label: str | None = None, jobs=1, progress=None):
-    """The documents analysed for `learn` and `forget` (`learning.analyse`:
-    each document's terms, identity and date), the analysis on `jobs`
-    workers (an ordered map over batches, so the result is the same for
-    any --jobs)."""
-    from nbcli.fit.learning import analyse_batch, join
+    """`analysed.analyse_for_learning` (each document's terms, identity and
+    date, for `learn` and `forget`) with the analysis on `jobs` workers (an
+    ordered map over batches, so the result is the same for any --jobs)."""
+    from nbcli.fit.analysed import analyse_batch, join
     from nbcli.text.identity import run_time
     from nbcli.text.sources import batches
 
@@ -288,7 +287,7 @@ def analyse_to_learn(analyzer, docs, label: str | None = None, jobs=1, progress=
 
 
 def _analyse_task(analyzer_options, task):
-    from nbcli.fit.learning import analyse_batch
+    from nbcli.fit.analysed import analyse_batch
 
     return analyse_batch(worker_analyzer(analyzer_options), *task)
 
@@ -296,13 +295,13 @@ def _analyse_task(analyzer_options, task):
 # -- analysing for cross-validation ---------------------------------------------------
 
 
-def analyse_corpus(docs, analyzer, progress=None, jobs=1):
-    """`crossval.analyse` with the analysis on `jobs` workers (an ordered
+def analyse_corpus(docs, analyzer, progress=None, jobs: int = 1):
+    """`crossval.analyse_corpus` with the analysis on `jobs` workers (an ordered
     map over batches; the term ids are assigned here, in input order, so
     the corpus is the same, array for array, for any --jobs)."""
     from functools import partial
 
-    from nbcli.fit.crossval import analyse
+    from nbcli.fit import crossval
     from nbcli.run.parallel import analysed_batches
 
-    return analyse(docs, analyzer, progress, partial(analysed_batches, analyzer, jobs=jobs))
+    return crossval.analyse_corpus(docs, analyzer, progress, partial(analysed_batches, analyzer, jobs=jobs))

@@ -135,7 +135,7 @@ def train_em(
     index = {c: i for i, c in enumerate(classes)}
     y = np.array([index[label] for label in labels], dtype=np.int64)
     if alpha is None:
-        from nbcli.fit.training import MAIL_ALPHA, TEXT_ALPHA
+        from nbcli.fit.settings import MAIL_ALPHA, TEXT_ALPHA
 
         alpha = MAIL_ALPHA if 2 * mail_docs > XL.shape[0] + XU.shape[0] else TEXT_ALPHA
     # the class prior unsmoothed (prior_alpha 0), as `nbcli train` fits it: with weight 0 the model is the

@@ -98,7 +98,7 @@ def cross_validate(corpus, k: int, seed: int, analyzer_options, options, eval_op
 
 
 def _score_fold(job, f: int) -> dict:
-    from nbcli.fit.crossval import score_fold
+    from nbcli.fit.training import score_fold
 
     return score_fold(job[0], f, *job[1:])
 

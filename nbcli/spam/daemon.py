@@ -345,6 +345,7 @@ class Worker(Connections):
         analysis cap applies as in training, and a model that would grow
         past --max-model-size is refused (prune it)."""
         from nbcli.fit import learning
+        from nbcli.fit.analysed import analyse_for_learning
         from nbcli.store import modelfile
         from nbcli.text.sources import Document
 
@@ -371,7 +372,7 @@ class Worker(Connections):
                 self._check_model_size(path, os.stat(path).st_size)
             with modelfile.locked(path):
                 current = self.model(path)[0]  # as it is now (read again only if it was replaced)
-                analysed = learning.analyse(current.analyzer, docs)
+                analysed = analyse_for_learning(current.analyzer, docs)
                 if do_set:
                     updated, outcome = learning.learn(current, analysed)
                     changed = updated is not current

@@ -58,7 +58,7 @@ def _day(day: int) -> str:
 
 def dump_lines(classifier) -> Iterator[str]:
     """The dump of a Classifier, line by line (without newlines)."""
-    from nbcli.fit.learning import Counts
+    from nbcli.nb.counts import Counts
 
     if getattr(classifier, "expected", None) is not None:
         raise NbcliError("the dump format has no place for an EM model's expected counts", hint="keep the model file")
@@ -116,7 +116,7 @@ class _Bad(Exception):
 def load_lines(lines, name: str = "dump"):
     """The Classifier of a dump's lines (an iterable of str); NbcliError
     naming the line for anything that is not a dump nbcli wrote."""
-    from nbcli.fit.learning import Counts
+    from nbcli.nb.counts import Counts
     from nbcli.nb.record import Record
     from nbcli.store import modelfile
     from nbcli.text.hashing import hash_strings
@@ -230,7 +230,7 @@ def load_lines(lines, name: str = "dump"):
 
 def _classifier(counts, header: dict, name: str):
     from nbcli.errors import ModelFileError
-    from nbcli.fit.learning import classifier_of
+    from nbcli.nb.classifier import classifier_of
     from nbcli.store import modelfile
     from nbcli.text.analyzer import AnalyzerOptions
 

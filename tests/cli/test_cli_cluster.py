@@ -69,7 +69,7 @@ def test_train_with_unlabelled_documents_prints_a_rising_objective(tmp_path):
     accuracy = {m: json.loads(run(["eval", m, test, "--json"]).stdout)["accuracy"] for m in (plain, model)}
     assert accuracy[model] > accuracy[plain]  # the unlabelled documents helped (6 labels only)
     # the learned documents' counts and the expected ones are kept apart: learning adds exactly
-    from nbcli.fit.learning import Counts
+    from nbcli.nb.counts import Counts
 
     before = modelfile.load(str(model))
     one = tmp_path / "one.txt"

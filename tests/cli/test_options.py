@@ -10,7 +10,7 @@ import click
 
 from nbcli.cli import options
 from nbcli.cli.main import cli
-from nbcli.fit.training import OPTION_DEFAULTS
+from nbcli.fit.training_options import OPTION_DEFAULTS
 
 from conftest import make_docs, run
 

@@ -6,11 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from nbcli.evaluate.report import EvalOptions
 from nbcli.fit import crossval
-from nbcli.fit.training import TrainOptions, train
-from nbcli.text.analyzer import Analyzer, AnalyzerOptions
-from nbcli.text.sources import Document
 
 from conftest import make_docs, run
 
@@ -25,38 +21,6 @@ def test_folds_are_stratified_and_reproducible():
         assert per_fold.max() - per_fold.min() <= 1
     sizes = np.bincount(fold, minlength=5)
     assert sizes.max() - sizes.min() <= 1
-
-
-@pytest.mark.parametrize(
-    "options",
-    [
-        TrainOptions(alpha=0.5),
-        TrainOptions(alpha=0.01, unknown="smooth", min_df=2, prior="uniform"),
-        TrainOptions(max_features=300),
-        TrainOptions(kind="bernoulli", alpha=0.5, select=200),
-        TrainOptions(kind="complement", tf_log=True, idf=True, length_norm=True, weight_norm=True),
-    ],
-    ids=["multinomial", "smooth-min-df", "max-features", "bernoulli-select", "complement-transforms"],
-)
-def test_a_fold_model_is_the_model_trained_on_the_other_folds(options):
-    texts, labels = make_docs(240, seed=9)
-    docs = [Document(f"d{i}", lab, t.encode()) for i, (t, lab) in enumerate(zip(texts, labels))]
-    analyzer_options = AnalyzerOptions()
-    corpus = crossval.analyse(docs, Analyzer(analyzer_options))
-    fold = crossval.stratified_folds(corpus.y, 4, seed=1)
-    counts = crossval.FoldCounts(corpus, fold, 4, options.needs_doc_freq)
-    for f in (0, 3):
-        got = crossval.fold_classifier(counts, f, analyzer_options, options)
-        want = train([d for d, k in zip(docs, fold) if k != f], analyzer_options, options)
-        assert got.classes == want.classes
-        assert (got.vocabulary.hashes == want.vocabulary.hashes).all()
-        assert (got.model.feature_count == want.model.feature_count).all()
-        assert (got.model.class_count == want.model.class_count).all()
-        test = [d for d, k in zip(docs, fold) if k == f]
-        report = crossval.score_fold(counts, f, analyzer_options, options, EvalOptions())
-        direct = want.evaluate(test)
-        assert report.pop("log_loss") == pytest.approx(direct.pop("log_loss"), rel=1e-12)  # sums in another order
-        assert report == direct
 
 
 @pytest.fixture
@@ -118,3 +82,34 @@ def test_eval_cv_limits_and_errors(tmp_path, corpus_dir, make_class_folders):
             args,
             result.stderr,
         )
+
+
+def test_too_many_folds_names_the_parameter():
+    from nbcli.errors import ParameterError
+    from nbcli.text.analyzer import Analyzer, AnalyzerOptions
+    from nbcli.text.sources import Document
+
+    texts, labels = make_docs(6, seed=1, classes=["ham", "spam"])
+    docs = [Document(f"d{i}", lab, t) for i, (t, lab) in enumerate(zip(texts, labels))]
+    corpus = crossval.analyse_corpus(docs, Analyzer(AnalyzerOptions()))
+    with pytest.raises(ParameterError) as caught:
+        crossval.fold_counts(corpus, 10, 0, False)
+    assert caught.value.parameter == "cv" and str(caught.value) == "cv 10 needs at least 10 documents; the corpus has 6"
+
+
+def test_fold_counts_are_the_corpus_less_the_fold():
+    from nbcli.text.analyzer import Analyzer, AnalyzerOptions
+    from nbcli.text.sources import Document
+
+    texts, labels = make_docs(60, seed=2, classes=["ham", "spam"])
+    docs = [Document(f"d{i}", lab, t) for i, (t, lab) in enumerate(zip(texts, labels))]
+    corpus = crossval.analyse_corpus(docs, Analyzer(AnalyzerOptions()))
+    counts = crossval.fold_counts(corpus, 3, 5, doc_freq=True)
+    for f in range(3):
+        rows = np.flatnonzero(counts.fold != f)
+        class_count, tf, df = counts.training(f)
+        assert class_count.tolist() == np.bincount(corpus.y[rows], minlength=2).tolist()
+        for c in range(2):
+            mine = corpus.X[rows[corpus.y[rows] == c]]
+            assert np.array_equal(tf[c], np.asarray(mine.sum(axis=0)).ravel().astype(np.int64))
+            assert np.array_equal(df[c], np.asarray((mine > 0).sum(axis=0)).ravel())

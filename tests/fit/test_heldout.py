@@ -9,8 +9,11 @@ import numpy as np
 import pytest
 from test_learning import KINDS, docs_of
 
-from nbcli.fit.heldout import Sample, heldout_problem, heldout_scores
-from nbcli.fit.training import FIT_SCALE, CountTable, count_corpus, fit_part, train, training_options
+from nbcli.fit.count_table import count_corpus
+from nbcli.fit.exact_sums import FIT_SCALE
+from nbcli.fit.heldout import heldout_problem, heldout_scores
+from nbcli.fit.training import fit_part, train
+from nbcli.fit.training_options import training_options
 from nbcli.run import pipeline
 from nbcli.text.analyzer import Analyzer
 from nbcli.text.identity import digests
@@ -121,19 +124,6 @@ def test_a_class_with_one_document_cannot_be_cross_validated():
     copies = docs_of([("apple bread", "a"), ("apple cider", "a"), ("zebra", "b"), ("zebra", "b")])
     table, (classes, *_), _, _ = table_of(copies, {})
     assert heldout_problem(table.heldout, classes) == "class b has only one distinct document"
-
-
-def test_a_table_without_a_sample_keeps_none():
-    table = CountTable()
-    assert table.heldout is None and table.state()["sample"] is None
-
-
-def test_sample_keeps_ties_at_the_bound():
-    sample = Sample(cap=2)
-    ids = np.array([0, 1, 2, 3], dtype=np.int64)
-    sample.add(np.array([5, 1, 5, 9], dtype=np.uint64), np.zeros(4, dtype=np.int64), ids, np.ones(4, dtype=np.int64))
-    held = sample.finish({0: 0}, np.arange(4), 4)
-    assert held.keys.tolist() == [1, 5, 5]
 
 
 def test_documents_of_the_table_are_counted_whole_in_the_sample():

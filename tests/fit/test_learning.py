@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from nbcli.errors import NbcliError
 from nbcli.fit import learning
-from nbcli.fit.training import train, training_options
+from nbcli.fit.analysed import analyse_for_learning
+from nbcli.fit.training import train
+from nbcli.fit.training_options import training_options
 from nbcli.store import modelfile
 from nbcli.store.dump import dump_lines, load_lines
 from nbcli.text.sources import Document
@@ -51,7 +53,7 @@ def trained(pairs, **fields):
 
 
 def analysed(classifier, pairs, label=None, prefix="x"):
-    return learning.analyse(classifier.analyzer, docs_of(pairs, prefix), label)
+    return analyse_for_learning(classifier.analyzer, docs_of(pairs, prefix), label)
 
 
 def terms(classifier) -> list[str]:
@@ -483,7 +485,7 @@ def test_prune_unseen_since_drops_exactly_the_terms_last_seen_before():
     # learning a newer message brings the day of its terms forward
     later, _ = learning.learn(
         model,
-        learning.analyse(
+        analyse_for_learning(
             model.analyzer, [Document("n", "ham", mail("Sun, 01 Jun 2003 00:00:00 +0000", "oldword"), "mail")]
         ),
     )
@@ -527,11 +529,11 @@ def test_create_then_learn_equals_training_on_both(kind):
 
     analyzer = Analyzer(analyzer_options)
     created, outcome = learning.create(
-        analyzer_options, options, ["ham", "spam"], learning.analyse(analyzer, docs_of(spam))
+        analyzer_options, options, ["ham", "spam"], analyse_for_learning(analyzer, docs_of(spam))
     )
     assert created.classes == ["ham", "spam"] and created.model.class_count.tolist() == [0, len(spam)]
     assert outcome.learned == len(spam)
-    full, outcome = learning.learn(created, learning.analyse(analyzer, docs_of(ham, "h")))
+    full, outcome = learning.learn(created, analyse_for_learning(analyzer, docs_of(ham, "h")))
     assert outcome.learned == len(ham)
     test_texts, _ = make_docs(20, seed=13, classes=["ham", "spam"])
     whole = trained(spam + ham, **fields)
@@ -543,7 +545,7 @@ def test_create_refuses_what_cannot_learn():
     from nbcli.text.analyzer import Analyzer
 
     analyzer_options, _ = training_options()
-    docs = learning.analyse(Analyzer(analyzer_options), docs_of([("apple", "spam")]))
+    docs = analyse_for_learning(Analyzer(analyzer_options), docs_of([("apple", "spam")]))
     for fields in ({"min_df": 2}, {"select": 3}, {"kind": "complement", "idf": True, "tf_log": True}):
         ao, options = training_options(**fields)
         with pytest.raises(NbcliError):
@@ -552,7 +554,7 @@ def test_create_refuses_what_cannot_learn():
     with pytest.raises(NbcliError, match="at least two classes"):
         learning.create(ao, options, [], docs)
     with pytest.raises(NbcliError, match="no documents"):
-        learning.create(ao, options, ["ham", "spam"], learning.analyse(Analyzer(ao), []))
+        learning.create(ao, options, ["ham", "spam"], analyse_for_learning(Analyzer(ao), []))
 
 
 @pytest.mark.parametrize(
@@ -578,3 +580,17 @@ def test_other_options_learn_forget_and_dump_exactly(fields):
     assert_same_model(forgotten, base, texts[:10])
     loaded, _ = round_trip(learned)
     assert_payloads_equal(modelfile.to_payload(learned), modelfile.to_payload(loaded))
+
+
+def test_pruning_errors_name_the_parameters_and_the_cli_says_the_flags():
+    from nbcli.cli.options import in_flag_terms
+    from nbcli.errors import ParameterError
+
+    with pytest.raises(ParameterError) as caught:
+        learning.prune(trained(PAIRS), min_count=1000)
+    assert caught.value.parameter == "min_count" and "lower min_count or an earlier unseen_since" in str(caught.value)
+    assert str(in_flag_terms(caught.value)).endswith("use a lower --min-count or an earlier --unseen-since")
+    with pytest.raises(ParameterError) as caught:
+        learning.parse_day("yesterday")
+    assert str(caught.value) == "unseen_since 'yesterday' is not a date; write it as YYYY-MM-DD"
+    assert str(in_flag_terms(caught.value)) == "--unseen-since 'yesterday' is not a date; write it as YYYY-MM-DD"

@@ -10,11 +10,13 @@ import pytest
 
 from nbcli.evaluate import trec
 from nbcli.fit import online
-from nbcli.fit.training import resolved_defaults, train, training_options
+from nbcli.fit.settings import resolved_defaults
+from nbcli.fit.training import train
+from nbcli.fit.training_options import training_options
 from nbcli.text.analyzer import Analyzer, AnalyzerOptions
 from nbcli.text.sources import Document
 
-from conftest import SAMPLES, run
+from conftest import SAMPLES, make_docs, run
 
 MAIL = sorted((SAMPLES / "mail" / "train").glob("*/*"))
 
@@ -27,7 +29,7 @@ def docs():
 
 @pytest.fixture(scope="module")
 def stream(docs):
-    return online.analyse(docs, Analyzer(AnalyzerOptions()))
+    return online.analyse_stream(docs, Analyzer(AnalyzerOptions()))
 
 
 SETTINGS = [
@@ -132,7 +134,7 @@ def test_cli_reports_the_trec_measures(tmp_path):
     text = run(["eval", "--online", corpus])
     assert text.exit_code == 0 and "lam%" in text.stdout and "(1-ROCA)%" in text.stdout
     # the measures are trec's, on the stream the run scored
-    stream = online.analyse(
+    stream = online.analyse_stream(
         [Document(str(p), p.parent.name, p.read_bytes()) for p in sorted(corpus.glob("*/*"))],
         Analyzer(AnalyzerOptions()),
     )
@@ -165,3 +167,24 @@ def test_trec_measures_of_a_run_match_the_stream(stream):
         "learned": int(result.learned.sum()),
     }
     assert report["errors"] == int((result.called_spam != result.is_spam).sum())
+
+
+def test_protocol_errors_name_the_parameter_and_the_cli_says_the_flag():
+    from nbcli.cli.options import in_flag_terms
+    from nbcli.errors import ParameterError
+
+    texts, labels = make_docs(20, seed=1, classes=["ham", "spam"])
+    stream = online.analyse_stream(
+        [Document(f"d{i}", lab, t) for i, (t, lab) in enumerate(zip(texts, labels))], Analyzer(AnalyzerOptions())
+    )
+    order = online.order_of(stream, "given")
+    with pytest.raises(ParameterError) as caught:
+        online.run(stream, "multinomial", {}, order, train="sometimes")
+    assert caught.value.parameter == "train" and str(caught.value).startswith("train 'sometimes' is not one of")
+    assert str(in_flag_terms(caught.value)) == "--train 'sometimes' is not one of all, errors, unsure"
+    with pytest.raises(ParameterError) as caught:
+        online.run(stream, "multinomial", {}, order, spam_class="junk")
+    assert str(in_flag_terms(caught.value)) == (
+        "eval --online measures a spam filter: the corpus needs two classes, one of them 'junk' (it has ham, spam); "
+        "name the spam class with --spam-class"
+    )

@@ -14,7 +14,7 @@ from sklearn.calibration import CalibratedClassifierCV
 from test_calibrators import SKLEARN_METHOD, Scores
 
 from nbcli.fit.training import train as train_in_process
-from nbcli.fit.training import training_options
+from nbcli.fit.training_options import training_options
 from nbcli.store import modelfile
 from nbcli.text.analyzer import Analyzer
 from nbcli.text.identity import digests

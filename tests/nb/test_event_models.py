@@ -5,7 +5,8 @@ import pytest
 from sklearn.naive_bayes import MultinomialNB as SkMultinomialNB
 
 from nbcli.errors import NbcliError
-from nbcli.fit.training import TrainOptions, train
+from nbcli.fit.settings import TrainOptions
+from nbcli.fit.training import train
 from nbcli.nb.event_models import MultinomialNB
 from nbcli.text.analyzer import Analyzer, AnalyzerOptions
 from nbcli.text.sources import Document
@@ -91,6 +92,7 @@ def test_training_and_cross_validation_take_complements_sums_from_one_place():
     reading, `eval --cv` per fold from the kept counts. Both get them from
     EventModel.class_sums, which matches the sums done by hand."""
     from nbcli.fit import crossval
+    from nbcli.fit.training import fold_classifier
 
     texts, labels = make_docs(240, seed=9)
     docs = [Document(f"d{i}", lab, t.encode()) for i, (t, lab) in enumerate(zip(texts, labels))]
@@ -112,11 +114,11 @@ def test_training_and_cross_validation_take_complements_sums_from_one_place():
     assert trained.model.fit_count == pytest.approx(one_call, rel=1e-12)  # train adds batch by batch
     assert one_call == pytest.approx(by_hand(trained, docs), rel=1e-12)
 
-    corpus = crossval.analyse(docs, Analyzer(analyzer_options))
+    corpus = crossval.analyse_corpus(docs, Analyzer(analyzer_options))
     fold = crossval.stratified_folds(corpus.y, 4, seed=1)
     counts = crossval.FoldCounts(corpus, fold, 4, options.needs_doc_freq)
     for f in (0, 3):
         part = [d for d, k in zip(docs, fold) if k != f]
-        got = crossval.fold_classifier(counts, f, analyzer_options, options)
+        got = fold_classifier(counts, f, analyzer_options, options)
         assert got.model.fit_count == pytest.approx(by_hand(got, part), rel=1e-12)
         assert got.model.fit_count == pytest.approx(train(part, analyzer_options, options).model.fit_count, rel=1e-12)

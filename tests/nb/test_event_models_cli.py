@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.naive_bayes import BernoulliNB, ComplementNB, MultinomialNB
 
-from nbcli.fit.training import TrainOptions, train
+from nbcli.fit.settings import TrainOptions
+from nbcli.fit.training import train
 from nbcli.nb.event_models import MODELS, sparse_dot
 from nbcli.store import modelfile
 from nbcli.text.analyzer import AnalyzerOptions
@@ -333,7 +334,7 @@ def test_selection_scores_agree_with_scikit_learn_and_scipy(corpus):
     from scipy.stats import chi2_contingency
     from sklearn.metrics import mutual_info_score
 
-    from nbcli.fit.training import select_scores
+    from nbcli.fit.selection import select_scores
 
     X = (corpus["X"] > 0).astype(np.int64).tocsc()
     y = np.array(corpus["y"])
@@ -352,7 +353,7 @@ def test_selection_scores_agree_with_scikit_learn_and_scipy(corpus):
 
 @pytest.mark.parametrize("by", ["ig", "chi2"])
 def test_select_keeps_the_best_k_terms_after_pruning(corpus, tmp_path, by):
-    from nbcli.fit.training import select_scores
+    from nbcli.fit.selection import select_scores
 
     full, selected = tmp_path / "full.nb", tmp_path / "sel.nb"
     common = ["train", corpus["train"], "-q", "--token-pattern", PATTERN, "--min-df", "2"]

@@ -37,7 +37,7 @@ def test_a_documents_norm_does_not_depend_on_the_order_of_its_terms():
     """Complement's length norm sums a document's squares in value order: a
     worker's term ids order the terms differently, and the transformed sums
     (rounded to training's fixed point) must not move by a unit."""
-    from nbcli.fit.heldout import doc_norms
+    from nbcli.fit.exact_sums import doc_norms
 
     rng = np.random.default_rng(11)
     for _ in range(200):
@@ -79,7 +79,7 @@ def test_the_corpus_analysed_on_workers_is_the_corpus_analysed_here(monkeypatch)
     shipped = []  # batches that came back from a worker
     unpack = parallel._token_batch
     monkeypatch.setattr(parallel, "_token_batch", lambda *parts: shipped.append(1) or unpack(*parts))
-    here = crossval.analyse(docs(), Analyzer(AnalyzerOptions()))
+    here = crossval.analyse_corpus(docs(), Analyzer(AnalyzerOptions()))
     for jobs in (1, 2, 0):
         shipped.clear()
         batches = []

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from nbcli.errors import ModelFileError
-from nbcli.fit.training import TrainOptions, train
+from nbcli.fit.settings import TrainOptions
+from nbcli.fit.training import train
 from nbcli.store import modelfile
 from nbcli.text.analyzer import AnalyzerOptions
 from nbcli.text.sources import Document

@@ -400,7 +400,8 @@ def test_fuzzed_payloads_load_or_give_a_one_line_error(tmp_path, small_model):
 def test_invariant_checks_are_cheap(tmp_path):
     """Loading checks every array in one pass each: a hang guard only (the
     cost on big models is measured in the README's "The model file")."""
-    from nbcli.fit.training import TrainOptions, train
+    from nbcli.fit.settings import TrainOptions
+    from nbcli.fit.training import train
     from nbcli.text.sources import Document
 
     texts, labels = make_docs(400, seed=9, vocab_size=20000)

@@ -1,0 +1,132 @@
+"""Documents analysed for learning and forgetting: per document its content
+digest, Message-ID hash, date, label, whether it was read as mail, and its
+distinct terms with their counts (`Analysed`). Analysed once, before the
+model's lock is taken (`fit.learning` then decides and applies the changes
+under the lock); `pipeline.analyse` runs `analyse_batch` on workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from nbcli.text.sources import Document, batches
+
+
+@dataclass
+class Analysed:
+    """Documents analysed once, before the model's lock is taken.
+
+    Per document: its digest (n, 2), Message-ID hash, date, label, whether
+    it was read as mail, an id for messages, and its distinct terms
+    (pair_* arrays: the pairs of document d are doc_ptr[d]:doc_ptr[d+1]),
+    with the text of each distinct term met (`texts`: hash -> text)."""
+
+    digest: np.ndarray
+    message_id: np.ndarray
+    when: np.ndarray
+    labels: list
+    mail: np.ndarray
+    ids: list
+    doc_ptr: np.ndarray
+    pair_hash: np.ndarray
+    pair_count: np.ndarray
+    texts: dict
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+def analyse_for_learning(analyzer, docs: Iterable[Document], label: str | None = None, progress=None) -> Analysed:
+    """Analyse documents for learning, in this process (`pipeline.analyse`
+    does it on workers); `label` overrides the documents' own."""
+    parts = []
+    for batch in batches(docs):
+        if batch:
+            parts.append(
+                analyse_batch(
+                    analyzer,
+                    [d.id for d in batch],
+                    [d.data for d in batch],
+                    [d.kind for d in batch],
+                    [label if label is not None else d.label for d in batch],
+                )
+            )
+            if progress is not None:
+                progress(batch)
+    return join(parts)
+
+
+def analyse_batch(analyzer, ids: list, datas: list, kinds: list, labels: list, now: int | None = None) -> Analysed:
+    """One batch of documents analysed for learning (see `Analysed`); a
+    document without a Date gets `now` (default `identity.run_time()`)."""
+    from nbcli.text.identity import document_entries
+    from nbcli.text.mail import looks_like_mail
+
+    tokens = analyzer.analyze(datas, kinds)
+    digest, message_id, when = document_entries(tokens, datas, now)
+    n = len(datas)
+    doc_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(tokens.doc_ptr))
+    order = np.lexsort((tokens.hashes, doc_of))
+    h, d = tokens.hashes[order], doc_of[order]
+    new = np.ones(len(h), dtype=bool)
+    new[1:] = (h[1:] != h[:-1]) | (d[1:] != d[:-1])
+    starts = np.flatnonzero(new)
+    counts = np.diff(np.append(starts, len(h))).astype(np.int64)
+    unique, first = np.unique(tokens.hashes, return_index=True)
+    texts = dict(zip(unique.tolist(), tokens.strings(first)))
+    mail = [
+        analyzer.options.mail
+        and isinstance(data, bytes)
+        and (kind == "mail" or (kind == "auto" and looks_like_mail(data)))
+        for data, kind in zip(datas, kinds)
+    ]
+    return Analysed(
+        digest,
+        message_id,
+        when,
+        list(labels),
+        np.array(mail, dtype=bool),
+        list(ids),
+        np.append(np.searchsorted(d[starts], np.arange(n)), len(starts)).astype(np.int64),
+        h[starts],
+        counts,
+        texts,
+    )
+
+
+def join(parts: list[Analysed]) -> Analysed:
+    """The batches' analyses as one, in order."""
+    if not parts:
+        return Analysed(
+            np.zeros((0, 2), np.uint64),
+            np.zeros(0, np.uint64),
+            np.zeros(0, np.int64),
+            [],
+            np.zeros(0, bool),
+            [],
+            np.zeros(1, np.int64),
+            np.zeros(0, np.uint64),
+            np.zeros(0, np.int64),
+            {},
+        )
+    if len(parts) == 1:
+        return parts[0]
+    offsets = np.cumsum([0] + [len(p.pair_hash) for p in parts])
+    texts: dict = {}
+    for p in parts:
+        texts.update(p.texts)
+    return Analysed(
+        np.concatenate([p.digest for p in parts]),
+        np.concatenate([p.message_id for p in parts]),
+        np.concatenate([p.when for p in parts]),
+        [label for p in parts for label in p.labels],
+        np.concatenate([p.mail for p in parts]),
+        [i for p in parts for i in p.ids],
+        np.append(np.concatenate([p.doc_ptr[:-1] + off for p, off in zip(parts, offsets)]), offsets[-1]),
+        np.concatenate([p.pair_hash for p in parts]),
+        np.concatenate([p.pair_count for p in parts]),
+        texts,
+    )

@@ -1,0 +1,218 @@
+"""A model's sufficient statistics: `Counts`, what learning, forgetting,
+merging, pruning and the dump work on (see `fit.learning` for how they
+change). Plain arrays and the record of learned documents, nothing of the
+event models: the Classifier of some counts is `classifier.classifier_of`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from nbcli.nb.record import Record
+
+DAY = 86400  # seconds; the record's dates and the terms' last-seen days count days since 1970-01-01
+
+
+def _today() -> int:
+    return int(datetime.datetime.now(datetime.UTC).timestamp() // DAY)
+
+
+@dataclass
+class Counts:
+    """A model's sufficient statistics (see `fit.learning`).
+
+    classes (C,) sorted by name; class_count (C,) documents; hashes (V,)
+    uint64 ascending; blob, offsets: the terms' UTF-8 texts; tf (C, V)
+    term counts; df (C, V) document frequencies or None; fit (C, V)
+    complement's transformed sums or None; last_seen (V,) int32 days;
+    record; mail_docs: how many of the documents were mail; expected_tf
+    (C, V) and expected_docs (C,): a model trained by EM, the unlabelled
+    documents' expected counts (times their weight), kept apart from the
+    exact counts of the documents learned (None: not one), so that learning
+    adds to those exactly and the model is always their sum."""
+
+    classes: list
+    class_count: np.ndarray
+    hashes: np.ndarray
+    blob: np.ndarray
+    offsets: np.ndarray
+    tf: np.ndarray
+    df: np.ndarray | None
+    fit: np.ndarray | None
+    last_seen: np.ndarray
+    record: Record
+    mail_docs: int
+    expected_tf: np.ndarray | None = None
+    expected_docs: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, classifier) -> Counts:
+        model, vocab = classifier.model, classifier.vocabulary
+        n_terms = len(vocab)
+        tf = np.asarray(model.feature_count)
+        expected = getattr(classifier, "expected", None)
+        if expected is not None:  # the model's counts less the expected ones: the learned documents', exactly
+            tf = np.rint(np.asarray(tf, dtype=np.float64) - expected[0])
+        tf = tf.astype(np.int64) if tf.dtype.kind in "iu" or np.array_equal(tf, np.round(tf)) else tf.astype(float)
+        df = None
+        if model.doc_freq is not None:
+            df = np.asarray(model.doc_freq, dtype=np.float64)
+            if expected is not None:  # a Bernoulli EM model: its document frequencies are expected too
+                df = np.rint(df - expected[0])
+            df = df.astype(np.int64)
+        fit = None
+        if model.kind == "complement" and (model.tf_log or model.length_norm) and model.fit_count is not None:
+            fit = np.asarray(model.fit_count, dtype=np.float64)
+        last_seen = classifier.last_seen
+        if last_seen is None:  # a model from before nbcli kept it: its creation day
+            created = classifier.meta.get("created")
+            try:
+                day = int(datetime.datetime.fromisoformat(created).timestamp() // DAY)
+            except (TypeError, ValueError):
+                day = _today()
+            last_seen = np.full(n_terms, day, dtype=np.int32)
+        return cls(
+            list(model.classes),
+            np.asarray(model.class_count, dtype=np.float64).copy()
+            if expected is None
+            else np.rint(np.asarray(model.class_count, dtype=np.float64) - expected[1]),
+            np.asarray(vocab.hashes, dtype=np.uint64),
+            np.asarray(vocab.blob, dtype=np.uint8),
+            np.asarray(vocab.offsets, dtype=np.int64),
+            tf,
+            df,
+            fit,
+            np.asarray(last_seen, dtype=np.int32),
+            classifier.record if classifier.record is not None else Record.empty(),
+            int(classifier.meta.get("mail_documents", 0)),
+            None if expected is None else np.asarray(expected[0], dtype=np.float64).copy(),
+            None if expected is None else np.asarray(expected[1], dtype=np.float64).copy(),
+        )
+
+    @classmethod
+    def empty(cls, classes, doc_freq: bool, fit: bool) -> Counts:
+        n = len(classes)
+        return cls(
+            sorted(classes),
+            np.zeros(n),
+            np.zeros(0, np.uint64),
+            np.zeros(0, np.uint8),
+            np.zeros(1, np.int64),
+            np.zeros((n, 0), np.int64),
+            np.zeros((n, 0), np.int64) if doc_freq else None,
+            np.zeros((n, 0)) if fit else None,
+            np.zeros(0, np.int32),
+            Record.empty(),
+            0,
+        )
+
+    def with_classes(self, names: Iterable[str]) -> Counts:
+        """The counts over the union of their classes and `names` (sorted)."""
+        classes = sorted(set(self.classes) | set(names))
+        if classes == self.classes:
+            return self
+        rows = np.array([classes.index(c) for c in self.classes], dtype=np.int64)
+
+        def grown(a):
+            if a is None:
+                return None
+            out = np.zeros((len(classes), a.shape[1]), dtype=a.dtype)
+            out[rows] = a
+            return out
+
+        class_count = np.zeros(len(classes))
+        class_count[rows] = self.class_count
+        expected_docs = None
+        if self.expected_docs is not None:
+            expected_docs = np.zeros(len(classes))
+            expected_docs[rows] = self.expected_docs
+        return dataclasses.replace(
+            self,
+            classes=classes,
+            class_count=class_count,
+            tf=grown(self.tf),
+            df=grown(self.df),
+            fit=grown(self.fit),
+            record=self.record.relabelled(rows),
+            expected_tf=grown(self.expected_tf),
+            expected_docs=expected_docs,
+        )
+
+    def only_classes(self, names: list[str]) -> Counts:
+        """The counts of classes `names` only (the others must hold no
+        document of the record)."""
+        rows = np.array([self.classes.index(c) for c in names], dtype=np.int64)
+        new_of_old = np.full(len(self.classes), -1, dtype=np.int64)
+        new_of_old[rows] = np.arange(len(rows))
+        counts = dataclasses.replace(
+            self,
+            classes=list(names),
+            class_count=self.class_count[rows],
+            tf=np.ascontiguousarray(self.tf[rows]),
+            df=None if self.df is None else np.ascontiguousarray(self.df[rows]),
+            fit=None if self.fit is None else np.ascontiguousarray(self.fit[rows]),
+            record=self.record.relabelled(new_of_old),
+        )
+        return counts.settled()
+
+    def columns(self, keep: np.ndarray) -> Counts:
+        """The counts restricted to the terms (columns) `keep` (bool (V,))."""
+        cols = np.flatnonzero(keep)
+        blob, offsets = gather_texts([(self.blob, self.offsets)], np.zeros(len(cols), np.int64), cols)
+        return dataclasses.replace(
+            self,
+            hashes=self.hashes[cols],
+            blob=blob,
+            offsets=offsets,
+            tf=np.ascontiguousarray(self.tf[:, cols]),
+            df=None if self.df is None else np.ascontiguousarray(self.df[:, cols]),
+            fit=None if self.fit is None else np.ascontiguousarray(self.fit[:, cols]),
+            last_seen=self.last_seen[cols],
+            expected_tf=None if self.expected_tf is None else np.ascontiguousarray(self.expected_tf[:, cols]),
+        )
+
+    def settled(self) -> Counts:
+        """These counts without terms whose counts are all zero, and never
+        below zero (only a model pruned after learning a document can lose
+        more than it has, by forgetting that document: see `fit.learning`).
+        Clips in place."""
+        for name in ("tf", "df", "fit"):
+            a = getattr(self, name)
+            if a is not None and a.size and a.min() < 0:
+                np.maximum(a, 0, out=a)
+        if self.class_count.min() < 0:
+            self.class_count = np.maximum(self.class_count, 0)
+        if self.df is not None:
+            np.minimum(self.df, self.class_count[:, None].astype(np.int64), out=self.df)
+        keep = (self.tf != 0).any(axis=0)
+        if self.df is not None:
+            keep |= (self.df != 0).any(axis=0)
+        if self.expected_tf is not None:  # a term of unlabelled documents only
+            keep |= (self.expected_tf != 0).any(axis=0)
+        return self if keep.all() else self.columns(keep)
+
+
+def gather_texts(sources, which: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(blob, offsets) of terms taken from several (blob, offsets) sources:
+    term k is term cols[k] of sources[which[k]]. One gather of bytes."""
+    blobs, starts, ends, base = [], [], [], 0
+    for blob, offsets in sources:
+        blobs.append(blob)
+        starts.append(offsets[:-1] + base)
+        ends.append(offsets[1:] + base)
+        base += len(blob)
+    first = np.cumsum([0] + [len(o) - 1 for _, o in sources])[:-1]
+    index = np.asarray(first, dtype=np.int64)[which] + cols
+    start = np.concatenate(starts)[index] if len(index) else np.zeros(0, np.int64)
+    length = (np.concatenate(ends)[index] - start) if len(index) else np.zeros(0, np.int64)
+    offsets = np.zeros(len(index) + 1, dtype=np.int64)
+    np.cumsum(length, out=offsets[1:])
+    if offsets[-1] == 0:
+        return np.zeros(0, np.uint8), offsets
+    positions = np.repeat(start - offsets[:-1], length) + np.arange(offsets[-1])
+    return np.concatenate(blobs)[positions], offsets
