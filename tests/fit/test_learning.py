@@ -15,7 +15,7 @@ from nbcli.errors import NbcliError
 from nbcli.fit import learning
 from nbcli.fit.training import train, training_options
 from nbcli.store import modelfile
-from nbcli.store.dump import dump_lines, load_lines
+from nbcli.store.modelfile import dump_lines, load_lines
 from nbcli.text.sources import Document
 
 from conftest import make_docs

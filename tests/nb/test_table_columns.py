@@ -14,7 +14,7 @@ import pytest
 from nbcli.nb import table_classifier
 from nbcli.nb.table_classifier import TableColumns, fit_rows
 from nbcli.nb.tables import TableModel, TableSettings, infer_kind
-from nbcli.store.modelfile import calibration_state
+from nbcli.store.payload import calibration_state
 from nbcli.text.sources import Document, Row
 
 from conftest import run, run_process
