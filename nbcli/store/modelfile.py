@@ -419,7 +419,7 @@ def save(classifier, path: str) -> None:
 def dump_lines(classifier) -> Iterator[str]:
     """The dump of a Classifier (`nbcli dump`), line by line (without
     newlines); see `dump`."""
-    from nbcli.fit.learning import Counts
+    from nbcli.nb.counts import Counts
     from nbcli.store import dump
 
     dump.check_dumpable(classifier)
@@ -429,7 +429,7 @@ def dump_lines(classifier) -> Iterator[str]:
 def load_lines(lines, name: str = "dump"):
     """The Classifier of a dump's lines (an iterable of str); NbcliError
     naming the line for anything that is not a dump nbcli wrote."""
-    from nbcli.fit.learning import Counts
+    from nbcli.nb.counts import Counts
     from nbcli.nb.record import Record
     from nbcli.store import dump
 
@@ -446,7 +446,7 @@ def load_lines(lines, name: str = "dump"):
 
 def _dumped_classifier(counts, header: dict, name: str):
     """The Classifier of a dump's counts and header (`load_lines`)."""
-    from nbcli.fit.learning import classifier_of
+    from nbcli.nb.classifier import classifier_of
     from nbcli.text.analyzer import AnalyzerOptions
 
     spec, meta = header.get("model"), header.get("meta")
