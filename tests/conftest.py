@@ -124,6 +124,22 @@ def plain_model(tmp_path, make_class_folders):
     return model
 
 
+@pytest.fixture
+def classifier():
+    """A classifier trained in process (bigrams, two stop words, alpha 0.3,
+    a uniform prior, min_df 2): a plain multinomial model, format version 1
+    (the model file tests in tests/store/)."""
+    from nbcli.fit.training import TrainOptions, train
+    from nbcli.text.analyzer import AnalyzerOptions
+    from nbcli.text.sources import Document
+
+    texts, labels = make_docs(300, seed=11)
+    docs = [Document(str(i), lab, t) for i, (t, lab) in enumerate(zip(texts, labels))]
+    return train(
+        docs, AnalyzerOptions(ngrams=2, stop_words=("the", "and")), TrainOptions(alpha=0.3, prior="uniform", min_df=2)
+    )
+
+
 # -- Debian's packages for the tests with real peers ---------------------------------
 
 _APT_UPDATED = False

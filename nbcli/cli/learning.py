@@ -352,7 +352,7 @@ def dump(model, output):
       nbcli dump mail.nb | grep '^\\["subject:viagra"'
     """
     from nbcli.store import modelfile
-    from nbcli.store.dump import dump_lines
+    from nbcli.store.modelfile import dump_lines
 
     classifier = modelfile.load(model)
     if output == "-":
@@ -390,7 +390,7 @@ def load_(source, output, quiet):
 
     from nbcli.cli.paths import check_output
     from nbcli.store import modelfile
-    from nbcli.store.dump import load_lines
+    from nbcli.store.modelfile import load_lines
 
     diagnostics = make_diagnostics(quiet)
     if source != "-":

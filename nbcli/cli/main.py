@@ -1037,9 +1037,10 @@ def info(model, top, as_json):
       nbcli info mail.nb --json | jq .vocabulary_size
     """
     from nbcli.store import modelfile
+    from nbcli.store.describe import describe
 
     classifier = modelfile.load(model)
-    description = {"model": model, **modelfile.describe(classifier, top)}
+    description = {"model": model, **describe(classifier, top)}
     if as_json:
         write_json(description)
     else:

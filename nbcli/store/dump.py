@@ -26,6 +26,11 @@ line's copies) must be a whole number within the model file's bound
 (0..2^48; copies from 1), a record line's date a whole number of seconds
 within +-2^62, and no document may have two record lines in one class (the
 record would count it twice): each is a one-line error naming the line.
+
+This module is the text alone (`text_lines`, `parse`), and needs none of
+the models' code; `modelfile.dump_lines` and `modelfile.load_lines` join it
+to a Classifier (they take its counts and build one from them, and the
+models sit at the top of the store package: see its docstring).
 """
 
 from __future__ import annotations
@@ -33,14 +38,17 @@ from __future__ import annotations
 import datetime
 import json
 from collections.abc import Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from nbcli.errors import NbcliError
+from nbcli.store.payload import calibration_state
+from nbcli.text.hashing import hash_strings
 
 VERSION = 1
 COLUMNS = ["term", "count", "doc_freq", "fit", "last_seen"]
-_MAX_COUNT = 1 << 48  # modelfile's bound on every count
+_MAX_COUNT = 1 << 48  # the model file's bound on every count
 _MAX_WHEN = 1 << 62
 _EPOCH = datetime.date(1970, 1, 1).toordinal()
 
@@ -56,15 +64,17 @@ def _day(day: int) -> str:
     return datetime.date.fromordinal(_EPOCH + int(day)).isoformat()
 
 
-def dump_lines(classifier) -> Iterator[str]:
-    """The dump of a Classifier, line by line (without newlines)."""
-    from nbcli.nb.counts import Counts
-
+def check_dumpable(classifier) -> None:
+    """Refuse a model the dump has no place for (NbcliError)."""
     if getattr(classifier, "expected", None) is not None:
         raise NbcliError("the dump format has no place for an EM model's expected counts", hint="keep the model file")
     if getattr(classifier.model, "kind", None) == "table":
         raise NbcliError("a table model has no term counts to dump", hint="nbcli info MODEL --json shows it")
-    counts = Counts.of(classifier)
+
+
+def text_lines(classifier, counts) -> Iterator[str]:
+    """The dump of a Classifier whose counts (`Counts.of(classifier)`) are
+    `counts`, line by line (without newlines)."""
     model = classifier.model
     texts = classifier.vocabulary.terms(np.arange(len(classifier.vocabulary)))
     header = {
@@ -80,8 +90,6 @@ def dump_lines(classifier) -> Iterator[str]:
         "record": len(counts.record),
     }
     if classifier.calibration is not None:
-        from nbcli.store.modelfile import calibration_state
-
         header["calibration"] = calibration_state(classifier.calibration)
     yield json.dumps(header, ensure_ascii=False, sort_keys=True)
     for j in sorted(range(len(texts)), key=texts.__getitem__):
@@ -113,14 +121,21 @@ class _Bad(Exception):
     pass
 
 
-def load_lines(lines, name: str = "dump"):
-    """The Classifier of a dump's lines (an iterable of str); NbcliError
-    naming the line for anything that is not a dump nbcli wrote."""
-    from nbcli.nb.counts import Counts
-    from nbcli.nb.record import Record
-    from nbcli.store import modelfile
-    from nbcli.text.hashing import hash_strings
+class Dumped(NamedTuple):
+    """A dump's content, every line checked: its header; the first nine
+    fields of its Counts, in their order (classes, class_count, hashes,
+    blob, offsets, tf, df, fit, last_seen: terms in hash order, tables
+    (C, V)); and its record's arrays, for `Record.build` (digests (N, 2)
+    uint64, labels, copies, message ids, when)."""
 
+    header: dict
+    counts: tuple[list, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any, Any, np.ndarray]
+    record: tuple
+
+
+def parse(lines, name: str = "dump") -> Dumped:
+    """The content of a dump's lines (an iterable of str); NbcliError
+    naming the line for anything that is not a dump nbcli wrote."""
     number = 0
     try:
         it = iter(lines)
@@ -148,7 +163,7 @@ def load_lines(lines, name: str = "dump"):
             df_rows.append(None if row[2] is None else _counts(row[2], n_classes))
             fit_rows.append(None if row[3] is None else _vector(row[3], n_classes))
             seen.append(_parse_day(row[4]))
-        entries = ([], [], [], [], [])
+        entries: tuple[list, list, list, list, list] = ([], [], [], [], [])
         first_line: dict[tuple, int] = {}  # (digest, class) -> the line that recorded it
         for _ in range(n_record):
             number += 1
@@ -202,7 +217,7 @@ def load_lines(lines, name: str = "dump"):
     if encoded:
         np.cumsum([len(e) for e in encoded], out=offsets[1:])
     df = table(df_rows, np.int64) if df_rows else None
-    counts = Counts(
+    counts = (
         list(classes),
         class_count,
         hashes[order],
@@ -212,39 +227,9 @@ def load_lines(lines, name: str = "dump"):
         df,
         table(fit_rows, np.float64) if fit_rows else None,
         np.array(seen, dtype=np.int32)[order] if seen else np.zeros(0, np.int32),
-        Record.build(
-            np.array(entries[0], dtype=np.uint64).reshape(-1, 2),
-            entries[1],
-            entries[2],
-            entries[3],
-            entries[4],
-        ),
-        int(header.get("mail_documents", 0)),
     )
-    classifier = _classifier(counts, header, name)
-    if header.get("calibration") is not None:
-        classifier.calibration = modelfile.calibration_of({"calibration": header["calibration"]}, n_classes, name)
-    # the model file's own invariant checks, on exactly what would be written
-    return modelfile.from_payload(modelfile.to_payload(classifier), name)
-
-
-def _classifier(counts, header: dict, name: str):
-    from nbcli.errors import ModelFileError
-    from nbcli.nb.classifier import classifier_of
-    from nbcli.store import modelfile
-    from nbcli.text.analyzer import AnalyzerOptions
-
-    spec, meta = header.get("model"), header.get("meta")
-    if not isinstance(spec, dict) or not isinstance(meta, dict) or not isinstance(header.get("analyzer"), dict):
-        raise NbcliError(f"{name}, line 1: bad model, analyzer or meta", hint="give the text 'nbcli dump' wrote")
-    try:
-        settings = modelfile.settings_of(spec, counts.classes)
-        analyzer = AnalyzerOptions.from_dict(header["analyzer"])
-        return classifier_of(counts, settings.pop("kind"), settings, bool(spec.get("idf")), analyzer, meta)
-    except ModelFileError as exc:
-        raise NbcliError(f"{name}: {exc}") from None
-    except (TypeError, ValueError, KeyError) as exc:
-        raise NbcliError(f"{name}, line 1: bad settings ({exc})", hint="give the text 'nbcli dump' wrote") from None
+    digests = np.array(entries[0], dtype=np.uint64).reshape(-1, 2)
+    return Dumped(header, counts, (digests, entries[1], entries[2], entries[3], entries[4]))
 
 
 def _json(line: str, kind: type):

@@ -16,7 +16,7 @@ from nbcli.nb import table_classifier
 from nbcli.nb.table_cells import infer_kind
 from nbcli.nb.table_classifier import TableColumns
 from nbcli.nb.tables import TableModel, TableSettings
-from nbcli.store.modelfile import calibration_state
+from nbcli.store.payload import calibration_state
 from nbcli.text.sources import Document, Row
 
 from conftest import run, run_process

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from nbcli.errors import ModelFileError, NbcliError
-from nbcli.store import modelfile
+from nbcli.store import integrity, modelfile
 from nbcli.text import analyzer as tokenize
 from nbcli.text.analyzer import AnalyzerOptions
 
@@ -120,7 +120,7 @@ def test_a_few_flipped_bits_anywhere_are_caught_by_the_checksum(tmp_path, small_
 )
 def test_the_checksum_covers_plain_values_and_arrays(tmp_path, small_model, change):
     payload = dict(modelfile.read_payload(str(small_model)))
-    assert payload[modelfile.CHECKSUM_KEY].startswith("sum64:")
+    assert payload[integrity.CHECKSUM_KEY].startswith("sum64:")
     change(payload)  # the old checksum is kept: the file no longer matches it
     path = tmp_path / "changed.nb"
     joblib.dump(payload, path)
@@ -133,7 +133,7 @@ def test_the_checksum_covers_plain_values_and_arrays(tmp_path, small_model, chan
 
 def test_files_without_a_checksum_still_load_and_are_still_checked(tmp_path, small_model):
     old = _craft(tmp_path, small_model, lambda p: None, checksum=False, name="old.nb")
-    assert modelfile.CHECKSUM_KEY not in modelfile.read_payload(str(old))
+    assert integrity.CHECKSUM_KEY not in modelfile.read_payload(str(old))
     texts, _ = make_docs(50, seed=5, classes=["code", "food"])
     assert np.array_equal(modelfile.load(str(old)).log_proba(texts), modelfile.load(str(small_model)).log_proba(texts))
 
@@ -153,7 +153,7 @@ def test_checksummed_files_are_still_readable_as_before(tmp_path, plain_model):
     # with .get), so plain multinomial models stay at format version 1.
     payload = joblib.load(plain_model)
     assert payload["format_version"] == 1
-    assert payload[modelfile.CHECKSUM_KEY] == modelfile.payload_checksum(modelfile.read_payload(str(plain_model)))
+    assert payload[integrity.CHECKSUM_KEY] == integrity.payload_checksum(modelfile.read_payload(str(plain_model)))
 
 
 def test_a_damaged_length_field_is_not_allocated(tmp_path):
@@ -361,7 +361,7 @@ def test_fuzzed_payloads_load_or_give_a_one_line_error(tmp_path, small_model):
     for i in range(160):
         payload = json.loads(json.dumps({k: v for k, v in original.items() if not isinstance(v, np.ndarray)}))
         payload.update({k: v for k, v in original.items() if isinstance(v, np.ndarray)})
-        payload.pop(modelfile.CHECKSUM_KEY)
+        payload.pop(integrity.CHECKSUM_KEY)
         for _ in range(int(rng.integers(1, 3))):
             if rng.random() < 0.3:
                 _array_mutations(payload, rng)

@@ -1,0 +1,164 @@
+"""A Classifier as a model file's payload: `to_payload`, the format version
+a model needs, the model's identity (`model_id`) and the plain form of a
+calibration. Writing reads the classifier's attributes only, so this needs
+none of the models' code (reading it back, `modelfile.from_payload`, does).
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+import numpy as np
+
+from nbcli import __version__
+from nbcli.store.codec import FORMAT, FORMAT_VERSION
+from nbcli.store.integrity import SUM_MIX, word_sum
+
+
+def _plain(value):
+    """Check that a metadata value holds only plain Python types."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"not a plain value: {type(value).__name__}")
+
+
+def format_version(model, calibrated: bool = False) -> int:
+    """1 for a plain multinomial model (readable by older nbcli); 3 for a
+    calibrated model (an older nbcli would ignore the calibration and give
+    other probabilities, so it must refuse the file); else 2."""
+    if calibrated:
+        return FORMAT_VERSION
+    plain = (
+        model.kind == "multinomial"
+        and model.estimate == "mean"
+        and model.m_estimate is None
+        and model.prior_alpha is None
+        and model.alpha_per_document is None
+    )
+    return 1 if plain else 2
+
+
+def compute_model_id(classifier) -> str:
+    """A short identity of a model (6 hex digits): a digest of its counts
+    (class counts, vocabulary, term counts, document frequencies), classes,
+    analyzer and event-model settings. The same documents learned with the
+    same options give the same identity, in any order; `nbcli filter` names
+    it in its header, so a filter running another model than the one
+    trained shows."""
+    model = classifier.model
+    if is_table(classifier):
+        spec, arrays = model.state()
+        total = zlib.crc32(json.dumps([model.classes, _plain(spec)], sort_keys=True).encode())
+        if classifier.calibration is not None:
+            total = zlib.crc32(json.dumps(calibration_state(classifier.calibration), sort_keys=True).encode(), total)
+        for name in sorted(arrays):
+            raw = np.ascontiguousarray(arrays[name]).reshape(-1).view(np.uint8)
+            total = (total * SUM_MIX + word_sum(raw)) % (1 << 64)
+        return f"{(total ^ (total >> 32)) & 0xFFFFFF:06x}"
+    settings = [model.classes, classifier.analyzer_options.to_dict(), _plain(model.spec())]
+    if classifier.calibration is not None:  # a calibrated model gives other probabilities: another identity
+        settings.append(calibration_state(classifier.calibration))
+    total = zlib.crc32(json.dumps(settings, sort_keys=True).encode())
+    arrays = [model.class_count, classifier.vocabulary.hashes, model.feature_count]
+    if model.doc_freq is not None:
+        arrays.append(model.doc_freq)
+    for array in arrays:
+        raw = np.ascontiguousarray(np.asarray(array, dtype=np.float64 if array is not arrays[1] else np.uint64))
+        total = (total * SUM_MIX + word_sum(raw.reshape(-1).view(np.uint8))) % (1 << 64)
+    return f"{(total ^ (total >> 32)) & 0xFFFFFF:06x}"
+
+
+def _table_payload(classifier) -> dict:
+    """A table model's payload: its spec under "model" (kind "table"), its
+    arrays as "table_<name>" (see `tables.TableModel.state`)."""
+    spec, arrays = classifier.model.state()
+    extra: dict[str, object] = {f"table_{name}": np.ascontiguousarray(a) for name, a in arrays.items()}
+    if classifier.calibration is not None:
+        extra["calibration"] = calibration_state(classifier.calibration)
+    extra["model_id"] = compute_model_id(classifier)
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "nbcli_version": __version__,
+        "classes": list(classifier.classes),
+        "model": _plain(spec),
+        "meta": _plain(classifier.meta),
+        "class_count": np.ascontiguousarray(classifier.model.class_count, dtype=np.float64),
+        **extra,
+    }
+
+
+def is_table(classifier) -> bool:
+    return getattr(classifier.model, "kind", None) == "table"
+
+
+def to_payload(classifier) -> dict:
+    if is_table(classifier):
+        return _table_payload(classifier)
+    model, vocab = classifier.model, classifier.vocabulary
+    extra = {}
+    if classifier.record is not None:
+        extra.update(classifier.record.arrays())
+    if classifier.last_seen is not None:
+        extra["term_last_seen"] = np.ascontiguousarray(classifier.last_seen, dtype=np.int32)
+    if classifier.calibration is not None:
+        extra["calibration"] = calibration_state(classifier.calibration)
+    if getattr(classifier, "expected", None) is not None:
+        extra["em_count"] = np.ascontiguousarray(classifier.expected[0], dtype=np.float64)
+        extra["em_docs"] = np.ascontiguousarray(classifier.expected[1], dtype=np.float64)
+    extra["model_id"] = compute_model_id(classifier)
+    return {
+        "format": FORMAT,  # first: nbcli recognises its files by it (sources._is_model)
+        "format_version": format_version(model, classifier.calibration is not None),
+        "nbcli_version": __version__,
+        "classes": list(model.classes),
+        "model": _plain(model.spec()),
+        "analyzer": _plain(classifier.analyzer_options.to_dict()),
+        "meta": _plain(classifier.meta),
+        "class_count": np.ascontiguousarray(model.class_count, dtype=np.float64),
+        "feature_count": np.ascontiguousarray(model.feature_count),
+        "doc_freq": None if model.doc_freq is None else np.ascontiguousarray(model.doc_freq),
+        "vocab_hashes": np.ascontiguousarray(vocab.hashes, dtype=np.uint64),
+        "vocab_blob": np.ascontiguousarray(vocab.blob, dtype=np.uint8),
+        "vocab_offsets": np.ascontiguousarray(vocab.offsets, dtype=np.int64),
+        "log_prior": np.ascontiguousarray(model.log_prior, dtype=np.float64),
+        "weights": np.ascontiguousarray(model.weights, dtype=np.float64),
+        "bias": np.ascontiguousarray(model.bias, dtype=np.float64),
+        "unknown_weight": np.ascontiguousarray(model.unknown_weight, dtype=np.float64),
+        "idf": None if getattr(model, "idf", None) is None else np.ascontiguousarray(model.idf, dtype=np.float64),
+        "fit_count": None
+        if getattr(model, "fit_count", None) is None
+        else np.ascontiguousarray(model.fit_count, dtype=np.float64),
+        **extra,
+    }
+
+
+def calibration_state(calibration) -> dict:
+    """A Calibration's state with plain lists for its (small) arrays."""
+    state = calibration.state()
+    return {
+        **_plain({k: v for k, v in state.items() if k != "params"}),
+        "params": {name: np.asarray(value).tolist() for name, value in state["params"].items()},
+    }
+
+
+def payload_bytes(payload: dict) -> int:
+    """About how many bytes `write_payload` writes for `payload`: its arrays'
+    bytes and their records, and the plain values (a bound to check before
+    writing, within a few KB)."""
+    arrays = [v for v in payload.values() if isinstance(v, np.ndarray)]
+    plain = {k: v for k, v in payload.items() if not isinstance(v, np.ndarray)}
+    size = sum(a.nbytes + 256 for a in arrays)
+    return size + len(json.dumps(plain, default=repr))
+
+
+def model_id(classifier) -> str:
+    """`compute_model_id` of a classifier, as stored in its file when it has one."""
+    return getattr(classifier, "stored_model_id", None) or compute_model_id(classifier)
