@@ -124,6 +124,39 @@ def plain_model(tmp_path, make_class_folders):
     return model
 
 
+@pytest.fixture(scope="session")
+def sample_mail_model(tmp_path_factory):
+    """The model `nbcli train` makes of the sample mail (calibrated, as by
+    default). Shared: copy it (`mail_model_copy`) to change it."""
+    path = tmp_path_factory.mktemp("trained") / "mail.nb"
+    result = run(["train", SAMPLES / "mail" / "train", "-o", path, "-q"])
+    assert result.exit_code == 0, result.stderr
+    return path
+
+
+@pytest.fixture
+def mail_model_copy(tmp_path, sample_mail_model):
+    """A fresh copy of the model trained on the sample mail."""
+    path = tmp_path / "mail.nb"
+    shutil.copyfile(sample_mail_model, path)
+    return path
+
+
+def model_info(path) -> dict:
+    """`nbcli info --json MODEL`."""
+    result = run(["info", "--json", path])
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def one_line_error(result, code=1) -> str:
+    """The one line a failed command says, after checking its exit status."""
+    assert result.exit_code == code, (result.exit_code, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(("nbcli: error: ", "Error: ")), result.stderr
+    return lines[0]
+
+
 # -- Debian's packages for the tests with real peers ---------------------------------
 
 _APT_UPDATED = False
