@@ -101,7 +101,7 @@ class NbcliGroup(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
-# -- commands --------------------------------------------------------------------
+# -- the group and its commands ---------------------------------------------------
 
 
 @click.group(name="nbcli", cls=NbcliGroup, context_settings=CONTEXT)

@@ -86,7 +86,7 @@ MAX_JOBS = 1024
 def _cap_jobs(ctx, param, value):
     """More workers than cores only adds processes fighting for the same
     cores (`predict -j 5000` took 160 times longer): cap at the cores this
-    process may use, and say so (see `cli._diagnostics`)."""
+    process may use, and say so (see `options.make_diagnostics`)."""
     from nbcli.run.executor import cpu_count
 
     cores = cpu_count()

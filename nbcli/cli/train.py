@@ -220,7 +220,7 @@ def _train_corpus(corpus, label_pairs, calibrate, kw, diagnostics):
 def _text_model_said(classifier) -> list[str]:
     """What `train` says after writing a text model: what it holds (after
     "wrote MODEL: "), then why it has no calibration map, if it has none."""
-    counts = ", ".join(f"{c} {int(n)}" for c, n in zip(classifier.classes, classifier.model.class_count))
+    counts = _class_counts(classifier)
     said = [f"{classifier.meta['n_documents']} documents ({counts}), {len(classifier.vocabulary)} terms"]
     skipped = (classifier.meta.get("calibration") or {}).get("skipped")
     if skipped:
@@ -314,10 +314,15 @@ def _train_table(corpus, label_pairs, calibrate, kw, diagnostics):
         anyway = "" if RANKS_AGAINST in skipped else " (--calibrate METHOD fits one anyway)"
         diagnostics.info(f"not calibrated: {skipped}{anyway}")
     classifier.meta.pop("notes", None)
-    counts = ", ".join(f"{c} {int(n)}" for c, n in zip(classifier.classes, classifier.model.class_count))
+    counts = _class_counts(classifier)
     return classifier, [
         f"{classifier.meta['n_documents']} rows ({counts}), {len(classifier.names)} columns ({_kinds_text(classifier)})"
     ]
+
+
+def _class_counts(classifier) -> str:
+    """ "ham 12, spam 8": the documents (rows) of each class."""
+    return ", ".join(f"{c} {int(n)}" for c, n in zip(classifier.classes, classifier.model.class_count))
 
 
 def _progressing(docs, advance):
