@@ -167,45 +167,32 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
     if online:
         if cv or predictions or truth:
             raise click.UsageError("--online does not go with --cv, --predictions or --truth")
-        refuse_options(ctx, TABLE_PARAMS, "--cv (the online protocol learns mail, not table rows)")
-        refuse_cluster(kw, "--online (the protocol is one message after another)")
-        _eval_online(args, label_pairs, order, train_rule, warmup, plot, as_json, kw, diagnostics)
-        return
-    if cv:
+        _eval_online(ctx, args, label_pairs, order, train_rule, warmup, plot, as_json, kw, diagnostics)
+    elif cv:
         if plot:
             raise click.UsageError("--plot does not go with --cv: evaluate a model, or predictions, to plot")
         if predictions:
             raise click.UsageError("--cv and --predictions do not go together")
-        if not args and not label_pairs:
-            raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH to cross-validate")
-        if any(is_given(ctx, name) for name in TABLE_PARAMS):
-            refuse_cluster(kw, "a table model's cross-validation (it runs in this process)")
-            _cross_validate_table(args, label_pairs, cv, seed, as_json, kw, diagnostics)
+        _eval_cv(ctx, args, label_pairs, cv, seed, as_json, kw, diagnostics)
+    else:
+        refuse_training_options(ctx, "--cv or --online", keep={"max_message_bytes"})
+        refuse_options(ctx, TABLE_PARAMS, "--cv (a table model's settings come with it)")
+        if truth and not predictions:
+            raise click.UsageError("--truth goes with --predictions")
+        if predictions:
+            _eval_predictions(args, label_pairs, predictions, truth, plot, as_json, kw)
         else:
-            _eval_cv(args, label_pairs, cv, seed, as_json, kw, diagnostics)
-        return
-    refuse_training_options(ctx, "--cv or --online", keep={"max_message_bytes"})
-    refuse_options(ctx, TABLE_PARAMS, "--cv (a table model's settings come with it)")
-    if truth and not predictions:
-        raise click.UsageError("--truth goes with --predictions")
-    if predictions:
-        refuse_cluster(kw, "--predictions (there is nothing to compute)")
-        if args or label_pairs:
-            raise click.UsageError(
-                "--predictions takes no MODEL, CORPUS or --label: the predictions hold the model's output"
-            )
-        _eval_predictions(predictions, truth, plot, as_json, kw)
-        return
-    if not args:
-        raise click.UsageError("give MODEL and CORPUS, or --predictions FILE")
-    _eval_model(ctx, args[0], args[1:], label_pairs, plot, as_json, kw, diagnostics)
+            _eval_model(ctx, args, label_pairs, plot, as_json, kw, diagnostics)
 
 
-def _eval_model(ctx, model, corpus, label_pairs, plot, as_json, kw, diagnostics):
+def _eval_model(ctx, args, label_pairs, plot, as_json, kw, diagnostics):
     """`eval MODEL CORPUS...`: score the labelled documents, then report."""
     from nbcli.run.pipeline import score_labelled
     from nbcli.text.sources import labeled_corpus, parse_label_pair
 
+    if not args:
+        raise click.UsageError("give MODEL and CORPUS, or --predictions FILE")
+    model, corpus = args[0], args[1:]
     if not corpus and not label_pairs:
         raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
     pairs = [parse_label_pair(p) for p in label_pairs]
@@ -233,19 +220,31 @@ def _eval_model(ctx, model, corpus, label_pairs, plot, as_json, kw, diagnostics)
     check_inputs()
 
 
-def _eval_predictions(predictions, truth, plot, as_json, kw):
+def _eval_predictions(args, label_pairs, predictions, truth, plot, as_json, kw):
     """`eval --predictions FILE`: 'nbcli predict --json' lines, no model."""
     from nbcli.evaluate.predictions import read_files
 
+    refuse_cluster(kw, "--predictions (there is nothing to compute)")
+    if args or label_pairs:
+        raise click.UsageError(
+            "--predictions takes no MODEL, CORPUS or --label: the predictions hold the model's output"
+        )
     labels, log_proba, classes = read_files(predictions, truth)
     _evaluated(labels, log_proba, classes, None, plot, as_json, kw)
 
 
-def _eval_cv(corpus, label_pairs, k, seed, as_json, kw, diagnostics):
-    """`eval --cv K CORPUS...`: cross-validation of a text model's training settings."""
+def _eval_cv(ctx, corpus, label_pairs, k, seed, as_json, kw, diagnostics):
+    """`eval --cv K CORPUS...`: cross-validation of a text model's training
+    settings, or of a table model's (`_cross_validate_table`)."""
     from nbcli.cli.reports import write_cv_report
     from nbcli.run.pipeline import analyse_corpus, cross_validate
 
+    if not corpus and not label_pairs:
+        raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH to cross-validate")
+    if any(is_given(ctx, name) for name in TABLE_PARAMS):
+        refuse_cluster(kw, "a table model's cross-validation (it runs in this process)")
+        _cross_validate_table(corpus, label_pairs, k, seed, as_json, kw, diagnostics)
+        return
     kw["jobs"] = cluster_jobs(kw)
 
     analyzer_options, options, analysed = analysed_corpus(corpus, label_pairs, kw, diagnostics, analyse_corpus)
@@ -303,7 +302,7 @@ def _online_cutoffs(kw) -> tuple[float, float]:
     )
 
 
-def _eval_online(corpus, label_pairs, order, train_rule, warmup, plot, as_json, kw, diagnostics):
+def _eval_online(ctx, corpus, label_pairs, order, train_rule, warmup, plot, as_json, kw, diagnostics):
     """`eval --online CORPUS...`: the TREC spam-track protocol (fit.online)."""
     from nbcli.cli.output import online_text
     from nbcli.fit import online
@@ -311,6 +310,8 @@ def _eval_online(corpus, label_pairs, order, train_rule, warmup, plot, as_json, 
     from nbcli.text.analyzer import Analyzer
     from nbcli.text.sources import labeled_corpus, parse_label_pair
 
+    refuse_options(ctx, TABLE_PARAMS, "--cv (the online protocol learns mail, not table rows)")
+    refuse_cluster(kw, "--online (the protocol is one message after another)")
     if not corpus and not label_pairs:
         raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH to run the online protocol on")
     analyzer_options, options = training_setup(kw)
