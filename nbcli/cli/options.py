@@ -89,7 +89,7 @@ def flag(field: str) -> str:
 def in_flag_terms(exc: NbcliError) -> NbcliError:
     """A library error as the command line says it: a ParameterError with
     each parameter named by its flag (TRAINING_FLAGS), anything else as it
-    is. The command line's error boundary (`cli.NbcliGroup.main`) calls it."""
+    is. The command line's error boundary (`main.NbcliGroup.main`) calls it."""
     from nbcli.errors import ParameterError
 
     return exc.named(flag) if isinstance(exc, ParameterError) else exc

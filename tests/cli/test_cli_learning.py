@@ -25,6 +25,11 @@ HAM = sorted((MAIL / "test" / "ham").iterdir())
 
 
 @pytest.fixture
+def trained_model(sample_mail_model):  # tests/fit/test_learning_safety.py takes these two fixtures by name
+    return sample_mail_model
+
+
+@pytest.fixture
 def model(mail_model_copy):
     return mail_model_copy
 
