@@ -25,12 +25,12 @@ from nbcli.cli.options import (
     analysed_corpus,
     check_cutoffs,
     check_inputs,
-    cluster_jobs,
     eval_options,
     is_given,
     load_model,
     make_diagnostics,
     model_read_opts,
+    pipeline_workers,
     read_opts,
     refuse_cluster,
     refuse_options,
@@ -199,7 +199,7 @@ def _eval_model(ctx, args, label_pairs, plot, as_json, kw, diagnostics):
 
     given_cap = is_given(ctx, "max_message_bytes")
     classifier = load_model(model, kw["max_message_bytes"] if given_cap else None)
-    kw["jobs"] = cluster_jobs(kw)
+    workers = pipeline_workers(kw)
     docs = labeled_corpus(corpus, pairs, model_read_opts(classifier, kw, diagnostics))
     # with --calibration, a calibrated model is judged before and after its map: score raw, map here
     both = kw.get("calibration", False) and classifier.calibration is not None
@@ -208,7 +208,7 @@ def _eval_model(ctx, args, label_pairs, plot, as_json, kw, diagnostics):
             classifier.uncalibrated() if both else classifier,
             docs,
             progress=lambda batch: advance(docs.progress(batch)),
-            jobs=kw["jobs"],
+            jobs=workers,
         )
     if not labels:
         raise NbcliError("the evaluation corpus has no documents", hint="check the paths")
@@ -245,10 +245,9 @@ def _eval_cv(ctx, corpus, label_pairs, k, seed, as_json, kw, diagnostics):
         refuse_cluster(kw, "a table model's cross-validation (it runs in this process)")
         _cross_validate_table(corpus, label_pairs, k, seed, as_json, kw, diagnostics)
         return
-    kw["jobs"] = cluster_jobs(kw)
-
-    analyzer_options, options, analysed = analysed_corpus(corpus, label_pairs, kw, diagnostics, analyse_corpus)
-    report = cross_validate(analysed, k, seed, analyzer_options, options, eval_options(kw), kw["jobs"])
+    workers = pipeline_workers(kw)
+    analyzer_options, options, analysed = analysed_corpus(corpus, label_pairs, kw, diagnostics, analyse_corpus, workers)
+    report = cross_validate(analysed, k, seed, analyzer_options, options, eval_options(kw), workers)
     write_cv_report(report, as_json, kw)
     diagnostics.finish()
     check_inputs()

@@ -25,9 +25,9 @@ from nbcli.cli.option_bundles import (
 from nbcli.cli.options import (
     TRAINING_PARAM_NAMES,
     check_inputs,
-    cluster_jobs,
     given_options,
     make_diagnostics,
+    pipeline_workers,
     read_opts,
     training_setup,
 )
@@ -75,13 +75,13 @@ def _documents(inputs, label, kw, diagnostics):
     return labeled_corpus(inputs, [], opts)
 
 
-def _analysed(analyzer, docs, kw, diagnostics):
-    """The documents analysed (on --jobs workers when there are many),
-    before the model's lock is taken."""
+def _analysed(analyzer, docs, workers, diagnostics):
+    """The documents analysed (on the workers when there are many), before
+    the model's lock is taken. workers: --jobs, or `pipeline_workers`."""
     from nbcli.run.pipeline import analyse
 
     with diagnostics.progress("reading", docs.total) as advance:
-        return analyse(analyzer, docs, jobs=kw["jobs"], progress=lambda batch: advance(docs.progress(batch)))
+        return analyse(analyzer, docs, jobs=workers, progress=lambda batch: advance(docs.progress(batch)))
 
 
 def _spam_shortcut(classifier, label, as_spam, as_ham, path) -> None:
@@ -156,7 +156,7 @@ def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, new_class
     label = _label(label, as_spam, as_ham)
     diagnostics = make_diagnostics(kw["quiet"])
     check_output(model, list(inputs), option="MODEL")
-    kw["jobs"] = cluster_jobs(kw)
+    workers = pipeline_workers(kw)
     exists = os.path.exists(model)
     trained_with = [name for name, _ in given_options(ctx, TRAINING_PARAM_NAMES)]
     if exists:
@@ -181,7 +181,7 @@ def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, new_class
     docs = _documents(inputs, label, kw, diagnostics)
     from nbcli.text.analyzer import Analyzer
 
-    analysed = _analysed(Analyzer(analyzer_options), docs, kw, diagnostics)
+    analysed = _analysed(Analyzer(analyzer_options), docs, workers, diagnostics)
     with modelfile.locked(model):
         if os.path.exists(model):
             if not exists or file_stamp(model) != stamp:  # changed since it was read: read it as it is now
@@ -284,7 +284,7 @@ def forget(model, inputs, label, as_spam, as_ham, as_json, **kw):
     if label is not None:
         _check_classes(current, [label], model, "forgotten")
     docs = labeled_corpus([], [(label, path) for path in inputs or ("-",)], read_opts(kw, diagnostics))
-    analysed = _analysed(current.analyzer, docs, kw, diagnostics)
+    analysed = _analysed(current.analyzer, docs, kw["jobs"], diagnostics)
     with modelfile.locked(model):
         current = modelfile.load(model)
         updated, outcome = learning.forget(current, analysed)

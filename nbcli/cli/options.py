@@ -23,10 +23,12 @@ from nbcli.cli.option_bundles import read_options, training_options
 from nbcli.errors import NbcliError
 
 
-def cluster_jobs(kw: dict):
-    """What the pipeline runs on: kw["jobs"], or with --cluster the
+def pipeline_workers(kw: dict):
+    """What the pipeline runs on (the library's `jobs` argument): the number
+    --jobs gave (kw["jobs"], always an int), or with --cluster the
     cluster's executor, connected here and closed when the command ends
-    (see `cluster`). --jobs and --cluster do not go together."""
+    (see `cluster`). Two names for two things: `jobs` is the number,
+    `workers` what this returns. --jobs and --cluster do not go together."""
     address = kw.pop("cluster", None)
     if address is None:
         return kw["jobs"]
@@ -318,11 +320,12 @@ def table_rows(corpus, label_pairs, kw, diagnostics):
     return labeled_corpus(corpus, [parse_label_pair(p) for p in label_pairs], opts)
 
 
-def analysed_corpus(corpus, label_pairs, kw, diagnostics, analyse_corpus):
+def analysed_corpus(corpus, label_pairs, kw, diagnostics, analyse_corpus, workers):
     """(AnalyzerOptions, TrainOptions, the corpus read and analysed once)
     for commands that train their own models (eval --cv, tune).
     analyse_corpus is run.pipeline's, passed in by the command: a support
-    module stays below the run package (the height budget of issue 26)."""
+    module stays below the run package (the height budget of issue 26).
+    workers: `pipeline_workers`."""
     from nbcli.text.analyzer import Analyzer
     from nbcli.text.sources import labeled_corpus, parse_label_pair
 
@@ -331,7 +334,7 @@ def analysed_corpus(corpus, label_pairs, kw, diagnostics, analyse_corpus):
     docs = labeled_corpus(corpus, pairs, read_opts(kw, diagnostics))
     with diagnostics.progress("reading", docs.total) as advance:
         analysed = analyse_corpus(
-            docs, Analyzer(analyzer_options), lambda batch: advance(docs.progress(batch)), kw["jobs"]
+            docs, Analyzer(analyzer_options), lambda batch: advance(docs.progress(batch)), workers
         )
     return analyzer_options, options, analysed
 

@@ -22,11 +22,11 @@ from nbcli.cli.option_bundles import (
 from nbcli.cli.options import (
     check_cutoffs,
     check_inputs,
-    cluster_jobs,
     is_given,
     load_model,
     make_diagnostics,
     model_read_opts,
+    pipeline_workers,
 )
 from nbcli.cli.stdio import stdout_is_utf8
 from nbcli.errors import NbcliError
@@ -85,7 +85,7 @@ def predict(model, inputs, as_json, explain, spam_cutoff, ham_cutoff, spam_class
 
     diagnostics = make_diagnostics(kw["quiet"])
     check_cutoffs(spam_cutoff, ham_cutoff)
-    kw["jobs"] = cluster_jobs(kw)
+    workers = pipeline_workers(kw)
     if not inputs:
         if sys.stdin.isatty():
             raise click.UsageError("no INPUT given and stdin is a terminal; give files, folders, or - for stdin")
@@ -112,7 +112,7 @@ def predict(model, inputs, as_json, explain, spam_cutoff, ham_cutoff, spam_class
 
     cells = _unreadable_cells(classifier)
     with diagnostics.progress("classifying", docs.total) as advance:
-        for batch, result in classify_docs(classifier, nonempty(docs), kw["jobs"], explain or 0):
+        for batch, result in classify_docs(classifier, nonempty(docs), workers, explain or 0):
             log_proba, why = result if explain else (result, None)
             if cells is not None:
                 cells.add(batch, log_proba)

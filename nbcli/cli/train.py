@@ -14,9 +14,9 @@ from nbcli.cli.options import (
     TABLE_PARAMS,
     TABLE_SMOOTHING,
     check_inputs,
-    cluster_jobs,
     is_given,
     make_diagnostics,
+    pipeline_workers,
     read_opts,
     refuse_cluster,
     refuse_corpus_options,
@@ -141,7 +141,7 @@ def train(
     diagnostics = make_diagnostics(kw["quiet"])
     if table:
         refuse_cluster(kw, "a table model (it trains in this process)")
-    kw["jobs"] = cluster_jobs(kw)
+    workers = pipeline_workers(kw)
     check_output(output, [*corpus, *(parse_label_pair(p)[1] for p in label_pairs)])
     modelfile.check_writable(output)
     if unlabeled:
@@ -156,9 +156,10 @@ def train(
             em_iter,
             em_tol,
             em_components,
+            em_tokens,
+            workers,
             kw,
             diagnostics,
-            em_tokens,
         )
     else:
         refuse_options(ctx, ["em_weight", "em_iter", "em_tokens", "em_tol", "em_components"], "--unlabeled")
@@ -174,7 +175,7 @@ def train(
                 )
             classifier, said = _retrain(from_model, corpus, label_pairs, kw, diagnostics)
         else:
-            classifier, said = _train_corpus(corpus, label_pairs, calibrate, kw, diagnostics)
+            classifier, said = _train_corpus(corpus, label_pairs, calibrate, workers, kw, diagnostics)
     modelfile.save(classifier, output)
     contents, *notes = said
     diagnostics.info(f"wrote {output}: {contents}")
@@ -184,7 +185,7 @@ def train(
     check_inputs()
 
 
-def _train_corpus(corpus, label_pairs, calibrate, kw, diagnostics):
+def _train_corpus(corpus, label_pairs, calibrate, workers, kw, diagnostics):
     """`train CORPUS`: a text model, calibrated by cross-validation."""
     from nbcli.fit.training import calibration_choice
     from nbcli.run.pipeline import train as train_model
@@ -209,7 +210,7 @@ def _train_corpus(corpus, label_pairs, calibrate, kw, diagnostics):
             analyzer_options,
             options,
             progress=lambda batch: advance(docs.progress(batch)),
-            jobs=kw["jobs"],
+            jobs=workers,
             calibrate=method,
             strict=strict,
             bar=advance,
@@ -228,7 +229,9 @@ def _text_model_said(classifier) -> list[str]:
     return said
 
 
-def _train_em(corpus, label_pairs, unlabeled, calibrate, weight, max_iter, tol, components, kw, diagnostics, tokens):
+def _train_em(
+    corpus, label_pairs, unlabeled, calibrate, weight, max_iter, tol, components, tokens, workers, kw, diagnostics
+):
     """`train --unlabeled`: semi-supervised EM (semi.py)."""
     from nbcli.cli.diagnostics import em_log
     from nbcli.run.semi import train_em
@@ -257,7 +260,7 @@ def _train_em(corpus, label_pairs, unlabeled, calibrate, weight, max_iter, tol, 
         max_iter,
         tol,
         log=em_log(diagnostics, "EM"),
-        jobs=kw["jobs"],
+        jobs=workers,
         components=components,
         e_tokens=tokens,
     )

@@ -18,11 +18,11 @@ from nbcli.cli.options import (
     analysed_corpus,
     check_cutoffs,
     check_inputs,
-    cluster_jobs,
     eval_options,
     given_options,
     is_given,
     make_diagnostics,
+    pipeline_workers,
     refuse_cluster,
     refuse_training_options,
     table_rows,
@@ -83,7 +83,7 @@ def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
     diagnostics = make_diagnostics(kw["quiet"])
     if any(is_given(ctx, name) for name in TABLE_PARAMS):
         refuse_cluster(kw, "a table model's tuning (it runs in this process)")
-    kw["jobs"] = cluster_jobs(kw)
+    workers = pipeline_workers(kw)
     check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
     if metric not in METRICS:
         raise click.BadParameter(
@@ -94,7 +94,9 @@ def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
     if any(is_given(ctx, name) for name in TABLE_PARAMS):
         result = _tune_table(ctx, corpus, label_pairs, cv, seed, metric, kw, diagnostics)
     else:
-        analyzer_options, options, analysed = analysed_corpus(corpus, label_pairs, kw, diagnostics, analyse_corpus)
+        analyzer_options, options, analysed = analysed_corpus(
+            corpus, label_pairs, kw, diagnostics, analyse_corpus, workers
+        )
         result = tuning.tune(
             analysed,
             cv,
@@ -103,7 +105,7 @@ def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
             options,
             eval_options(kw),
             metric,
-            kw["jobs"],
+            workers,
             unfixed(tuning.GRID, ctx),
         )
     given = given_options(ctx, {"label_pairs", *TRAINING_PARAM_NAMES, *READ_PARAM_NAMES, *TABLE_PARAMS})
