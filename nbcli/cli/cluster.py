@@ -1,24 +1,15 @@
-"""`nbcli cluster`, and the options of `train --unlabeled` (semi.py, em.py).
+"""`nbcli cluster`: group unlabelled documents (semi.py, em.py), or the rows
+of a table (`_cluster_table`).
 
-Registered on the `nbcli` group by cli.py; commands only.
+Registered on the `nbcli` group by cli/main.py; commands only.
 """
 
 from __future__ import annotations
 
 import click
 
-from nbcli.cli.options import (
-    TABLE_PARAMS,
-    check_inputs,
-    is_given,
-    jobs_option,
-    make_diagnostics,
-    quiet_option,
-    read_options,
-    read_opts,
-    table_options,
-    table_setup,
-)
+from nbcli.cli.option_bundles import jobs_option, quiet_option, read_options, table_options
+from nbcli.cli.options import TABLE_PARAMS, check_inputs, is_given, make_diagnostics, read_opts, table_setup
 
 
 def _k(value: str):
@@ -45,15 +36,6 @@ def cluster_sizes(classes, counts) -> str:
         return shown
     empty = sum(1 for n in counts if round(float(n)) == 0)
     return f"{shown}, and {more} more; {empty} empty"
-
-
-def em_log(diagnostics, what: str):
-    """A callback printing EM's objective per iteration on stderr."""
-
-    def log(iteration: int, objective: float) -> None:
-        diagnostics.info(f"{what}: iteration {iteration}, objective {objective:.6f}")
-
-    return log
 
 
 @click.command()
@@ -172,6 +154,3 @@ def _cluster_table(corpus, output, k, restarts, seed, kw, diagnostics) -> None:
     diagnostics.info(f"wrote {output}: {model.meta['n_documents']} rows in {len(model.classes)} clusters ({sizes})")
     diagnostics.finish()
     check_inputs()
-
-
-COMMANDS = (cluster,)

@@ -92,3 +92,12 @@ class Advance:
     def phase(self, description: str, total: int | None = None) -> None:
         if self._bar is not None:
             self._bar.update(self._task, description=description, total=total, completed=0)
+
+
+def em_log(diagnostics, what: str):
+    """A callback printing EM's objective per iteration on stderr."""
+
+    def log(iteration: int, objective: float) -> None:
+        diagnostics.info(f"{what}: iteration {iteration}, objective {objective:.6f}")
+
+    return log

@@ -213,7 +213,7 @@ def render_eval(report: dict, file, source: str) -> None:
 
 
 def calibration_text(cal: dict) -> str:
-    """`info`'s calibration line (see `modelfile.describe`)."""
+    """`info`'s calibration line (see `store.describe`)."""
     if cal.get("method") is None:
         return f"none ({cal['reason']})" if cal.get("reason") else "none (raw event-model posteriors)"
     text = f"{cal['map']}, fitted on {cal['documents']} held-out documents"
@@ -453,3 +453,34 @@ def render_tune(result: dict, file) -> None:
             mark,
         )
     _print(file, *table.lines(), "train the best with:", result["command"])
+
+
+def online_text(r: dict) -> str:
+    """The report of `eval --online` for people (TREC's figures)."""
+
+    def pct(v, digits=2):
+        return "n/a" if v is None else f"{v:.{digits}f}"
+
+    lines = [
+        f"online evaluation (TREC spam-track protocol): {r['messages']} messages in {r['order']} order, "
+        f"train {r['train']}" + (f", {r['warmup']} warm-up messages learned first" if r["warmup"] else ""),
+        f"  messages learned   {r['learned']}",
+        f"  errors             {r['errors']} (accuracy {pct(r['accuracy_pct'])}%)",
+        f"  ham misclassified  {pct(r['hm_pct'])}%  (hm%, of {r['ham']} ham)",
+        f"  spam misclassified {pct(r['sm_pct'])}%  (sm%, of {r['spam']} spam)",
+        f"  lam%               {pct(r['lam_pct'])}",
+        f"  (1-ROCA)%          {pct(r['one_minus_roca_pct'], 3)}",
+    ]
+    return "\n".join(lines)
+
+
+def model_counts(classifier) -> str:
+    """ "now ham 12, spam 8; 340 terms": what a model holds after learn,
+    forget, merge, load or prune (for an EM model, the documents learned,
+    not its unlabelled ones' expected share)."""
+    learned = classifier.model.class_count
+    expected = getattr(classifier, "expected", None)
+    if expected is not None:  # an EM model: the documents learned, not its unlabelled ones' expected share
+        learned = learned - expected[1]
+    counts = ", ".join(f"{c} {round(float(n))}" for c, n in zip(classifier.classes, learned))
+    return f"now {counts}; {len(classifier.vocabulary)} terms"

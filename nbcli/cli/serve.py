@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from nbcli.cli.options import ByteSize, cutoff_options, quiet_option
+from nbcli.cli.option_bundles import cutoff_options, quiet_option
+from nbcli.cli.param_types import ByteSize
 from nbcli.cli.stdio import err
 
 

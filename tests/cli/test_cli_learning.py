@@ -1,5 +1,5 @@
-"""`nbcli learn`, `forget`, `merge`, `dump`, `load` and `prune` on the command
-line: the messages, exit codes, the file left behind, concurrent learners and
+"""`nbcli learn` and `forget` on the command line (cli/learning.py): the
+messages, exit codes, the file left behind, concurrent learners and
 learners killed part-way."""
 
 from __future__ import annotations
@@ -16,33 +16,22 @@ import time
 
 import pytest
 
-from conftest import SAMPLES, make_docs, run, run_process
+from conftest import SAMPLES, one_line_error, run, run_process
+from conftest import model_info as info
 
 MAIL = SAMPLES / "mail"
 SPAM = sorted((MAIL / "test" / "spam").iterdir())
 HAM = sorted((MAIL / "test" / "ham").iterdir())
 
 
-@pytest.fixture(scope="module")
-def trained_model(tmp_path_factory):
-    path = tmp_path_factory.mktemp("trained") / "mail.nb"
-    result = run(["train", MAIL / "train", "-o", path, "-q"])
-    assert result.exit_code == 0, result.stderr
-    return path
+@pytest.fixture
+def trained_model(sample_mail_model):  # tests/fit/test_learning_safety.py takes these two fixtures by name
+    return sample_mail_model
 
 
 @pytest.fixture
-def model(tmp_path, trained_model):
-    """A fresh copy of the model trained on the sample mail."""
-    path = tmp_path / "mail.nb"
-    shutil.copyfile(trained_model, path)
-    return path
-
-
-def info(path) -> dict:
-    result = run(["info", "--json", path])
-    assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout)
+def model(mail_model_copy):
+    return mail_model_copy
 
 
 def state(path) -> tuple:
@@ -53,13 +42,6 @@ def state(path) -> tuple:
         tuple(c["documents"] for c in described["classes"]),
         described["record"]["entries"],
     )
-
-
-def one_line_error(result, code=1) -> str:
-    assert result.exit_code == code, (result.exit_code, result.stderr)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(("nbcli: error: ", "Error: ")), result.stderr
-    return lines[0]
 
 
 # -- learn, again, move, forget --------------------------------------------------------
@@ -219,79 +201,6 @@ def test_a_writer_killed_at_any_moment_leaves_the_old_model_or_the_new(tmp_path,
     assert state(model) == after
     assert not glob.glob(str(model.parent / ".mail.nb.*.tmp"))
     assert seen  # (which states the kills hit depends on the machine's speed)
-
-
-# -- merge, dump, load, prune -----------------------------------------------------------------
-
-
-def test_dump_load_round_trip_through_a_pipe(tmp_path, model):
-    assert run(["learn", model, "--spam", SPAM[0]]).exit_code == 0
-    assert run(["prune", model, "--min-count", "2", "-q"]).exit_code == 0
-    dumped = run(["dump", model])
-    assert dumped.exit_code == 0 and dumped.stderr == ""
-    copy = tmp_path / "m2.nb"
-    result = run(["load", "-", "-o", copy], input=dumped.stdout)
-    assert result.exit_code == 0, result.stderr
-    again = run(["dump", copy])
-    assert again.stdout == dumped.stdout
-    assert info(copy)["model_id"] == info(model)["model_id"]
-    # to a file and back from it
-    assert run(["dump", model, "-o", tmp_path / "m.dump"]).exit_code == 0
-    assert (tmp_path / "m.dump").read_text(encoding="utf-8") == dumped.stdout
-    assert run(["load", tmp_path / "m.dump", "-o", tmp_path / "m3.nb", "-q"]).exit_code == 0
-    # damaged text: one line, naming the line
-    lines = dumped.stdout.splitlines(keepends=True)
-    line = one_line_error(run(["load", "-", "-o", tmp_path / "bad.nb"], input="".join(lines[:5])))
-    assert "line 6: the text ends early" in line and not (tmp_path / "bad.nb").exists()
-
-
-def test_merge_of_two_halves_and_of_different_models(tmp_path, make_class_folders):
-    texts, labels = make_docs(80, seed=21, classes=["ham", "spam"])
-    left = make_class_folders(texts[:40], labels[:40], "left")
-    right = make_class_folders(texts[40:], labels[40:], "right")
-    whole = make_class_folders(texts, labels, "whole")
-    for corpus in (left, right):  # calibrated, as by default
-        assert run(["train", corpus, "-o", tmp_path / f"{corpus.name}.nb", "-q"]).exit_code == 0
-    assert run(["train", whole, "-o", tmp_path / "whole.nb", "-q", "--calibrate", "none"]).exit_code == 0
-    out = tmp_path / "merged.nb"
-    result = run(["merge", tmp_path / "left.nb", tmp_path / "right.nb", "-o", out])
-    assert result.exit_code == 0 and "2 models merged" in result.stderr
-    # the halves' maps were fitted to their own tables: the sum has none, and merge says so
-    assert f"{out} is not calibrated" in result.stderr and info(out)["calibration"]["method"] is None
-    assert info(out)["model_id"] == info(tmp_path / "whole.nb")["model_id"]
-    assert info(out)["record"]["entries"] == 80
-
-    other_texts, other_labels = make_docs(40, seed=22, classes=["code", "food"])
-    assert (
-        run(["train", make_class_folders(other_texts, other_labels, "other"), "-o", tmp_path / "o.nb"]).exit_code == 0
-    )
-    line = one_line_error(run(["merge", tmp_path / "left.nb", tmp_path / "o.nb", "-o", tmp_path / "x.nb"]))
-    assert "differ in classes (ham, spam against code, food)" in line and not (tmp_path / "x.nb").exists()
-    assert run(["train", left, "--ngrams", "2", "-o", tmp_path / "bi.nb", "-q"]).exit_code == 0
-    line = one_line_error(run(["merge", tmp_path / "left.nb", tmp_path / "bi.nb", "-o", tmp_path / "x.nb"]))
-    assert "analyzer option ngrams (1 against 2)" in line
-
-
-def test_prune_and_its_dry_run(model):
-    terms = info(model)["vocabulary_size"]
-    data = model.read_bytes()
-    result = run(["prune", model, "--min-count", "2", "--dry-run", "--json"])
-    assert result.exit_code == 0 and "would drop" in result.stderr
-    report = json.loads(result.stdout)
-    assert report["dry_run"] and report["terms"] == terms and 0 < report["kept"] < terms
-    assert model.read_bytes() == data
-
-    result = run(["prune", model, "--min-count", "2"])
-    assert result.exit_code == 0 and f"dropped {report['dropped']} of {terms} terms" in result.stderr
-    described = run(["info", model]).stdout
-    assert "pruned:      min_count=2" in described
-    assert info(model)["vocabulary_size"] == report["kept"]
-    assert run(["predict", model, SPAM[0]]).exit_code == 0  # still classifies
-
-    line = one_line_error(run(["prune", model]), code=2)
-    assert "--min-count" in line
-    line = one_line_error(run(["prune", model, "--unseen-since", "last week"]))
-    assert "is not a date" in line
 
 
 def test_learning_mail_is_training_on_it(tmp_path):

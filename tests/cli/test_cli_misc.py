@@ -8,7 +8,6 @@ import sys
 import pytest
 
 from nbcli import __version__
-from nbcli.cli.diagnostics import Diagnostics
 from nbcli.cli.main import cli
 
 from conftest import SAMPLES, make_docs, run, run_process
@@ -93,22 +92,6 @@ def test_the_training_bar_names_its_calibration_phase(tmp_path):
     proc, seen = _on_a_terminal(["train", SAMPLES / "mail" / "train", "-o", tmp_path / "m.nb"])
     assert proc.returncode == 0
     assert b"calibrating (525 held-out documents, 5 models)" in seen
-
-
-def test_diagnostics_limits_warnings():
-    import io
-
-    stream = io.StringIO()
-    d = Diagnostics(stream=stream)
-    for i in range(25):
-        d.warn(f"w{i}")
-    d.finish()
-    lines = stream.getvalue().splitlines()
-    assert len(lines) == 21 and lines[-1] == "nbcli: warning: 5 more warning(s) not shown"
-    assert not d.show_progress
-    quiet = Diagnostics(quiet=True, stream=io.StringIO())
-    quiet.warn("x")
-    assert quiet.stream.getvalue() == ""
 
 
 def test_unexpected_errors_are_one_line_without_traceback(tmp_path, monkeypatch, small_model):

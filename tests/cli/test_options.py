@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from nbcli.cli import options
+from nbcli.cli import option_bundles, options
 from nbcli.cli.main import cli
 from nbcli.fit.training_options import OPTION_DEFAULTS
 
@@ -27,8 +27,8 @@ def _flags(command) -> set[str]:
 
 def test_the_field_flag_table_covers_every_training_option_of_train():
     train = cli.commands["train"]
-    read = _flags(click.command()(options.read_options(lambda **kw: None)))
-    table = _flags(click.command()(options.table_options(lambda **kw: None)))  # a table model's own
+    read = _flags(click.command()(option_bundles.read_options(lambda **kw: None)))
+    table = _flags(click.command()(option_bundles.table_options(lambda **kw: None)))  # a table model's own
     training_flags = _flags(train) - read - table - _NOT_TRAINING
     assert set(options.TRAINING_FLAGS.values()) == training_flags
     assert set(options.TRAINING_FLAGS) == set(OPTION_DEFAULTS)  # every library field has its flag
