@@ -56,10 +56,11 @@ run: $(VENV)/.installed
 test: lint
 	$(BIN)/python -m pytest
 
-## lint: ruff's lint rules and its format, on the whole tree (configured in pyproject.toml)
+## lint: ruff's lint rules and its format on the whole tree, and mypy on the library's lower packages (pyproject.toml)
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 ## bench: speed and memory against scikit-learn and bogofilter (SpamAssassin via npm, a Zipf corpus), then bench-online -> docs/benchmarks.md
 bench: $(VENV)/.installed-test

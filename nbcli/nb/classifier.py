@@ -52,8 +52,8 @@ class Classifier(BaseClassifier):
         self.record = record
         self.last_seen = last_seen
         # a model trained by EM: the unlabelled documents' expected counts ((C, V), (C,)), kept apart from
-        # the learned documents' (see `learning.Counts`); its event model is fitted to their sum
-        self.expected = None
+        # the learned documents' (see `counts.Counts`); its event model is fitted to their sum
+        self.expected: tuple[np.ndarray, np.ndarray] | None = None
         self._analyzer: Analyzer | None = None
 
     def with_message_cap(self, max_message_bytes: int | None) -> Classifier:
@@ -242,6 +242,6 @@ def classifier_of(counts: Counts, kind: str, settings: dict, idf: bool, analyzer
     )
     vocab = Vocabulary(counts.hashes, counts.blob, counts.offsets)
     classifier = Classifier(analyzer_options, vocab, built, meta, counts.record, counts.last_seen)
-    if counts.expected_tf is not None:
+    if counts.expected_tf is not None and counts.expected_docs is not None:  # an EM model has both
         classifier.expected = (counts.expected_tf, counts.expected_docs)
     return classifier
