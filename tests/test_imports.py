@@ -173,3 +173,15 @@ def test_no_module_shadows_the_standard_library():
 
     shadows = {_module_name(p) for p in PACKAGE.rglob("*.py") if p.stem in sys.stdlib_module_names}
     assert shadows == set()
+
+
+def test_the_architecture_notes_name_every_module():
+    """docs/architecture.md lists every module by its path, so a new module
+    (or a renamed one) comes with a line saying what it is for."""
+    notes = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    unnamed = [
+        str(p.relative_to(PACKAGE))
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if p.name != "__init__.py" and p.parent != PACKAGE and f"`{p.relative_to(PACKAGE).as_posix()}`" not in notes
+    ]
+    assert unnamed == []

@@ -131,7 +131,7 @@ def cluster(corpus, output, k, restarts, seed, kind, alpha, **kw):
 
 
 def _cluster_table(corpus, output, k, restarts, seed, kw, diagnostics) -> None:
-    """`cluster --features ...`: the rows of a table (table_classifier.cluster_rows)."""
+    """`cluster --features ...`: the rows of a table (table_training.cluster_rows)."""
     import dataclasses
 
     from nbcli.fit.table_training import cluster_rows

@@ -5,7 +5,7 @@ click's arguments to the library's option objects. The click options
 themselves are option_bundles.py's, their parameter types param_types.py's.
 
 The checks on combinations of training options are the library's
-(`training.training_options`, errors that name the flags); this module only
+(`training_options.training_options`, errors that name the flags); this module only
 maps click's arguments onto it, and states no default of its own: a default
 lives in its click option, once. "Given by the user" means typed on the
 command line (click's ParameterSource.COMMANDLINE), also when the value
@@ -294,7 +294,7 @@ def refuse_corpus_options(ctx: click.Context) -> None:
 
 def training_setup(kw, base_kind: str = "auto"):
     """The `training_options` as (AnalyzerOptions, TrainOptions), checked
-    before any document is read (every check is `training.training_options`'s),
+    before any document is read (every check is `training_options.training_options`'s),
     with the options typed on the command line as given. base_kind: the
     event model when --model is not given."""
     from nbcli.fit.training_options import training_options as build

@@ -4,7 +4,7 @@ Formats (stable; documented in the README):
 - predict TSV: `id<TAB>label<TAB>probability`, one line per document (with
   --explain, three more columns per term: term, count, contribution, then
   one column with the unit of those contributions); for a spam model (see
-  `binary_metrics.spam_index`) one more column at the very end, the verdict
+  `binary.spam_index`) one more column at the very end, the verdict
   (spam, unsure or ham: what filter and serve decide). New columns only
   ever go at the end, so consumers of the older columns keep working. Tabs,
   newlines and backslashes in ids are escaped as \\t, \\n, \\r and \\\\.
@@ -254,7 +254,7 @@ def calibration_lines(cal: dict) -> list[str]:
 
 
 def verdict_table(counts: dict) -> _Table:
-    """{true class: {verdict: n}} (`binary_metrics.verdict_counts`) as a
+    """{true class: {verdict: n}} (`binary.verdict_counts`) as a
     table: a row per true class, a column per verdict, ham to spam."""
     from nbcli.evaluate.binary import VERDICTS
 

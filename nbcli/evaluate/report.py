@@ -91,7 +91,7 @@ def report(
 def spam_filter_report(true_labels, log_proba, classes, options: EvalOptions, known) -> dict:
     """The spam-filter figures; "verdicts" counts, per true class, the
     verdicts filter, serve and predict give these documents (the same
-    `binary_metrics.verdict_codes` of the same probabilities), beside the
+    `binary.verdict_codes` of the same probabilities), beside the
     argmax figures of the report."""
     from nbcli.evaluate import binary as bm
 

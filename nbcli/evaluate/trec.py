@@ -23,7 +23,7 @@ log-odds of spam, which may be +-inf) and its binary verdict `called_spam`.
   legal track's l07_eval, which "adds the LAM measure from the TREC Spam
   Filtering Track", smooths too, with (errors + e) / (n + 2e).)
 - 1-ROCA%: (1 - area under the ROC curve of the scores) * 100, ties
-  counting one half (`binary_metrics.roc_auc`, the Mann-Whitney statistic);
+  counting one half (`binary.roc_auc`, the Mann-Whitney statistic);
   the share of (spam, ham) pairs the scores put in the wrong order.
 - The learning curve: cumulative errors as messages are seen, and the
   error rate over a trailing window, to show how fast the filter learns.

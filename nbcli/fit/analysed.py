@@ -2,7 +2,7 @@
 digest, Message-ID hash, date, label, whether it was read as mail, and its
 distinct terms with their counts (`Analysed`). Analysed once, before the
 model's lock is taken (`fit.learning` then decides and applies the changes
-under the lock); `pipeline.analyse` runs `analyse_batch` on workers.
+under the lock); `pipeline.analyse_to_learn` runs `analyse_batch` on workers.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class Analysed:
 
 
 def analyse_for_learning(analyzer, docs: Iterable[Document], label: str | None = None, progress=None) -> Analysed:
-    """Analyse documents for learning, in this process (`pipeline.analyse`
+    """Analyse documents for learning, in this process (`pipeline.analyse_to_learn`
     does it on workers); `label` overrides the documents' own."""
     parts = []
     for batch in batches(docs):

@@ -13,7 +13,7 @@ unknown-term rule) are decided once for the whole corpus.
 Folds are stratified: each class's documents, shuffled with the seed, are
 dealt to the folds in turn (continuing from class to class), so every
 class is split as evenly as it can be and the folds' sizes differ by at
-most one. Folds are scored in parallel by `pipeline.cross_validate`.
+most one. Folds are scored in parallel by `tuning.cross_validate`.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def analyse_streams(parts: list, analyzer, progress=None, analysed_batches=None)
 
     `analysed_batches(docs)`, if given, yields (batch, its TokenBatch) for
     the batches of a stream, in order: where the analysis runs is its
-    business (`pipeline.analysed_batches` runs it on workers). Term ids are
+    business (`parallel.analysed_batches` runs it on workers). Term ids are
     assigned here, in input order, so the result is the same either way."""
     import scipy.sparse
 
@@ -154,7 +154,7 @@ def summarise(corpus: AnalysedCorpus, k: int, seed: int, reports: list[dict]) ->
     """The cross-validation report of the folds' eval reports: {"folds",
     "seed", "documents", "metrics": {name: {"mean", "std"}}, "fold_reports":
     [eval report...]}. std is the population standard deviation over the
-    folds. (`pipeline.cross_validate` scores the folds, in parallel.)"""
+    folds. (`tuning.cross_validate` scores the folds, in parallel.)"""
     from nbcli.evaluate.report import flat_metrics
 
     flats = [flat_metrics(r) for r in reports]

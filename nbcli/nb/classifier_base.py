@@ -87,7 +87,7 @@ class BaseClassifier:
     def classify(self, docs: Iterable, explain: int = 0) -> Iterator[tuple[list, Any]]:
         """(batch of documents, their `score`: log-posteriors, or with
         explain > 0 (log-posteriors, explanations)) for a stream of
-        documents, in order, in this process (`pipeline.classify_docs` does
+        documents, in order, in this process (`parallel.classify_docs` does
         the same on several workers)."""
         for batch in self.batches(docs):
             if batch:
@@ -96,7 +96,7 @@ class BaseClassifier:
     def score_labelled(self, docs: Iterable, progress=None, scored=None) -> tuple[list[str], np.ndarray]:
         """(true labels, log-posteriors (n_docs, n_classes)) of labelled
         documents, scored here, or taken from `scored` ((batch, log-posteriors)
-        pairs, as `pipeline.classify_docs` gives them from workers)."""
+        pairs, as `parallel.classify_docs` gives them from workers)."""
         true_labels: list[str] = []
         parts: list[np.ndarray] = []
         for batch, log_proba in self.classify(docs) if scored is None else scored:

@@ -62,7 +62,7 @@ A class with no present value in a gaussian or kde column uses the pooled
 kernel density); a numeric column with no present training value at all is
 an error.
 
-Prior: `model.log_prior` (fit with an optional pseudo-count, uniform, or
+Prior: `smoothing.log_prior` (fit with an optional pseudo-count, uniform, or
 given weights), counted once. A row in which every class has probability 0
 (possible only unsmoothed: alpha 0 or a MAP estimate with b = 0) gets the
 prior as its posterior.

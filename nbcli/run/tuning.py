@@ -81,7 +81,7 @@ def tune(
 
 
 def cross_validate(corpus, k: int, seed: int, analyzer_options, options, eval_options, jobs=1, counts=None):
-    """`crossval.cross_validate` with the folds scored on `jobs` workers."""
+    """`tuning.cross_validate` with the folds scored on `jobs` workers."""
     from nbcli.fit import crossval
 
     if counts is None or (options.needs_doc_freq and counts.total_df is None):
@@ -121,7 +121,7 @@ def outcome(results: list[dict], metric: str, k: int, seed: int, documents: int)
 def tune_table(docs, columns, settings, k: int, seed: int, eval_options, metric: str, grid: dict) -> dict:
     """`tune` for a table model: every combination of TableSettings values
     in `grid`, cross-validated on the same folds of the rows `docs` (read
-    once into columns; see `table_classifier.cross_validate`); the same
+    once into columns; see `table_training.cross_validate`); the same
     result as `tune`'s."""
     from nbcli.errors import NbcliError
     from nbcli.fit.table_training import cross_validate

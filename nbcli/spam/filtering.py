@@ -12,7 +12,7 @@ verdict is written with the other class's name. For any other model the
 verdict is the most probable class and p its probability. A message that
 cannot be classified gets the verdict "error" and passes through unchanged.
 
-One verdict everywhere: `Verdicts` (on `binary_metrics.spam_index` and
+One verdict everywhere: `Verdicts` (on `binary.spam_index` and
 `verdict_codes`) is what filter, serve and predict's "verdict" field take
 the verdict from, and what eval counts, so the same message gets the same
 spam/unsure/ham from every command. p is the calibrated probability; the
@@ -45,7 +45,7 @@ EXIT_CODES = {"spam": 0, "ham": 1, "unsure": 2, "error": 3}  # bogofilter's
 class Verdicts:
     """Turns a model's log-posteriors into verdicts and header values: the
     one place filter, serve and predict take their verdicts from (eval
-    counts by the same `binary_metrics.verdict_codes`)."""
+    counts by the same `binary.verdict_codes`)."""
 
     classes: list[str]
     spam_class: str = "spam"

@@ -153,7 +153,7 @@ def with_header(
 
 def header_value(label: str, p: float, model_id: str | None = None) -> str:
     """'spam; p=0.9993; model=3f9a1c': the class, its probability, and the
-    short identity of the model (`modelfile.compute_model_id`), so that a
+    short identity of the model (`payload.compute_model_id`), so that a
     filter running another model than the one trained shows."""
     return f"{label}; p={p:.4f}" + (f"; model={model_id}" if model_id else "")
 

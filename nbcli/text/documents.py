@@ -111,7 +111,7 @@ def batches(
 
     A None among the documents says the input went quiet (see
     `mbox.mbox_entries`): the batch so far is yielded at once, then an empty
-    batch that passes the news on (`pipeline.classify` then hands back every
+    batch that passes the news on (`parallel.classify` then hands back every
     result it holds), and batches start small again."""
     limit = min(first, max_docs)
     batch: list[Document] = []
