@@ -25,6 +25,13 @@ normalisation mixes every document's idf into each document's transformed
 sums. Pruning (`prune`) is the user's own choice to drop counts: after it,
 forgetting a document learned before it subtracts only the counts that
 remain, never going below zero (the model's meta says it was pruned).
+
+Refusals name the Python parameters (errors.ParameterError; the command
+line and `nbcli serve`'s TELL replies say the flags): a model's training
+options by their fields (min_df, select, idf, ...), a document's class as
+`labels` (Analysed.labels; --class), a new model's `classes`, and, in
+create's hint, the command line's `as_spam`/`as_ham` (--spam, --ham),
+which imply the classes ham,spam.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from nbcli.nb.classifier import classifier_of
 from nbcli.nb.counts import DAY, Counts, gather_texts
 from nbcli.nb.record import Record
 
-PRUNING_OPTIONS = (("min_df", 1, "--min-df"), ("max_df", 1.0, "--max-df"), ("max_features", None, "--max-features"))
+PRUNING_OPTIONS = (("min_df", 1), ("max_df", 1.0), ("max_features", None))
 
 
 def _now_text() -> str:
@@ -64,25 +71,31 @@ def check_learnable(classifier, source: str = "the model") -> None:
     if (classifier.meta.get("em") or classifier.meta.get("clusters")) and getattr(classifier, "expected", None) is None:
         raise NbcliError(f"{source} was fitted by EM but keeps no expected counts apart", hint="train it again")
     options = classifier.meta.get("options", {})
-    for name, default, flag in PRUNING_OPTIONS:
+    for name, default in PRUNING_OPTIONS:
         if options.get(name, default) != default:
-            raise NbcliError(
-                f"{source} was trained with {flag}, which kept no counts for the terms it dropped, "
+            raise ParameterError(
+                name,
+                f"{{source}} was trained with {{{name}}}, which kept no counts for the terms it dropped, "
                 "so it cannot learn exactly",
-                hint=f"train it again without {flag} (and keep it small with 'nbcli prune')",
+                hint=f"train it again without {{{name}}} (and keep it small with 'nbcli prune')",
+                source=source,
             )
     if options.get("select") is not None:
-        raise NbcliError(
-            f"{source} was trained with --select, which kept no counts for the terms it dropped, "
+        raise ParameterError(
+            "select",
+            "{source} was trained with {select}, which kept no counts for the terms it dropped, "
             "so it cannot learn exactly",
-            hint="train it again without --select",
+            hint="train it again without {select}",
+            source=source,
         )
     model = classifier.model
     if model.kind == "complement" and model.idf is not None and (model.tf_log or model.length_norm):
-        raise NbcliError(
-            f"{source} combines --idf with --tf-log or --length-norm: every new document changes the idf of "
+        raise ParameterError(
+            "idf",
+            "{source} combines {idf} with {tf_log} or {length_norm}: every new document changes the idf of "
             "all the documents' transformed counts, so it cannot learn exactly",
-            hint="train it again from the corpus, or without --idf",
+            hint="train it again from the corpus, or without {idf}",
+            source=source,
         )
 
 
@@ -169,9 +182,13 @@ def plan_forgetting(counts: Counts, docs: Analysed) -> tuple[list[tuple[int, int
     for i in range(len(docs)):
         label = docs.labels[i]
         if label is not None and label not in index:
-            raise NbcliError(
-                f"the model has no class {label} (its classes: {', '.join(counts.classes)}); nothing was forgotten",
-                hint="give --class one of them, or no --class to forget each document from the class it was learned in",
+            raise ParameterError(
+                "labels",
+                "the model has no class {label} (its classes: {classes}); nothing was forgotten",
+                hint="give {labels} one of them, or no {labels} to forget each document from the class it was "
+                "learned in",
+                label=label,
+                classes=", ".join(counts.classes),
             )
         found = counts.record.find(docs.digest[i]).tolist()
         mine = found if label is None else [e for e in found if counts.record.label[e] == index[label]]
@@ -179,9 +196,14 @@ def plan_forgetting(counts: Counts, docs: Analysed) -> tuple[list[tuple[int, int
             where = sorted({counts.classes[int(counts.record.label[e])] for e in found})
             said = f"it was learned as {' and '.join(where)}" if where else "the model's record does not hold it"
             as_label = "" if label is None else f" as {label}"
-            raise NbcliError(
-                f"{_name(docs.ids[i])} was never learned{as_label} ({said}); nothing was forgotten",
-                hint=f"use --class {where[0]}" if where else "only documents learned by this model can be forgotten",
+            raise ParameterError(
+                "labels",
+                "{document} was never learned{as_label} ({said}); nothing was forgotten",
+                hint="use {labels} {where}" if where else "only documents learned by this model can be forgotten",
+                document=_name(docs.ids[i]),
+                as_label=as_label,
+                said=said,
+                where=where[0] if where else None,
             )
         new = [e for e in mine if e not in done]
         if not new:
@@ -414,9 +436,11 @@ def create(analyzer_options, options, classes: list[str], docs: Analysed):
             hint="give the documents to learn (a file, folder, mbox, or one message on stdin)",
         )
     if len(classes) < 2:
-        raise NbcliError(
-            f"a new model needs at least two classes, and only {classes[0]} is known",
-            hint="name them with --classes, e.g. --classes ham,spam (--spam and --ham imply them)",
+        raise ParameterError(
+            "classes",
+            "a new model needs at least two classes, and only {known} is known",
+            hint="name them with {classes}, e.g. {classes:ham,spam} ({as_spam} and {as_ham} imply them)",
+            known=classes[0],
         )
     mostly_mail = 2 * int(docs.mail.sum()) > len(docs) if len(docs) else analyzer_options.mail
     options, alpha, unknown = resolved(options, mostly_mail)
@@ -540,8 +564,10 @@ def prune(classifier, min_count: int | None = None, max_terms: int | None = None
     `max_terms` most frequent (ties: by column), and a report: terms,
     kept, dropped)."""
     if getattr(classifier.model, "kind", None) == "table":
-        raise NbcliError(
-            "a table model has no terms to prune", hint="train it again with --features naming fewer columns"
+        raise ParameterError(
+            "features",
+            "a table model has no terms to prune",
+            hint="train it again with {features} naming fewer columns",
         )
     counts = Counts.of(classifier)
     total = np.asarray(counts.tf, dtype=np.float64).sum(axis=0)

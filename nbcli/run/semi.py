@@ -36,7 +36,7 @@ import datetime
 
 import numpy as np
 
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 from nbcli.nb.classifier import ComponentClassifier
 
 EM_KINDS = ("multinomial", "bernoulli")
@@ -109,9 +109,11 @@ def train_em(
     from nbcli.text.analyzer import Analyzer
 
     if kind not in EM_KINDS:
-        raise NbcliError(
-            f"--unlabeled works with --model multinomial or bernoulli, not {kind}",
-            hint="add --model multinomial (the mail default, complement, has no mixture EM)",
+        raise ParameterError(
+            "kind",
+            "{unlabeled} works with {kind:multinomial} or bernoulli, not {value}",
+            hint="add {kind:multinomial} (the mail default, complement, has no mixture EM)",
+            value=kind,
         )
     analyzer = Analyzer(analyzer_options)
     # the analysis too on the workers (term ids assigned here, in order: the same for any jobs)
@@ -220,7 +222,7 @@ def cluster_docs(docs, analyzer_options, kind: str, k, alpha: float, restarts: i
     from nbcli.text.analyzer import Analyzer
 
     if kind not in EM_KINDS:
-        raise NbcliError(f"--model {kind}: clusters are multinomial or bernoulli mixtures")
+        raise ParameterError("kind", "{kind} {value}: clusters are multinomial or bernoulli mixtures", value=kind)
     parts, vocab, mail_docs = analyse_streams([docs], Analyzer(analyzer_options))
     X = em.prepare(parts[0][0], kind)
     n = X.shape[0]
@@ -240,13 +242,16 @@ def cluster_docs(docs, analyzer_options, kind: str, k, alpha: float, restarts: i
         check_cluster_memory(kind, ks[-1], n, len(vocab))
         k, table = em.choose_k(X, ks, event_model=kind, alpha=alpha, restarts=restarts, seed=seed)
         if k == 1:
-            raise NbcliError(
+            raise ParameterError(
+                "k",
                 "the documents look like one cluster (the lowest BIC is at k = 1)",
-                hint="give -k 2 or more to split them",
+                hint="give {k} 2 or more to split them",
             )
     if not 2 <= k <= distinct:
         same = "" if distinct == n else f" ({n} documents, {distinct} distinct: identical ones go to one cluster)"
-        raise NbcliError(f"-k {k}: give 2 to {distinct} clusters{same}")
+        raise ParameterError(
+            "k", "{k} {value}: give 2 to {distinct} clusters{same}", value=k, distinct=distinct, same=same
+        )
     check_cluster_memory(kind, k, n, len(vocab))
     fit = em.cluster(X, k, event_model=kind, alpha=alpha, restarts=restarts, seed=seed, log=log)
     classes = [f"cluster{i + 1}" for i in range(k)]
@@ -281,10 +286,17 @@ def check_cluster_memory(kind: str, k: int, n_docs: int, n_terms: int) -> None:
 
     need, have = em.cluster_bytes(kind, k, n_docs, n_terms), available_memory()
     if have is not None and need > have:
-        raise NbcliError(
-            f"-k {k}: {k} clusters of {n_docs} documents and {n_terms} terms need about {_gb(need)} of memory, "
-            f"and {_gb(have)} is available",
-            hint=f"give a smaller -k (at most about {max(1, k * have // need)} here)",
+        raise ParameterError(
+            "k",
+            "{k} {value}: {value} clusters of {n_docs} documents and {n_terms} terms need about {need} of memory, "
+            "and {have} is available",
+            hint="give a smaller {k} (at most about {most} here)",
+            value=k,
+            n_docs=n_docs,
+            n_terms=n_terms,
+            need=_gb(need),
+            have=_gb(have),
+            most=max(1, k * have // need),
         )
 
 

@@ -58,7 +58,7 @@ def tune(
 ) -> dict:
     """{"metric", "folds", "seed", "documents", "results": [{"settings",
     "mean", "std"}], "best": settings}. Ties go to the earlier combination."""
-    from nbcli.errors import NbcliError
+    from nbcli.errors import ParameterError
     from nbcli.fit.crossval import fold_counts
 
     trials = [
@@ -70,12 +70,14 @@ def tune(
     for settings, trial in trials:
         report = cross_validate(corpus, k, seed, analyzer_options, trial, eval_options, jobs, counts)
         if metric not in report["metrics"]:
-            hint = (
-                "give --target-fpr"
+            raise ParameterError(
+                "metric",
+                "{metric} {value}: cross-validation does not report {value} for this corpus",
+                hint="give {target_fpr}"
                 if metric.startswith("target_")
-                else "spam-filter metrics need two classes, one of them the spam class"
+                else "spam-filter metrics need two classes, one of them the spam class",
+                value=metric,
             )
-            raise NbcliError(f"--metric {metric}: cross-validation does not report {metric} for this corpus", hint=hint)
         results.append({"settings": settings, **report["metrics"][metric]})
     return outcome(results, metric, k, seed, int(len(corpus.y)))
 
@@ -123,7 +125,7 @@ def tune_table(docs, columns, settings, k: int, seed: int, eval_options, metric:
     in `grid`, cross-validated on the same folds of the rows `docs` (read
     once into columns; see `table_training.cross_validate`); the same
     result as `tune`'s."""
-    from nbcli.errors import NbcliError
+    from nbcli.errors import ParameterError
     from nbcli.fit.table_training import cross_validate
     from nbcli.nb.table_classifier import read_table
 
@@ -133,6 +135,8 @@ def tune_table(docs, columns, settings, k: int, seed: int, eval_options, metric:
         report = cross_validate(docs, columns, dataclasses.replace(settings, **trial), k, seed, eval_options)
         documents = report["documents"]
         if metric not in report["metrics"]:
-            raise NbcliError(f"--metric {metric}: cross-validation does not report {metric} for this table")
+            raise ParameterError(
+                "metric", "{metric} {value}: cross-validation does not report {value} for this table", value=metric
+            )
         results.append({"settings": trial, **report["metrics"][metric]})
     return outcome(results, metric, k, seed, documents)

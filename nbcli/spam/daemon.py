@@ -26,7 +26,11 @@ that stays under --max-model-size (else refused with how to prune); with
 or naming no user, is refused (EX_NOPERM), since it would change the
 shared model every such user is scored with (a later issue may add a
 choice). Any failure while answering a request is that request's error
-reply (`Worker.respond`), never the worker's end.
+reply (`Worker.respond`), never the worker's end. A TELL the library
+refuses is replied with its error's text; a `ParameterError` (which names
+Python parameters) is named by `Settings.name_of`, which `nbcli serve` sets
+to the command line's flags: this package may not import cli's flag table,
+so the command line hands it in, and the reply stays in flag terms.
 
 This module is the supervisor and what a request gets (`Worker`: models,
 scores, TELL). Where the daemon listens is in `listening`; how a worker
@@ -45,7 +49,7 @@ import signal
 import time
 from collections import OrderedDict
 
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 from nbcli.spam import spamd
 from nbcli.spam.connections import Connections
 from nbcli.spam.listening import addresses, bind, remove_socket, socket_identity
@@ -387,8 +391,14 @@ class Worker(Connections):
         except NbcliError as exc:
             if do_remove and "never learned" in str(exc):
                 return spamd.tell_reply(False, False)  # nothing to remove: no DidRemove, as spamd
-            raise spamd.ProtocolError("EX_SOFTWARE", f"cannot learn the message: {exc}") from None
+            raise spamd.ProtocolError("EX_SOFTWARE", f"cannot learn the message: {self._named(exc)}") from None
         return spamd.tell_reply(do_set and changed, do_remove and changed)
+
+    def _named(self, exc: NbcliError) -> NbcliError:
+        """A library error as the reply says it: its parameters named by
+        `settings.name_of` (the command line's flags, under `nbcli serve`)."""
+        name_of = self.settings.name_of
+        return exc.named(name_of) if name_of is not None and isinstance(exc, ParameterError) else exc
 
     def _check_model_size(self, path: str, size: int) -> None:
         cap = self.settings.max_model_size

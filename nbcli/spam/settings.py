@@ -7,6 +7,7 @@ sockets, the connections and the daemon all read them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF
@@ -40,3 +41,6 @@ class Settings:
     explain: int = 5
     model_cache: int = DEFAULT_MODEL_CACHE
     max_model_size: int = DEFAULT_MAX_MODEL_SIZE
+    # how a TELL reply names the parameters of a library error (errors.ParameterError): `nbcli serve` passes
+    # the command line's flags (cli.options.flag, which this package may not import); None: the Python names
+    name_of: Callable[[str], str] | None = None

@@ -223,3 +223,26 @@ def test_learning_mail_is_training_on_it(tmp_path):
     assert state(tmp_path / "part.nb") == state(tmp_path / "all.nb")
     predict = [run(["predict", "--json", tmp_path / name, MAIL / "test"]).stdout for name in ("part.nb", "all.nb")]
     assert predict[0] == predict[1] and predict[0]
+
+
+def test_the_library_refusals_name_the_flags_on_the_command_line(tmp_path):
+    """The library's errors name parameters (min_df, classes, features; tests/fit/test_learning.py);
+    the command line says them in flag terms, as it always has."""
+    pruned = tmp_path / "pruned.nb"
+    assert run(["train", MAIL / "train", "--min-df", "2", "-o", pruned, "-q"]).exit_code == 0
+    for args in (["learn", pruned, "--spam", SPAM[0]], ["merge", pruned, pruned, "-o", tmp_path / "m.nb"]):
+        assert one_line_error(run(args)) == (
+            f"nbcli: error: {pruned} was trained with --min-df, which kept no counts for the terms it dropped, "
+            "so it cannot learn exactly; train it again without --min-df (and keep it small with 'nbcli prune')"
+        )
+    line = one_line_error(run(["learn", "--create", tmp_path / "new.nb", "--class", "ham", HAM[0]]))
+    assert line == (
+        "nbcli: error: a new model needs at least two classes, and only ham is known; "
+        "name them with --classes, e.g. --classes ham,spam (--spam and --ham imply them)"
+    )
+    tennis = tmp_path / "tennis.nb"
+    features = ["--features", "all", "--label-field", "PlayTennis", "--id-field", "Day"]
+    assert run(["train", SAMPLES / "playtennis.csv", *features, "-o", tennis, "-q"]).exit_code == 0
+    assert one_line_error(run(["prune", tennis, "--min-count", "2"])) == (
+        "nbcli: error: a table model has no terms to prune; train it again with --features naming fewer columns"
+    )

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from nbcli.cli.options import in_flag_terms
 from nbcli.errors import NbcliError
 from nbcli.fit import learning
 from nbcli.fit.analysed import analyse_for_learning
@@ -209,7 +210,9 @@ def test_forgetting_what_was_never_learned_is_refused_and_changes_nothing():
     # in the wrong class: the error names the class it was learned as
     with pytest.raises(NbcliError, match=r"never learned as ham \(it was learned as spam\)") as info:
         learning.forget(model, analysed(model, [("fjord grape", "ham")]))
-    assert info.value.hint == "use --class spam"
+    # the library names the parameter; the command line its flag (tests/cli/test_cli_learning.py too)
+    assert info.value.hint == "use labels spam"
+    assert in_flag_terms(info.value).hint == "use --class spam"
     # one bad document among good ones: nothing at all is forgotten
     with pytest.raises(NbcliError):
         learning.forget(model, analysed(model, [("dough eagle", "ham"), ("never seen", "ham")]))
@@ -228,23 +231,26 @@ def test_learning_a_new_class_adds_it():
 
 
 @pytest.mark.parametrize(
-    "fields, flag",
+    "fields, parameter, flag",
     [
-        ({"min_df": 2}, "--min-df"),
-        ({"max_df": 0.9}, "--max-df"),
-        ({"max_features": 5}, "--max-features"),
-        ({"select": 3}, "--select"),
-        ({"kind": "complement", "idf": True, "tf_log": True}, "--idf"),
-        ({"kind": "complement", "idf": True, "length_norm": True}, "--idf"),
+        ({"min_df": 2}, "min_df", "--min-df"),
+        ({"max_df": 0.9}, "max_df", "--max-df"),
+        ({"max_features": 5}, "max_features", "--max-features"),
+        ({"select": 3}, "select", "--select"),
+        ({"kind": "complement", "idf": True, "tf_log": True}, "idf", "--idf"),
+        ({"kind": "complement", "idf": True, "length_norm": True}, "idf", "--idf"),
     ],
 )
-def test_check_learnable_refuses_models_that_cannot_learn_exactly(fields, flag):
+def test_check_learnable_refuses_models_that_cannot_learn_exactly(fields, parameter, flag):
     texts, labels = make_docs(60, seed=3, classes=["ham", "spam"])
     model = trained(list(zip(texts, labels)), **fields)
     with pytest.raises(NbcliError) as info:
         learning.check_learnable(model, "m.nb")
     message = str(info.value)
-    assert flag in message and message.startswith("m.nb ") and "\n" not in message
+    # the library names the parameter, the command line (and spamd's TELL reply) the flag
+    assert parameter in message and "--" not in message
+    assert message.startswith("m.nb ") and "\n" not in message
+    assert flag in str(in_flag_terms(info.value)) and str(in_flag_terms(info.value)).startswith("m.nb ")
     with pytest.raises(NbcliError):
         learning.learn(model, analysed(model, [("apple", "ham")]))
     with pytest.raises(NbcliError):
@@ -594,3 +600,41 @@ def test_pruning_errors_name_the_parameters_and_the_cli_says_the_flags():
         learning.parse_day("yesterday")
     assert str(caught.value) == "unseen_since 'yesterday' is not a date; write it as YYYY-MM-DD"
     assert str(in_flag_terms(caught.value)) == "--unseen-since 'yesterday' is not a date; write it as YYYY-MM-DD"
+
+
+def test_the_refusals_name_the_parameters_and_the_command_line_their_flags():
+    """The library's text names parameters; in_flag_terms (the CLI's error
+    boundary, and spamd's TELL replies under `nbcli serve`) the flags.
+    tests/cli/test_cli_learning.py checks the command line's lines."""
+    from nbcli.fit.table_training import fit_rows
+    from nbcli.nb.table_classifier import TableColumns
+    from nbcli.nb.tables import TableSettings
+    from nbcli.text.analyzer import Analyzer
+
+    ao, options = training_options()
+    docs = analyse_for_learning(Analyzer(ao), docs_of([("apple", "ham")]))
+    with pytest.raises(NbcliError) as info:
+        learning.create(ao, options, [], docs)
+    assert info.value.hint == "name them with classes, e.g. classes='ham,spam' (as_spam and as_ham imply them)"
+    assert (
+        in_flag_terms(info.value).hint
+        == "name them with --classes, e.g. --classes ham,spam (--spam and --ham imply them)"
+    )
+
+    model = trained(PAIRS)
+    with pytest.raises(NbcliError) as info:
+        learning.forget(model, analysed(model, [("dough eagle", "eggs")]))
+    assert str(info.value) == (
+        "the model has no class eggs (its classes: ham, spam); nothing was forgotten; "
+        "give labels one of them, or no labels to forget each document from the class it was learned in"
+    )
+    assert in_flag_terms(info.value).hint == (
+        "give --class one of them, or no --class to forget each document from the class it was learned in"
+    )
+
+    rows = [Document(f"r{i}", "ab"[i % 2], {"x": str(i % 2 + i / 100), "c": "xy"[i % 2]}) for i in range(12)]
+    table_model = fit_rows(rows, TableColumns(), TableSettings(), None, False)
+    with pytest.raises(NbcliError) as info:
+        learning.prune(table_model, min_count=2)
+    assert info.value.hint == "train it again with features naming fewer columns"
+    assert in_flag_terms(info.value).hint == "train it again with --features naming fewer columns"

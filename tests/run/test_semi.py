@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from nbcli.cli.options import in_flag_terms
 from nbcli.errors import NbcliError
 from nbcli.run import semi
 from nbcli.text.analyzer import AnalyzerOptions
@@ -22,8 +23,16 @@ def docs_of(texts, labels=None):
 
 
 def test_em_refuses_an_event_model_without_a_mixture():
-    with pytest.raises(NbcliError, match="--unlabeled works with --model multinomial or bernoulli, not complement"):
+    # the library names the parameters; the command line their flags (tests/cli/test_cli_cluster.py too)
+    with pytest.raises(
+        NbcliError, match="unlabeled works with kind='multinomial' or bernoulli, not complement"
+    ) as info:
         semi.train_em([], [], AnalyzerOptions(), "complement", None, 0.1, 5, 1e-4)
+    assert "--" not in str(info.value)
+    assert str(in_flag_terms(info.value)) == (
+        "--unlabeled works with --model multinomial or bernoulli, not complement; "
+        "add --model multinomial (the mail default, complement, has no mixture EM)"
+    )
 
 
 def test_em_needs_labelled_documents_of_two_classes():
@@ -49,8 +58,20 @@ def test_clusters_are_refused_for_identical_documents_and_too_many_clusters():
     with pytest.raises(NbcliError, match="the 6 documents are all the same: nothing to cluster"):
         semi.cluster_docs(same, AnalyzerOptions(), "multinomial", 2, 1.0, 1, 0)
     three = docs_of(["apples and pears", "apples and pears", "ships and sails", "trains and rails"])
-    with pytest.raises(NbcliError, match=r"-k 4: give 2 to 3 clusters \(4 documents, 3 distinct"):
+    with pytest.raises(NbcliError, match=r"^k 4: give 2 to 3 clusters \(4 documents, 3 distinct") as info:
         semi.cluster_docs(three, AnalyzerOptions(), "multinomial", 4, 1.0, 1, 0)
+    assert str(in_flag_terms(info.value)).startswith("-k 4: give 2 to 3 clusters (4 documents, 3 distinct")
+
+
+def test_the_refusals_name_the_parameters_and_the_command_line_their_flags(monkeypatch):
+    with pytest.raises(NbcliError, match="^kind complement: clusters are multinomial or bernoulli mixtures$") as info:
+        semi.cluster_docs(docs_of(["a b", "c d"]), AnalyzerOptions(), "complement", 2, 1.0, 1, 0)
+    assert str(in_flag_terms(info.value)) == "--model complement: clusters are multinomial or bernoulli mixtures"
+    monkeypatch.setattr(semi, "available_memory", lambda: 2**20)
+    with pytest.raises(NbcliError, match=r"^k 8: 8 clusters of 100 documents .*; give a smaller k \(at most") as info:
+        semi.check_cluster_memory("multinomial", 8, 100, 10**6)
+    said = str(in_flag_terms(info.value))
+    assert said.startswith("-k 8: 8 clusters of 100 documents") and "; give a smaller -k (at most about" in said
 
 
 def test_clustering_makes_a_model_of_named_clusters():

@@ -8,7 +8,9 @@ import pytest
 from nbcli.cli import options
 from nbcli.run import tuning
 
-from conftest import make_docs, run
+from conftest import SAMPLES, make_docs, run
+
+TENNIS = ["--features", "all", "--label-field", "PlayTennis", "--id-field", "Day"]
 
 
 def test_grid_combinations_and_command_line():
@@ -93,3 +95,20 @@ def test_tune_errors(make_class_folders):
     ]:
         result = run(["tune", *args])
         assert result.exit_code == code and message in result.stderr and result.stderr.count("\n") == 1, result.stderr
+
+
+def test_a_metric_cross_validation_does_not_report_names_the_parameter_and_on_the_command_line_the_flag():
+    from nbcli.errors import NbcliError
+    from nbcli.nb.table_classifier import TableColumns
+    from nbcli.nb.tables import TableSettings
+    from nbcli.text.sources import Document
+
+    rows = [Document(f"r{i}", "ab"[i % 2], {"x": str(i % 2 + i / 100), "c": "xy"[i % 2]}) for i in range(12)]
+    with pytest.raises(NbcliError) as info:
+        tuning.tune_table(rows, TableColumns(), TableSettings(), 3, 0, None, "auc", {"bins": [5]})
+    assert str(info.value) == "metric auc: cross-validation does not report auc for this table"
+    said = str(options.in_flag_terms(info.value))
+    assert said == "--metric auc: cross-validation does not report auc for this table"
+    # the command line: the flag (the corpus's case is in test_tune_errors)
+    result = run(["tune", SAMPLES / "playtennis.csv", *TENNIS, "--cv", "3", "--metric", "auc"])
+    assert result.exit_code == 1 and result.stderr == f"nbcli: error: {said}\n"

@@ -99,3 +99,27 @@ def test_the_supervisor_refuses_a_model_that_is_not_a_spam_model_before_binding(
     with pytest.raises(NbcliError, match="a spamd server needs a two-class model with a 'spam' class"):
         daemon.run(Settings(str(topics), str(socket_path), None, [], 1), print)
     assert not socket_path.exists()
+
+
+def test_a_tell_the_model_cannot_learn_says_the_flag_under_serve_and_the_parameter_without(tmp_path):
+    """The library's error names the parameter (min_df); `nbcli serve` gives
+    the daemon the command line's flags (Settings.name_of), so the reply
+    says --min-df as it always has (test_serve_models.py: the served reply)."""
+    from nbcli.cli.options import flag
+
+    pruned = tmp_path / "pruned.nb"
+    nbcli("train", TRAIN, "--min-df", "2", "-o", pruned, "-q")
+    tell = b"TELL SPAMC/1.5\r\nMessage-class: spam\r\nSet: local\r\n"
+    replies = {}
+    for name_of in (None, flag):
+        worker = daemon.Worker(Settings(str(pruned), None, None, [], 1, allow_tell=True, name_of=name_of), [])
+        with pytest.raises(spamd.ProtocolError) as refused:
+            ask(worker, tell, SPAM_FILE.read_bytes())
+        replies[name_of] = refused.value.reply()
+    said = (
+        "SPAMD/1.0 70 EX_SOFTWARE cannot learn the message: the model was trained with {}, which kept no counts "
+        "for the terms it dropped, so it cannot learn exactly; train it again without {} (and keep it small with "
+        "'nbcli prune')\r\n"
+    )
+    assert replies[flag] == said.format("--min-df", "--min-df").encode()
+    assert replies[None] == said.format("min_df", "min_df").encode()

@@ -201,6 +201,25 @@ def test_a_tell_may_not_grow_the_model_past_max_model_size(served):
         stopped(srv)
 
 
+def test_a_tell_the_model_cannot_learn_says_the_flag_it_was_trained_with(tmp_path):
+    """The library's error names the parameter (select); `nbcli serve`'s reply says the flag."""
+    pruned = tmp_path / "pruned.nb"
+    nbcli("train", TRAIN, "--select", "50", "-o", pruned, "-q")
+    before = pruned.read_bytes()
+    srv = Server(pruned, "--allow-tell", "--workers", "1")
+    try:
+        raw = exchange(
+            srv.unix, build_request("TELL", SPAM_FILE.read_bytes(), [("Message-class", "spam"), ("Set", "local")])
+        )
+        assert raw == (
+            b"SPAMD/1.0 70 EX_SOFTWARE cannot learn the message: the model was trained with --select, which kept no "
+            b"counts for the terms it dropped, so it cannot learn exactly; train it again without --select\r\n"
+        )
+        assert pruned.read_bytes() == before
+    finally:
+        stopped(srv)
+
+
 # -- 10, 12: per-user TELLs, links ------------------------------------------------------------
 
 
