@@ -2,8 +2,20 @@
 mode: a model on a labelled corpus (`_eval_model`), predictions
 (`_eval_predictions`), K-fold cross-validation of training settings
 (`_eval_cv`, and `_cross_validate_table` for a table model) and the TREC
-online protocol (`_eval_online`). The checks of which options go with which
-mode come first, in `eval_`; the reports are reports.py's.
+online protocol (`_eval_online`), and a model's classes measured as a
+clustering of labelled documents (`_eval_clusters`, from a model or from
+predictions). The checks of which options go with which mode come first,
+in `eval_`; the reports are reports.py's.
+
+--clusters takes a document's cluster to be its predicted class, the
+argmax of the model's posteriors (calibrated, if the model is: what
+`predict` says), so it measures any model, a `cluster` model or a
+classifier. It reports the figures of evaluate.clustering only: the
+spam-filter, calibration and plot options and --fail-under/--fail-over
+(whose METRIC names are the classification report's) are usage errors
+with it. With --predictions, the true labels come as they do there (the
+class folder in each id, or --truth, which a cluster model's predictions
+need: their classes are clusters, not folders).
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ from nbcli.cli.options import (
     check_cutoffs,
     check_inputs,
     eval_options,
+    given_options,
     is_given,
     load_model,
     make_diagnostics,
@@ -94,6 +107,14 @@ from nbcli.errors import NbcliError
     metavar="N",
     help="With --online: learn the first N messages before scoring any.",
 )
+@click.option(
+    "--clusters",
+    is_flag=True,
+    help=(
+        "Measure the model's classes as clusters of the labelled documents (a 'nbcli cluster' model, or any): "
+        "adjusted Rand index, normalised mutual information, purity and the table of labels by clusters."
+    ),
+)
 @seed_option
 @cutoff_options
 @target_fpr_option
@@ -116,7 +137,23 @@ from nbcli.errors import NbcliError
 @json_option
 @trainer_options
 @click.pass_context
-def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_rule, warmup, seed, plot, as_json, **kw):
+def eval_(
+    ctx,
+    args,
+    label_pairs,
+    predictions,
+    truth,
+    cv,
+    online,
+    order,
+    train_rule,
+    warmup,
+    clusters,
+    seed,
+    plot,
+    as_json,
+    **kw,
+):
     """Evaluate a model, predictions, or training settings.
 
     \b
@@ -124,6 +161,7 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
       nbcli eval --predictions FILE     'nbcli predict --json' lines (- for stdin)
       nbcli eval --cv K CORPUS...       K-fold cross-validation of training settings
       nbcli eval --online CORPUS...     the TREC online protocol (classify, then learn, in date order)
+      nbcli eval MODEL CORPUS... --clusters   the model's classes as clusters of labelled documents
 
     CORPUS is given as for 'nbcli train'. With --predictions, the true
     class of each document is taken from the class folder in its id (as in
@@ -135,7 +173,9 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
     class also the ROC AUC and, at the cut-offs, the ham false-positive
     rate, spam recall and unsure fraction, and how many documents of each
     true class get each verdict (spam, unsure, ham: what predict, filter
-    and serve say of them). Tables for people, or --json.
+    and serve say of them). Tables for people, or --json. With --clusters,
+    the adjusted Rand index, normalised mutual information and purity of
+    the predicted classes against the labels, and their contingency table.
 
     --fail-under/--fail-over METRIC=V make the exit status 1 when a metric
     is out of bounds (after the report is written), for cron jobs. METRIC is
@@ -152,6 +192,7 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
       nbcli predict mail.nb test/ --json | nbcli eval --predictions -
       nbcli eval --cv 10 --seed 1 sample_corpora/mail/train --alpha 0.01
       nbcli eval mail.nb sample_corpora/mail/test --plot roc.svg
+      nbcli eval clusters.nb sample_corpora/topics/test.jsonl --clusters
     """
     diagnostics = make_diagnostics(kw["quiet"])
     check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
@@ -164,6 +205,9 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
     for name in ("order", "train_rule", "warmup"):
         if not online and is_given(ctx, name):
             raise click.UsageError(f"--{name.replace('_rule', '')} goes with --online")
+    clash = given_options(ctx, _NOT_WITH_CLUSTERS) if clusters else []
+    if clash:
+        raise click.UsageError(f"--clusters does not go with {clash[0][0]}")
     if online:
         if cv or predictions or truth:
             raise click.UsageError("--online does not go with --cv, --predictions or --truth")
@@ -179,14 +223,43 @@ def eval_(ctx, args, label_pairs, predictions, truth, cv, online, order, train_r
         refuse_options(ctx, TABLE_PARAMS, "--cv (a table model's settings come with it)")
         if truth and not predictions:
             raise click.UsageError("--truth goes with --predictions")
-        if predictions:
+        if clusters:
+            _eval_clusters(ctx, args, label_pairs, predictions, truth, as_json, kw, diagnostics)
+        elif predictions:
             _eval_predictions(args, label_pairs, predictions, truth, plot, as_json, kw)
         else:
             _eval_model(ctx, args, label_pairs, plot, as_json, kw, diagnostics)
 
 
+# the options of the other modes, and the classification report's, that --clusters refuses
+_NOT_WITH_CLUSTERS = (
+    "cv",
+    "online",
+    "plot",
+    "spam_class",
+    "spam_cutoff",
+    "ham_cutoff",
+    "target_fpr",
+    "calibration",
+    "target_unsure",
+    "fail_under",
+    "fail_over",
+)
+
+
 def _eval_model(ctx, args, label_pairs, plot, as_json, kw, diagnostics):
     """`eval MODEL CORPUS...`: score the labelled documents, then report."""
+    classifier, labels, log_proba, raw = _scored(ctx, args, label_pairs, kw, diagnostics, kw.get("calibration", False))
+    _evaluated(labels, log_proba, classifier.classes, args[0], plot, as_json, kw, raw)
+    diagnostics.finish()
+    check_inputs()
+
+
+def _scored(ctx, args, label_pairs, kw, diagnostics, calibration=False):
+    """MODEL's classifier and the true labels and log-posteriors of the
+    labelled documents of CORPUS; with `calibration`, a calibrated model is
+    judged before and after its map: it scores raw, maps here, and also
+    gives the raw log-posteriors (else None)."""
     from nbcli.run.parallel import score_labelled
     from nbcli.text.sources import labeled_corpus, parse_label_pair
 
@@ -201,8 +274,7 @@ def _eval_model(ctx, args, label_pairs, plot, as_json, kw, diagnostics):
     classifier = load_model(model, kw["max_message_bytes"] if given_cap else None)
     workers = pipeline_workers(kw)
     docs = labeled_corpus(corpus, pairs, model_read_opts(classifier, kw, diagnostics))
-    # with --calibration, a calibrated model is judged before and after its map: score raw, map here
-    both = kw.get("calibration", False) and classifier.calibration is not None
+    both = calibration and classifier.calibration is not None
     with diagnostics.progress("evaluating", docs.total) as advance:
         labels, log_proba = score_labelled(
             classifier.uncalibrated() if both else classifier,
@@ -215,13 +287,17 @@ def _eval_model(ctx, args, label_pairs, plot, as_json, kw, diagnostics):
     raw = log_proba if both else None
     if both:
         log_proba = classifier.calibration.apply(raw)
-    _evaluated(labels, log_proba, classifier.classes, model, plot, as_json, kw, raw)
-    diagnostics.finish()
-    check_inputs()
+    return classifier, labels, log_proba, raw
 
 
 def _eval_predictions(args, label_pairs, predictions, truth, plot, as_json, kw):
     """`eval --predictions FILE`: 'nbcli predict --json' lines, no model."""
+    labels, log_proba, classes = _predicted(args, label_pairs, predictions, truth, kw)
+    _evaluated(labels, log_proba, classes, None, plot, as_json, kw)
+
+
+def _predicted(args, label_pairs, predictions, truth, kw):
+    """The true labels, log-posteriors and classes of --predictions FILE."""
     from nbcli.evaluate.predictions import read_files
 
     refuse_cluster(kw, "--predictions (there is nothing to compute)")
@@ -229,8 +305,27 @@ def _eval_predictions(args, label_pairs, predictions, truth, plot, as_json, kw):
         raise click.UsageError(
             "--predictions takes no MODEL, CORPUS or --label: the predictions hold the model's output"
         )
-    labels, log_proba, classes = read_files(predictions, truth)
-    _evaluated(labels, log_proba, classes, None, plot, as_json, kw)
+    return read_files(predictions, truth)
+
+
+def _eval_clusters(ctx, args, label_pairs, predictions, truth, as_json, kw, diagnostics):
+    """`eval MODEL CORPUS... --clusters` (or `--predictions FILE
+    --clusters`): each document's predicted class is its cluster, measured
+    against its label (evaluate.clustering)."""
+    from nbcli.cli.reports import write_clusters_report
+    from nbcli.evaluate.clustering import clustering_report
+
+    if predictions:
+        labels, log_proba, classes = _predicted(args, label_pairs, predictions, truth, kw)
+        source = None
+    else:
+        classifier, labels, log_proba, _ = _scored(ctx, args, label_pairs, kw, diagnostics)
+        classes, source = classifier.classes, args[0]
+    clusters = [classes[i] for i in log_proba.argmax(axis=1).tolist()]
+    write_clusters_report(clustering_report(labels, clusters, classes), source, as_json)
+    if not predictions:
+        diagnostics.finish()
+        check_inputs()
 
 
 def _eval_cv(ctx, corpus, label_pairs, k, seed, as_json, kw, diagnostics):

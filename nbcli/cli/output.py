@@ -212,6 +212,28 @@ def render_eval(report: dict, file, source: str) -> None:
         _print(file, *calibration_lines(report["calibration"]))
 
 
+def render_clusters(report: dict, file, source: str) -> None:
+    """`eval --clusters` for people: the figures, then the contingency
+    table (a row per label, a column per cluster)."""
+    _print(
+        file,
+        f"{source}: {report['documents']} documents, {report['labels']} labels, {report['clusters']} clusters: "
+        f"adjusted Rand index {_fmt(report['adjusted_rand_index'])}, normalised mutual information "
+        f"{_fmt(report['normalized_mutual_info'])}, purity {_fmt(report['purity'])}",
+        "contingency table (rows: label, columns: cluster)",
+    )
+    table = _Table()
+    table.add_column("")
+    contingency = report["contingency"]
+    for cluster in contingency["clusters"]:
+        table.add_column(cluster, justify="right")
+    for label, row in zip(contingency["labels"], contingency["matrix"]):
+        table.add_row(label, *map(str, row))
+    _print(file, *table.lines())
+    if report["empty_clusters"]:
+        _print(file, f"clusters no document fell in: {', '.join(report['empty_clusters'])}")
+
+
 def calibration_text(cal: dict) -> str:
     """`info`'s calibration line (see `store.describe`)."""
     if cal.get("method") is None:

@@ -1,5 +1,6 @@
-"""The reports of `eval` (a model or predictions, and --cv): JSON, or the
-tables for people (output.render_eval, output.render_cv), then the exit
+"""The reports of `eval` (a model or predictions, --cv and --clusters): JSON,
+or the tables for people (output.render_eval, output.render_cv,
+output.render_clusters), then the exit
 status of --fail-under/--fail-over. A support module: `eval`'s modes call
 it, and it imports no command.
 """
@@ -27,6 +28,17 @@ def write_eval_report(report, source, as_json, kw):
 
     record = {"model": source, **report} if as_json else None
     _write_report(record, lambda: render_eval(report, sys.stdout, source or "predictions"), flat_metrics(report), kw)
+
+
+def write_clusters_report(report, source, as_json):
+    """`eval --clusters`' report (evaluate.clustering): JSON with "model"
+    first, as eval's, or the figures and the contingency table for people."""
+    from nbcli.cli.output import render_clusters
+
+    if as_json:
+        write_json({"model": source, **report})
+    else:
+        render_clusters(report, sys.stdout, source or "predictions")
 
 
 def _write_report(record, render, metrics, kw, prefix=""):
