@@ -17,6 +17,8 @@ from nbcli.errors import NbcliError
 from nbcli.spam import daemon, spamd
 from nbcli.spam.settings import Settings
 
+from conftest import one_line_error, run
+
 
 @pytest.fixture(scope="module")
 def model_bytes(tmp_path_factory) -> bytes:
@@ -99,3 +101,36 @@ def test_the_supervisor_refuses_a_model_that_is_not_a_spam_model_before_binding(
     with pytest.raises(NbcliError, match="a spamd server needs a two-class model with a 'spam' class"):
         daemon.run(Settings(str(topics), str(socket_path), None, [], 1), print)
     assert not socket_path.exists()
+
+
+def test_a_model_without_the_spam_class_is_named_by_parameter_and_the_cli_and_its_replies_by_flag(served, tmp_path):
+    """The refusal names the parameter (spam_class) in the library; the
+    command line says --spam-class, both at start-up (its error boundary)
+    and in a worker's protocol reply (Settings.in_terms, which `nbcli
+    serve` sets), where a per-user model without the class is met."""
+    from nbcli.cli.options import in_flag_terms
+    from nbcli.errors import ParameterError
+
+    topics = tmp_path / "topics.nb"
+    nbcli("train", TRAIN.parent.parent / "topics" / "train.jsonl", "-o", topics, "-q")
+    with pytest.raises(ParameterError) as refused:
+        daemon.run(Settings(str(topics), str(tmp_path / "s.sock"), None, [], 1), print)
+    assert refused.value.parameter == "spam_class"
+    assert str(refused.value).endswith("a 'spam' class; name the spam class with spam_class")
+    assert str(in_flag_terms(refused.value)).endswith("a 'spam' class; name the spam class with --spam-class")
+    cli = one_line_error(run(["serve", topics, "--socket", tmp_path / "t.sock"]))
+    assert cli == f"nbcli: error: {in_flag_terms(refused.value)}"
+
+    users = tmp_path / "users"
+    users.mkdir()
+    shutil.copy(topics, users / "alice.nb")
+    for in_terms, said in ((None, b"spam_class"), (in_flag_terms, b"--spam-class")):
+        worker = daemon.Worker(Settings(str(served), None, None, [], 1, models_dir=str(users), in_terms=in_terms), [])
+        with pytest.raises(spamd.ProtocolError) as reply:
+            ask(worker, b"CHECK SPAMC/1.5\r\nUser: alice\r\n", b"Subject: x\n\nhi\n")
+        assert reply.value.reply() == (
+            b"SPAMD/1.0 70 EX_SOFTWARE cannot score the message: "
+            + str(users / "alice.nb").encode()
+            + b" has classes astronomy, cooking, football, programming; a spamd server needs a two-class model with"
+            b" a 'spam' class; name the spam class with " + said + b"\r\n"
+        )
