@@ -125,6 +125,8 @@ PARAMETER_FLAGS = {
     "spam_class": "--spam-class",
     "min_count": "--min-count",
     "unseen_since": "--unseen-since",
+    "socket_path": "--socket",
+    "split_dir": "--split",
 }
 
 

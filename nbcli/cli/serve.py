@@ -126,7 +126,7 @@ def serve(
       spamc -U /run/nbcli/spamd.sock < message.eml
       nbcli serve mail.nb --tcp --allow-tell
     """
-    from nbcli.cli.options import check_cutoffs, flag
+    from nbcli.cli.options import check_cutoffs, in_flag_terms
     from nbcli.run.executor import cpu_count
     from nbcli.spam.daemon import run
     from nbcli.spam.listening import default_socket
@@ -166,7 +166,7 @@ def serve(
         explain=explain,
         model_cache=model_cache,
         max_model_size=max_model_size,
-        name_of=flag,  # a TELL's library error in flag terms, as the command line says it
+        in_terms=in_flag_terms,
     )
     quiet = kw["quiet"]
     return run(settings, lambda line: None if quiet and not line.startswith("serving") else err(f"nbcli: {line}"))

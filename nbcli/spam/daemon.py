@@ -27,10 +27,7 @@ or naming no user, is refused (EX_NOPERM), since it would change the
 shared model every such user is scored with (a later issue may add a
 choice). Any failure while answering a request is that request's error
 reply (`Worker.respond`), never the worker's end. A TELL the library
-refuses is replied with its error's text; a `ParameterError` (which names
-Python parameters) is named by `Settings.name_of`, which `nbcli serve` sets
-to the command line's flags: this package may not import cli's flag table,
-so the command line hands it in, and the reply stays in flag terms.
+refuses is replied with its error's text, said as below (`Worker.said`).
 
 This module is the supervisor and what a request gets (`Worker`: models,
 scores, TELL). Where the daemon listens is in `listening`; how a worker
@@ -40,6 +37,17 @@ defaults in `settings`.
 
 Nothing here loses mail: a message that cannot be scored gets an EX_ error
 line, on which spamc passes the message through unchanged.
+
+Errors name parameters, not flags (errors.ParameterError): the model
+refused before binding (`_check_spam_model`) reaches the command line's
+error boundary, which says it with flags. The same error met by a worker
+(a per-user model, a replaced one) becomes a protocol reply, which never
+passes that boundary: the worker says it with `Settings.in_terms`, which
+`nbcli serve` sets to the command line's `in_flag_terms` (this package
+cannot import the command line), so the replies keep the flags. The
+daemon's own protocol errors (not enabled TELL, --max-size, --models-dir,
+--max-model-size) are protocol text, not library errors: they keep the
+flags of the daemon they describe.
 """
 
 from __future__ import annotations
@@ -156,10 +164,13 @@ def _check_spam_model(classifier, settings: Settings, path: str) -> None:
             f"{path} is a table model; a spamd server classifies mail", hint="serve a model trained on mail"
         )
     if len(classifier.classes) != 2 or settings.spam_class not in classifier.classes:
-        raise NbcliError(
-            f"{path} has classes {', '.join(classifier.classes)}; a spamd server needs a two-class model with a "
-            f"{settings.spam_class!r} class",
-            hint="name the spam class with --spam-class",
+        raise ParameterError(
+            "spam_class",
+            "{path} has classes {classes}; a spamd server needs a two-class model with a {wanted!r} class",
+            hint="name the spam class with {spam_class}",
+            path=path,
+            classes=", ".join(classifier.classes),
+            wanted=settings.spam_class,
         )
 
 
@@ -220,13 +231,20 @@ class Worker(Connections):
         except spamd.ProtocolError:
             raise
         except NbcliError as exc:
-            raise spamd.ProtocolError("EX_SOFTWARE", f"cannot answer {request.verb}: {exc}") from None
+            raise spamd.ProtocolError("EX_SOFTWARE", f"cannot answer {request.verb}: {self.said(exc)}") from None
         except OSError as exc:
             raise spamd.ProtocolError("EX_IOERR", f"cannot answer {request.verb}: {exc.strerror or exc}") from None
         except Exception as exc:  # noqa: BLE001 (one request's failure, never the worker's)
             raise spamd.ProtocolError(
                 "EX_SOFTWARE", f"cannot answer {request.verb}: {type(exc).__name__}: {exc}"
             ) from None
+
+    def said(self, exc: Exception) -> str:
+        """An error as a reply says it: a library error through the
+        settings' `in_terms` (`nbcli serve` gives the command line's
+        `in_flag_terms`, so a ParameterError names flags), any other as it is."""
+        in_terms = self.settings.in_terms
+        return str(in_terms(exc) if in_terms is not None and isinstance(exc, NbcliError) else exc)
 
     def own_model(self, request: spamd.Request) -> str | None:
         """The model of the request's User in --models-dir, when that user
@@ -315,7 +333,7 @@ class Worker(Connections):
             # spamd's "is spam" is the one verdict (filtering.Verdicts), as filter and predict give it
             verdict = spamd.Verdict(name, label, p, log_odds, name == "spam", evidence, model_id, unit=unit)
         except (NbcliError, OSError, ValueError, MemoryError) as exc:
-            raise spamd.ProtocolError("EX_SOFTWARE", f"cannot score the message: {exc}") from None
+            raise spamd.ProtocolError("EX_SOFTWARE", f"cannot score the message: {self.said(exc)}") from None
         processed = None
         if request.verb in ("PROCESS", "HEADERS"):
             processed = marked(body, verdict, self.t, header_value(label, p, model_id))
@@ -391,14 +409,8 @@ class Worker(Connections):
         except NbcliError as exc:
             if do_remove and "never learned" in str(exc):
                 return spamd.tell_reply(False, False)  # nothing to remove: no DidRemove, as spamd
-            raise spamd.ProtocolError("EX_SOFTWARE", f"cannot learn the message: {self._named(exc)}") from None
+            raise spamd.ProtocolError("EX_SOFTWARE", f"cannot learn the message: {self.said(exc)}") from None
         return spamd.tell_reply(do_set and changed, do_remove and changed)
-
-    def _named(self, exc: NbcliError) -> NbcliError:
-        """A library error as the reply says it: its parameters named by
-        `settings.name_of` (the command line's flags, under `nbcli serve`)."""
-        name_of = self.settings.name_of
-        return exc.named(name_of) if name_of is not None and isinstance(exc, ParameterError) else exc
 
     def _check_model_size(self, path: str, size: int) -> None:
         cap = self.settings.max_model_size

@@ -102,17 +102,24 @@ class SplitWriter:
     exclusive lock (so concurrent filters do not interleave), the entry is
     written and fsync'ed, and if that fails (a full disk, `ulimit -f`) the
     file is cut back to its length before, so no torn entry is left for
-    the next append to be glued onto; the error names the file."""
+    the next append to be glued onto; the error names the file. A folder
+    that cannot be made is a ParameterError of `split_dir` (`nbcli filter`
+    says --split)."""
 
-    def __init__(self, folder: str):
-        self.folder = folder
+    def __init__(self, split_dir: str):
+        self.folder = split_dir
         self.counts: dict[str, int] = {}
         try:
-            os.makedirs(folder, exist_ok=True)
+            os.makedirs(split_dir, exist_ok=True)
         except OSError as exc:
-            from nbcli.errors import NbcliError
+            from nbcli.errors import ParameterError
 
-            raise NbcliError(f"--split {folder}: cannot create the folder: {exc.strerror or exc}") from None
+            raise ParameterError(
+                "split_dir",
+                "{split_dir} {folder}: cannot create the folder: {reason}",
+                folder=split_dir,
+                reason=exc.strerror or exc,
+            ) from None
 
     def path_of(self, verdict: str) -> str:
         name = re.sub(r"[^\w.-]", "_", verdict) or "unnamed"

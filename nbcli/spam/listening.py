@@ -10,6 +10,10 @@ by bind (under a umask; no chmod, which would follow a link). The default
 folder ($XDG_RUNTIME_DIR/nbcli, else /tmp/nbcli-UID) is made 0700, or used
 only if it is a real folder (lstat) of this uid with no group or other
 access (`private_folder`).
+
+The refusals are ParameterErrors of `socket_path` (Settings' field): the
+supervisor binds before it forks, so they reach the command line's error
+boundary, which says --socket.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import os
 import socket
 import stat
 
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 from nbcli.spam.settings import Settings
 
 
@@ -42,7 +46,13 @@ def private_folder(folder: str) -> None:
     except FileExistsError:
         pass
     except OSError as exc:
-        raise NbcliError(f"cannot make {folder}: {exc.strerror}", hint="give --socket PATH") from None
+        raise ParameterError(
+            "socket_path",
+            "cannot make {folder}: {reason}",
+            hint="give {socket_path} PATH",
+            folder=folder,
+            reason=exc.strerror,
+        ) from None
     st = os.lstat(folder)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
         what = (
@@ -54,10 +64,13 @@ def private_folder(folder: str) -> None:
             if st.st_uid != os.getuid()
             else f"open to others (mode {stat.S_IMODE(st.st_mode):04o})"
         )
-        raise NbcliError(
-            f"refusing the socket folder {folder}: it is {what}; it must be a folder of uid {os.getuid()} "
-            "with mode 0700",
-            hint="remove it (nbcli makes it again), or give --socket PATH",
+        raise ParameterError(
+            "socket_path",
+            "refusing the socket folder {folder}: it is {what}; it must be a folder of uid {uid} with mode 0700",
+            hint="remove it (nbcli makes it again), or give {socket_path} PATH",
+            folder=folder,
+            what=what,
+            uid=os.getuid(),
         )
 
 
@@ -107,9 +120,11 @@ def _bind_unix(path: str, private: bool) -> socket.socket:
         raise _cannot_listen(path, exc) from None
     if st is not None:
         if not stat.S_ISSOCK(st.st_mode):
-            raise NbcliError(
-                f"{path} exists and is not a socket; nbcli serve replaces only a socket left by a daemon that died",
-                hint="give --socket a path of its own",
+            raise ParameterError(
+                "socket_path",
+                "{path} exists and is not a socket; nbcli serve replaces only a socket left by a daemon that died",
+                hint="give {socket_path} a path of its own",
+                path=path,
             )
         probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -119,7 +134,12 @@ def _bind_unix(path: str, private: bool) -> socket.socket:
         except OSError as exc:
             raise _cannot_listen(path, exc) from None
         else:
-            raise NbcliError(f"{path}: another server is listening there", hint="stop it, or give --socket")
+            raise ParameterError(
+                "socket_path",
+                "{path}: another server is listening there",
+                hint="stop it, or give {socket_path}",
+                path=path,
+            )
         finally:
             probe.close()
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -134,8 +154,14 @@ def _bind_unix(path: str, private: bool) -> socket.socket:
     return sock
 
 
-def _cannot_listen(path: str, exc: OSError) -> NbcliError:
-    return NbcliError(f"cannot listen on {path}: {exc.strerror}", hint="give --socket a writable place")
+def _cannot_listen(path: str, exc: OSError) -> ParameterError:
+    return ParameterError(
+        "socket_path",
+        "cannot listen on {path}: {reason}",
+        hint="give {socket_path} a writable place",
+        path=path,
+        reason=exc.strerror,
+    )
 
 
 def socket_identity(path: str):

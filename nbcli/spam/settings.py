@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF
+from nbcli.errors import NbcliError
 
 HARD_LIMIT = 64 << 20
 DEFAULT_MAX_SIZE = 500 * 1024  # spamc's default
@@ -41,6 +42,6 @@ class Settings:
     explain: int = 5
     model_cache: int = DEFAULT_MODEL_CACHE
     max_model_size: int = DEFAULT_MAX_MODEL_SIZE
-    # how a TELL reply names the parameters of a library error (errors.ParameterError): `nbcli serve` passes
-    # the command line's flags (cli.options.flag, which this package may not import); None: the Python names
-    name_of: Callable[[str], str] | None = None
+    # How a worker's replies say a library error (a ParameterError names the
+    # Python parameter): `nbcli serve` gives the command line's in_flag_terms.
+    in_terms: Callable[[NbcliError], NbcliError] | None = None

@@ -17,6 +17,8 @@ from nbcli.errors import NbcliError
 from nbcli.spam import daemon, spamd
 from nbcli.spam.settings import Settings
 
+from conftest import one_line_error, run
+
 
 @pytest.fixture(scope="module")
 def model_bytes(tmp_path_factory) -> bytes:
@@ -103,23 +105,56 @@ def test_the_supervisor_refuses_a_model_that_is_not_a_spam_model_before_binding(
 
 def test_a_tell_the_model_cannot_learn_says_the_flag_under_serve_and_the_parameter_without(tmp_path):
     """The library's error names the parameter (min_df); `nbcli serve` gives
-    the daemon the command line's flags (Settings.name_of), so the reply
+    the daemon the command line's flags (Settings.in_terms), so the reply
     says --min-df as it always has (test_serve_models.py: the served reply)."""
-    from nbcli.cli.options import flag
+    from nbcli.cli.options import in_flag_terms
 
     pruned = tmp_path / "pruned.nb"
     nbcli("train", TRAIN, "--min-df", "2", "-o", pruned, "-q")
     tell = b"TELL SPAMC/1.5\r\nMessage-class: spam\r\nSet: local\r\n"
     replies = {}
-    for name_of in (None, flag):
-        worker = daemon.Worker(Settings(str(pruned), None, None, [], 1, allow_tell=True, name_of=name_of), [])
+    for in_terms in (None, in_flag_terms):
+        worker = daemon.Worker(Settings(str(pruned), None, None, [], 1, allow_tell=True, in_terms=in_terms), [])
         with pytest.raises(spamd.ProtocolError) as refused:
             ask(worker, tell, SPAM_FILE.read_bytes())
-        replies[name_of] = refused.value.reply()
+        replies[in_terms] = refused.value.reply()
     said = (
         "SPAMD/1.0 70 EX_SOFTWARE cannot learn the message: the model was trained with {}, which kept no counts "
         "for the terms it dropped, so it cannot learn exactly; train it again without {} (and keep it small with "
         "'nbcli prune')\r\n"
     )
-    assert replies[flag] == said.format("--min-df", "--min-df").encode()
+    assert replies[in_flag_terms] == said.format("--min-df", "--min-df").encode()
     assert replies[None] == said.format("min_df", "min_df").encode()
+
+
+def test_a_model_without_the_spam_class_is_named_by_parameter_and_the_cli_and_its_replies_by_flag(served, tmp_path):
+    """The refusal names the parameter (spam_class) in the library; the
+    command line says --spam-class, both at start-up (its error boundary)
+    and in a worker's protocol reply (Settings.in_terms, which `nbcli
+    serve` sets), where a per-user model without the class is met."""
+    from nbcli.cli.options import in_flag_terms
+    from nbcli.errors import ParameterError
+
+    topics = tmp_path / "topics.nb"
+    nbcli("train", TRAIN.parent.parent / "topics" / "train.jsonl", "-o", topics, "-q")
+    with pytest.raises(ParameterError) as refused:
+        daemon.run(Settings(str(topics), str(tmp_path / "s.sock"), None, [], 1), print)
+    assert refused.value.parameter == "spam_class"
+    assert str(refused.value).endswith("a 'spam' class; name the spam class with spam_class")
+    assert str(in_flag_terms(refused.value)).endswith("a 'spam' class; name the spam class with --spam-class")
+    cli = one_line_error(run(["serve", topics, "--socket", tmp_path / "t.sock"]))
+    assert cli == f"nbcli: error: {in_flag_terms(refused.value)}"
+
+    users = tmp_path / "users"
+    users.mkdir()
+    shutil.copy(topics, users / "alice.nb")
+    for in_terms, said in ((None, b"spam_class"), (in_flag_terms, b"--spam-class")):
+        worker = daemon.Worker(Settings(str(served), None, None, [], 1, models_dir=str(users), in_terms=in_terms), [])
+        with pytest.raises(spamd.ProtocolError) as reply:
+            ask(worker, b"CHECK SPAMC/1.5\r\nUser: alice\r\n", b"Subject: x\n\nhi\n")
+        assert reply.value.reply() == (
+            b"SPAMD/1.0 70 EX_SOFTWARE cannot score the message: "
+            + str(users / "alice.nb").encode()
+            + b" has classes astronomy, cooking, football, programming; a spamd server needs a two-class model with"
+            b" a 'spam' class; name the spam class with " + said + b"\r\n"
+        )

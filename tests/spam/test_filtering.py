@@ -439,3 +439,17 @@ def test_the_callers_scorer_scores_and_a_batch_it_cannot_score_is_scored_one_by_
     assert sum(calls, []) == ["1", "2", "3"] and seen == ["unsure", "error", "unsure"]
     assert written[0].startswith(b"X-NB-Class: unsure; p=0.8000; model=3f9a1c\n") and written[1] == messages[1]
     assert warnings == ["message 2: cannot read this one; passed through unchanged"]
+
+
+def test_a_split_folder_that_cannot_be_made_names_split_dir_and_the_cli_says_split(model, tmp_path):
+    """The library names the parameter (split_dir); `nbcli filter` says --split."""
+    from nbcli.errors import ParameterError
+
+    (tmp_path / "file").write_text("")
+    folder = tmp_path / "file" / "sorted"  # under a file: cannot be made
+    with pytest.raises(ParameterError) as refused:
+        filtering.SplitWriter(str(folder))
+    assert str(refused.value) == f"split_dir {folder}: cannot create the folder: Not a directory"
+    result = run(["filter", model, MAIL / "inbox.mbox", "--split", folder])
+    assert result.exit_code == 1 and result.stdout_bytes == b""
+    assert result.stderr == f"nbcli: error: --split {folder}: cannot create the folder: Not a directory\n"

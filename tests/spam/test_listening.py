@@ -110,3 +110,32 @@ def test_addresses_name_the_unix_socket_and_tcp_ports(tmp_path):
     assert stat.S_ISSOCK(os.lstat(path).st_mode)
     listening.remove_socket(path, ours)
     assert not os.path.exists(path)
+
+
+def test_the_refusals_name_the_socket_path_and_the_cli_says_socket(tmp_path):
+    """The library names the parameter (socket_path); `nbcli serve` says
+    --socket (its error boundary renders the ParameterError)."""
+    from nbcli.cli.options import in_flag_terms
+    from nbcli.errors import ParameterError
+
+    from conftest import SAMPLES, one_line_error, run
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    with pytest.raises(ParameterError) as refused:
+        listening.bind(settings(str(notes)))
+    assert refused.value.parameter == "socket_path"
+    assert refused.value.hint == "give socket_path a path of its own"
+    assert in_flag_terms(refused.value).hint == "give --socket a path of its own"
+    with pytest.raises(ParameterError) as cannot:
+        listening.bind(settings(str(notes / "s.sock")))  # under a file: no folder can be made there
+    assert str(cannot.value).startswith(f"cannot listen on {notes / 's.sock'}: ")
+    assert cannot.value.hint == "give socket_path a writable place"
+    assert in_flag_terms(cannot.value).hint == "give --socket a writable place"
+    model = tmp_path / "mail.nb"
+    assert run(["train", SAMPLES / "mail" / "train", "-o", model, "-q"]).exit_code == 0
+    line = one_line_error(run(["serve", model, "--socket", notes]))
+    assert (
+        line == f"nbcli: error: {notes} exists and is not a socket; nbcli serve replaces only a socket left by a "
+        "daemon that died; give --socket a path of its own"
+    )
