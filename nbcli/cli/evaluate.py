@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import click
 
+from nbcli.cli.eval_options import limit_options, mode_options
 from nbcli.cli.option_bundles import (
     calibration_options,
     cutoff_options,
@@ -52,7 +53,6 @@ from nbcli.cli.options import (
     table_setup,
     training_setup,
 )
-from nbcli.cli.param_types import Limit
 from nbcli.cli.stdio import write, write_json
 from nbcli.errors import NbcliError
 
@@ -60,80 +60,12 @@ from nbcli.errors import NbcliError
 @click.command("eval")
 @click.argument("args", nargs=-1, metavar="[MODEL] [CORPUS]...")
 @true_label_option
-@click.option(
-    "--predictions",
-    metavar="FILE",
-    help="Evaluate 'nbcli predict --json' lines from FILE (- for stdin) instead of a model: no MODEL or CORPUS.",
-)
-@click.option(
-    "--truth",
-    metavar="FILE",
-    help="With --predictions: true labels as id<TAB>label lines [default: the class folder in each id].",
-)
-@click.option(
-    "--cv",
-    type=click.IntRange(2),
-    metavar="K",
-    help=(
-        "Cross-validate instead of evaluating a model: train and test K stratified folds of CORPUS (no MODEL), with "
-        "the training options of 'nbcli train'."
-    ),
-)
-@click.option(
-    "--online",
-    is_flag=True,
-    help="The TREC spam-track online protocol on CORPUS (no MODEL): each message, in order, is classified by the "
-    "model learned so far, then learned per --train; reports lam%, (1-ROCA)%, hm%, sm%.",
-)
-@click.option(
-    "--order",
-    type=click.Choice(["date", "given"]),
-    default="date",
-    show_default=True,
-    help="With --online: take messages by their Date header (undated ones keep their place), or as given.",
-)
-@click.option(
-    "--train",
-    "train_rule",
-    type=click.Choice(["all", "errors", "unsure"]),
-    default="errors",
-    show_default=True,
-    help="With --online: learn every message, the misclassified ones, or those and the unsure ones.",
-)
-@click.option(
-    "--warmup",
-    type=click.IntRange(0),
-    default=0,
-    metavar="N",
-    help="With --online: learn the first N messages before scoring any.",
-)
-@click.option(
-    "--clusters",
-    is_flag=True,
-    help=(
-        "Measure the model's classes as clusters of the labelled documents (a 'nbcli cluster' model, or any): "
-        "adjusted Rand index, normalised mutual information, purity and the table of labels by clusters."
-    ),
-)
+@mode_options
 @seed_option
 @cutoff_options
 @target_fpr_option
 @calibration_options
-@click.option(
-    "--fail-under", multiple=True, type=Limit(), help="Exit 1 if METRIC is under V (e.g. accuracy=0.98). Repeatable."
-)
-@click.option(
-    "--fail-over", multiple=True, type=Limit(), help="Exit 1 if METRIC is over V (e.g. ham_fpr=0.001). Repeatable."
-)
-@click.option(
-    "--plot",
-    metavar="FILE",
-    help=(
-        "Also draw the ROC curve (a spam model), the confusion matrix (others), the reliability diagram (with "
-        "--calibration) or the learning curve (with --online) into FILE: .svg, or .png with the extra nbcli[plot] "
-        "(matplotlib)."
-    ),
-)
+@limit_options
 @json_option
 @trainer_options
 @click.pass_context

@@ -23,7 +23,10 @@ from nbcli.defaults import (
 )
 
 
-def _apply(options):
+def bundle(options):
+    """One decorator applying `options` (click options or other bundles) in
+    their order, as --help lists them."""
+
     def decorate(f):
         for option in reversed(options):
             f = option(f)
@@ -32,7 +35,7 @@ def _apply(options):
     return decorate
 
 
-read_options = _apply(
+read_options = bundle(
     [
         click.option(
             "--input-format",
@@ -119,7 +122,7 @@ cluster_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="JSON output for scripts.")
 
 # How a two-class spam model's P(spam) becomes a verdict: `predict`, `filter`, `eval` and `serve`.
-cutoff_options = _apply(
+cutoff_options = bundle(
     [
         click.option(
             "--spam-cutoff",
@@ -149,7 +152,7 @@ target_fpr_option = click.option(
         "RATE, and the spam recall it leaves (metrics target_spam_recall, target_ham_fpr)."
     ),
 )
-calibration_options = _apply(
+calibration_options = bundle(
     [
         click.option(
             "--calibration",
@@ -173,7 +176,7 @@ seed_option = click.option(
 # The options that decide what a model learns: shared by `train` and by the
 # commands that train models of their own (cross-validation, tuning). Add a
 # new training option here and its field in TRAINING_FLAGS.
-training_options = _apply(
+training_options = bundle(
     [
         click.option(
             "--token-pattern",
@@ -358,7 +361,7 @@ explain_option = click.option(
 )
 
 # Table models (tables.py): how a CSV/TSV/JSON-lines table's columns become features.
-table_options = _apply(
+table_options = bundle(
     [
         click.option(
             "--features",
@@ -410,4 +413,4 @@ true_label_option = click.option(
 )
 
 # The options of the commands that train models from a corpus (train, eval, tune), after their own.
-trainer_options = _apply([read_options, training_options, table_options, jobs_option, cluster_option, quiet_option])
+trainer_options = bundle([read_options, training_options, table_options, jobs_option, cluster_option, quiet_option])
