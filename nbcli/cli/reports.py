@@ -32,6 +32,7 @@ def write_eval_report(report, source, as_json, kw):
 def _write_report(record, render, metrics, kw, prefix=""):
     """JSON (if `record`) or the table for people, then the exit status of
     --fail-under/--fail-over on `metrics`."""
+    from nbcli.cli.options import in_flag_terms
     from nbcli.evaluate.report import check_limits
 
     if record is not None:
@@ -39,6 +40,6 @@ def _write_report(record, render, metrics, kw, prefix=""):
     else:
         render()
     sys.stdout.flush()
-    reason = check_limits(metrics, kw["fail_under"], kw["fail_over"])
-    if reason:
-        raise NbcliError(prefix + reason)
+    broken = check_limits(metrics, kw["fail_under"], kw["fail_over"])
+    if broken:
+        raise NbcliError(prefix + str(in_flag_terms(broken)))
