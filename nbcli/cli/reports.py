@@ -9,7 +9,6 @@ from __future__ import annotations
 import sys
 
 from nbcli.cli.stdio import write_json
-from nbcli.errors import NbcliError
 
 
 def write_cv_report(report, as_json, kw):
@@ -32,7 +31,6 @@ def write_eval_report(report, source, as_json, kw):
 def _write_report(record, render, metrics, kw, prefix=""):
     """JSON (if `record`) or the table for people, then the exit status of
     --fail-under/--fail-over on `metrics`."""
-    from nbcli.cli.options import in_flag_terms
     from nbcli.evaluate.report import check_limits
 
     if record is not None:
@@ -41,5 +39,6 @@ def _write_report(record, render, metrics, kw, prefix=""):
         render()
     sys.stdout.flush()
     broken = check_limits(metrics, kw["fail_under"], kw["fail_over"])
-    if broken:
-        raise NbcliError(prefix + str(in_flag_terms(broken)))
+    if broken:  # the library's ParameterError: the error boundary says it with the flags
+        broken.message = prefix + broken.message
+        raise broken
