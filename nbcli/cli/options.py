@@ -102,6 +102,16 @@ _INVERTED = {"mail"}  # fields whose flag says the opposite
 # and that its errors name: table models' settings and columns,
 # calibration, clustering, cross-validation, the online protocol, pruning.
 PARAMETER_FLAGS = {
+    "input_format": "--input-format",
+    "text_field": "--text-field",
+    "label_field": "--label-field",
+    "id_field": "--id-field",
+    "pairs": "--label",
+    "strict": "--strict",
+    "truth": "--truth",
+    "fail_under": "--fail-under",
+    "fail_over": "--fail-over",
+    "target_fpr": "--target-fpr",
     "numeric_model": "--numeric-model",
     "var_smoothing": "--var-smoothing",
     "bandwidth": "--bandwidth",

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 
 from nbcli.cli.stdio import write_json
-from nbcli.errors import NbcliError
 
 
 def write_cv_report(report, as_json, kw):
@@ -51,6 +50,7 @@ def _write_report(record, render, metrics, kw, prefix=""):
     else:
         render()
     sys.stdout.flush()
-    reason = check_limits(metrics, kw["fail_under"], kw["fail_over"])
-    if reason:
-        raise NbcliError(prefix + reason)
+    broken = check_limits(metrics, kw["fail_under"], kw["fail_over"])
+    if broken:  # the library's ParameterError: the error boundary says it with the flags
+        broken.message = prefix + broken.message
+        raise broken

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 
 
 def read_truth(lines: Iterable[str], name: str) -> dict[str, str]:
@@ -90,9 +90,13 @@ def read_predictions(
         label = truth.get(doc_id) if truth is not None else label_from_id(doc_id, classes)
         if label is None:
             how = "is not in the truth file" if truth is not None else "has no folder named after a class"
-            raise NbcliError(
-                f"{where}: the true class of {doc_id!r} is unknown: the id {how}",
-                hint="give --truth FILE with id<TAB>label lines",
+            raise ParameterError(
+                "truth",
+                "{where}: the true class of {doc_id!r} is unknown: the id {how}",
+                hint="give {truth} FILE with id<TAB>label lines",
+                where=where,
+                doc_id=doc_id,
+                how=how,
             )
         labels.append(label)
     if classes is None:

@@ -3,7 +3,8 @@
 No I/O. `report` is the whole report as a JSON-ready dict (the stable
 `nbcli eval --json` schema, see the README); `flat_metrics` names each
 figure for `--fail-under`/`--fail-over` and for cross-validation, and
-`check_limits` says which limit a report breaks.
+`check_limits` says which limit a report breaks (a ParameterError naming
+fail_under/fail_over, which the command line says in flag terms).
 
 Undefined figures are None (the table prints "-"), never 0: the AUC
 without both classes, a class's precision, recall or F1 over no documents
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF
-from nbcli.errors import NbcliError, listed
+from nbcli.errors import NbcliError, ParameterError, listed
 
 
 @dataclass
@@ -64,10 +65,13 @@ def report(
     cols = np.array([index.get(t, 0) for t in true_labels], dtype=np.int64)
     known = np.array([t in index for t in true_labels], dtype=bool)
     if len(true_labels) and not known.any():
-        raise NbcliError(
-            f"no document's label is a class of the model: the documents are labelled "
-            f"{listed(sorted(set(true_labels)), 5)}, the classes are {listed(classes, 5)}",
-            hint="evaluate on documents of the model's classes (class folders named after them, or --label CLASS=PATH)",
+        raise ParameterError(
+            "pairs",
+            "no document's label is a class of the model: "
+            "the documents are labelled {labels}, the classes are {classes}",
+            hint="evaluate on documents of the model's classes (class folders named after them, or {pairs:CLASS=PATH})",
+            labels=listed(sorted(set(true_labels)), 5),
+            classes=listed(classes, 5),
         )
     log_p_true = np.where(known, log_proba[rows, cols] if len(rows) else np.zeros(0), np.nan)
     out = classification_report(list(true_labels), pred, list(classes), log_p_true)
@@ -194,23 +198,36 @@ def parse_limit(spec: str) -> tuple[str, float]:
 
 
 def check_limits(
-    metrics: dict[str, float], under: list[tuple[str, float]], over: list[tuple[str, float]]
-) -> str | None:
-    """The first broken limit as a one-line reason, or None. A metric
-    under its --fail-under value or over its --fail-over value breaks it;
-    a limit on a metric the report does not have is an error."""
-    for limits, word, broken in ((under, "under", lambda v, lim: v < lim), (over, "over", lambda v, lim: v > lim)):
+    metrics: dict[str, float], fail_under: list[tuple[str, float]], fail_over: list[tuple[str, float]]
+) -> ParameterError | None:
+    """The first broken limit, as an error for the caller to raise (its
+    text the one-line reason), or None. A metric under its fail_under value
+    or over its fail_over value breaks it; a limit on a metric the report
+    does not have is an error, raised here."""
+    for limits, word, broken in (
+        (fail_under, "under", lambda v, lim: v < lim),
+        (fail_over, "over", lambda v, lim: v > lim),
+    ):
+        parameter = f"fail_{word}"
         for name, limit in limits:
             if name not in metrics:
-                raise NbcliError(
-                    f"--fail-{word} {name}: this evaluation does not report {name}",
+                raise ParameterError(
+                    parameter,
+                    f"{{{parameter}}} {{metric}}: this evaluation does not report {{metric}}",
                     hint=(
                         "spam-filter metrics need a two-class model with a spam class (and a rate, documents of "
-                        "its class); target_* need --target-fpr"
+                        "its class); target_* need {target_fpr}"
                     ),
+                    metric=name,
                 )
             if broken(metrics[name], limit):
-                return f"{name} {metrics[name]:.6g} is {word} {limit:g} (--fail-{word} {name}={limit:g})"
+                return ParameterError(
+                    parameter,
+                    f"{{metric}} {{value:.6g}} is {word} {{limit:g}} ({{{parameter}}} {{metric}}={{limit:g}})",
+                    metric=name,
+                    value=metrics[name],
+                    limit=limit,
+                )
     return None
 
 

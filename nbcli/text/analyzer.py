@@ -18,6 +18,12 @@ Tokens, in order of application:
 3. Stop words are removed.
 4. With n-grams N > 1, every run of 2..N consecutive tokens of a document
    is added as the term "w1 w2 ...", joined by single spaces.
+
+`AnalyzerOptions.check` refuses bad options with errors.ParameterError,
+naming the field (ngrams, token_pattern, ...); the command line says the
+flag. A model file's corruption message (`from_dict`) keeps the field's
+name, as its other checks do ("analyzer: ngrams is not an integer"): a
+model file has fields, not flags.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nbcli.defaults import DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_CAP
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 from nbcli.text import hashing
 from nbcli.text.decode import decode_bytes
 from nbcli.text.hashing import TokenBatch
@@ -104,7 +110,9 @@ class AnalyzerOptions:
     def from_dict(cls, d: dict) -> AnalyzerOptions:
         """The options stored in a model file, checked as `check` checks
         the options of `nbcli train` (a model file may be crafted): raises
-        ValueError saying what is wrong."""
+        ValueError saying what is wrong, naming the model file's field
+        ("analyzer: ngrams must be between 1 and 8, not 0"): `check`'s
+        library text, since a model file has fields, not flags."""
         d = dict(d)
         pattern = d.get("token_pattern")
         ngrams = d.get("ngrams", 1)
@@ -128,46 +136,62 @@ class AnalyzerOptions:
         return options
 
     def check(self) -> re.Pattern | None:
-        """Refuse options that nbcli would not train with, naming the
-        option; returns the compiled custom token pattern, or None for the
+        """Refuse options that nbcli would not train with (a ParameterError
+        naming the field; the command line says its flag); returns the compiled custom token pattern, or None for the
         default tokens. The same bounds hold for `nbcli train` and for a
         model file, so every model nbcli writes loads again."""
         if not 1 <= self.ngrams <= MAX_NGRAMS:
-            raise NbcliError(f"--ngrams must be between 1 and {MAX_NGRAMS}, not {self.ngrams}")
+            raise ParameterError(
+                "ngrams", "{ngrams} must be between 1 and {most}, not {value}", most=MAX_NGRAMS, value=self.ngrams
+            )
         if not 1 <= self.max_message_bytes <= MAX_MESSAGE_BYTES_CAP:
-            raise NbcliError(
-                (
-                    f"--max-message-bytes must be between 1 byte and {MAX_MESSAGE_BYTES_CAP >> 20}M, not "
-                    f"{self.max_message_bytes}"
-                ),
+            raise ParameterError(
+                "max_message_bytes",
+                "{max_message_bytes} must be between 1 byte and {most}M, not {value}",
                 hint="the analysis of one message is bounded by it",
+                most=MAX_MESSAGE_BYTES_CAP >> 20,
+                value=self.max_message_bytes,
             )
         if len(self.stop_words) > MAX_STOP_WORDS or any(len(w) > MAX_STOP_WORD_CHARS for w in self.stop_words):
-            raise NbcliError(
-                f"--stop-words: at most {MAX_STOP_WORDS:,} words of at most {MAX_STOP_WORD_CHARS} characters each"
+            raise ParameterError(
+                "stop_words",
+                "{stop_words}: at most {most:,} words of at most {chars} characters each",
+                most=MAX_STOP_WORDS,
+                chars=MAX_STOP_WORD_CHARS,
             )
         pattern = self.token_pattern
         if pattern is None or pattern in _DEFAULT_PATTERNS:
             return None
         if len(pattern) > MAX_TOKEN_PATTERN_CHARS:
-            raise NbcliError(f"--token-pattern is longer than {MAX_TOKEN_PATTERN_CHARS} characters")
+            raise ParameterError(
+                "token_pattern", "{token_pattern} is longer than {most} characters", most=MAX_TOKEN_PATTERN_CHARS
+            )
         try:
             regex = re.compile(pattern)
         except re.error as exc:
-            raise NbcliError(
-                f"--token-pattern {pattern!r} is not a valid regular expression ({exc})",
+            raise ParameterError(
+                "token_pattern",
+                "{token_pattern} {pattern!r} is not a valid regular expression ({problem})",
                 hint="check the pattern's syntax (Python 're')",
+                pattern=pattern,
+                problem=exc,
             ) from None
         if regex.groups > 1:
-            raise NbcliError(
-                f"--token-pattern {pattern!r} has {regex.groups} capturing groups",
+            raise ParameterError(
+                "token_pattern",
+                "{token_pattern} {pattern!r} has {groups} capturing groups",
                 hint="use at most one capturing group; write the others as (?:...)",
+                pattern=pattern,
+                groups=regex.groups,
             )
         problem = token_pattern_problem(pattern)
         if problem:
-            raise NbcliError(
-                f"--token-pattern {pattern!r} is refused: it {problem}",
+            raise ParameterError(
+                "token_pattern",
+                "{token_pattern} {pattern!r} is refused: it {problem}",
                 hint="Python's regex engine backtracks; use a pattern without nested repeats, such as [a-z]+ or \\S+",
+                pattern=pattern,
+                problem=problem,
             )
         return regex
 

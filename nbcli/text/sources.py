@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from nbcli.defaults import DEFAULT_MAX_DOC_BYTES, TABLE_FORMATS
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 from nbcli.text.decode import decode_bytes
 from nbcli.text.documents import Document, Row, Skipped, Unreadable, Warn, _no_warn, batches
 from nbcli.text.mbox import mbox_entries, partial_reader, read_first_line, starts_mbox
@@ -441,8 +441,11 @@ def documents_in(
     if os.path.isdir(path):
         if fmt == "maildir" or (fmt == "auto" and is_maildir(path)):
             if not is_maildir(path):
-                raise NbcliError(
-                    f"{path} is not a Maildir (it has no cur/ and new/ folders)", hint="drop --input-format maildir"
+                raise ParameterError(
+                    "input_format",
+                    "{path} is not a Maildir (it has no cur/ and new/ folders)",
+                    hint="drop {input_format:maildir}",
+                    path=path,
                 )
             files = maildir_files(path, opts.warn)
             return FileList(files, label, opts, maildir=True), len(files)
@@ -452,7 +455,9 @@ def documents_in(
             return (lambda: (d for f in files for d in _docs_of(f, opts, label, False, True))), None
         return FileList(files, label, opts), len(files)
     if fmt == "maildir":
-        raise NbcliError(f"{path} is not a Maildir (it is a file)", hint="drop --input-format maildir")
+        raise ParameterError(
+            "input_format", "{path} is not a Maildir (it is a file)", hint="drop {input_format:maildir}", path=path
+        )
     known = _format_of(path, opts) not in TABLE_FORMATS
     return (lambda: _docs_of(path, opts, label, False)), (1 if known else None)
 
@@ -470,10 +475,12 @@ def labeled_corpus(corpora: Iterable[str], pairs: Iterable[tuple[str, str]], opt
         else:
             fmt = _format_of(path, opts)
             if fmt not in TABLE_FORMATS:
-                raise NbcliError(
-                    f"{path} has no labels",
+                raise ParameterError(
+                    "pairs",
+                    "{path} has no labels",
                     hint="give a folder with one sub-folder per class, a .tsv/.csv/.jsonl file, "
-                    f"or --label CLASS={path}",
+                    "or {pairs:CLASS={path}}",
+                    path=path,
                 )
             parts.append((functools.partial(_open_table, path, fmt, None, True, opts), None))
     for label, path in pairs:
@@ -491,9 +498,11 @@ def _class_folders(root: str, opts: ReadOptions):
         raise NbcliError(f"cannot read the folder {root}: {exc.strerror}") from None
     classes = [d for d in names if os.path.isdir(os.path.join(root, d))]
     if not classes:
-        raise NbcliError(
-            f"{root} has no class sub-folders",
-            hint="put each class's documents in a sub-folder named after the class, or use --label CLASS=PATH",
+        raise ParameterError(
+            "pairs",
+            "{root} has no class sub-folders",
+            hint="put each class's documents in a sub-folder named after the class, or use {pairs:CLASS=PATH}",
+            root=root,
         )
     loose = len(names) - len(classes)
     if loose:
@@ -504,8 +513,7 @@ def _class_folders(root: str, opts: ReadOptions):
 def parse_label_pair(value: str) -> tuple[str, str]:
     label, eq, path = value.partition("=")
     if not eq or not label.strip() or not path:
-        raise NbcliError(
-            f"--label {value!r} is not CLASS=PATH",
-            hint="write it as --label spam=path/to/spam",
+        raise ParameterError(
+            "pairs", "{pairs} {value!r} is not CLASS=PATH", hint="write it as {pairs:spam=path/to/spam}", value=value
         )
     return label.strip(), os.path.expanduser(path)

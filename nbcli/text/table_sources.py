@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 from typing import Protocol
 
-from nbcli.errors import NbcliError, listed
+from nbcli.errors import NbcliError, ParameterError, listed
 from nbcli.text.decode import decode_bytes
 from nbcli.text.documents import Document, Row, Skipped, Unreadable, Warn
 
@@ -82,18 +82,29 @@ def _lines(stream, opts: TableOptions, name: str) -> Iterator[str]:
         opts.warn(Unreadable(f"skipping the rest of {name} (from line {number + 1}): {exc.strerror}"))
 
 
-def _field_index(field: str, columns: list[str] | None, what: str, option: str, name: str) -> int:
+def _field_index(field: str, columns: list[str] | None, what: str, parameter: str, name: str) -> int:
+    """The column of `field` (a name, or a number from 1), given by
+    `parameter` (text_field, label_field, id_field)."""
     if field.isdigit() and int(field) >= 1:
         return int(field) - 1
     if columns is None:
-        raise NbcliError(
-            f"{what} field {field!r} is a name, but {name} has no header row (--no-header)",
-            hint=f"give {option} as a column number, counting from 1",
+        raise ParameterError(
+            parameter,
+            "{what} field {field!r} is a name, but {name} has no header row (--no-header)",
+            hint=f"give {{{parameter}}} as a column number, counting from 1",
+            what=what,
+            field=field,
+            name=name,
         )
     if field not in columns:
-        raise NbcliError(
-            f"{name} has no column {field!r} (its columns: {listed(columns, 12)})",
-            hint=f"name the {what} column with {option}",
+        raise ParameterError(
+            parameter,
+            "{name} has no column {field!r} (its columns: {columns})",
+            hint=f"name the {{what}} column with {{{parameter}}}",
+            name=name,
+            field=field,
+            columns=listed(columns, 12),
+            what=what,
         )
     return columns.index(field)
 
@@ -172,15 +183,15 @@ def table_docs(
         if first is None:
             return
         columns = [c.strip() for c in first[1]]
-    ti = None if opts.rows else _field_index(text_field, columns, "text", "--text-field", name)
+    ti = None if opts.rows else _field_index(text_field, columns, "text", "text_field", name)
     if use_label and not need_label and opts.label_field is None and columns is not None and label_field not in columns:
         use_label = False  # predict: a table of texts without labels (JSON lines may lack them too)
     li = None
     if use_label and label_field is not None:  # (None only where use_label is False)
-        li = _field_index(label_field, columns, "label", "--label-field", name)
+        li = _field_index(label_field, columns, "label", "label_field", name)
     ii = None
     if opts.id_field:
-        ii = _field_index(opts.id_field, columns, "id", "--id-field", name)
+        ii = _field_index(opts.id_field, columns, "id", "id_field", name)
     elif columns is not None and opts.soft_id_field in columns and opts.soft_id_field not in opts.need_fields:
         ii = columns.index(opts.soft_id_field)
     elif columns is not None and "id" in columns and "id" not in opts.need_fields:
@@ -267,9 +278,14 @@ def _jsonl_docs(lines, name, text_field, label_field, label, need_label, opts) -
         if text_field not in record:
             if first:
                 keys = ", ".join(list(record)[:12])
-                raise NbcliError(
-                    f"{name}:{number}: record has no field {text_field!r} (its fields: {keys})",
-                    hint="name the text field with --text-field",
+                raise ParameterError(
+                    "text_field",
+                    "{name}:{number}: record has no field {field!r} (its fields: {keys})",
+                    hint="name the text field with {text_field}",
+                    name=name,
+                    number=number,
+                    field=text_field,
+                    keys=keys,
                 )
             opts.warn(Skipped(f"{name}:{number}: record has no field {text_field!r}; skipping it"))
             continue

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nbcli.errors import NbcliError
+from nbcli.errors import ParameterError
 from nbcli.text import hashing
 from nbcli.text.hashing import TokenBatch
 
@@ -308,7 +308,7 @@ def prune_mask(
     max_df: float = 1.0,
     max_features: int | None = None,
 ) -> np.ndarray:
-    """Which terms survive --min-df, --max-df and --max-features (bool).
+    """Which terms survive min_df, max_df and max_features (bool).
 
     term_count, doc_freq: arrays of shape (n_terms,) summed over classes.
     min_df / max_df: an int is a number of documents, a float a proportion.
@@ -325,8 +325,9 @@ def prune_mask(
         keep[:] = False
         keep[candidates[order]] = True
     if not keep.any():
-        raise NbcliError(
+        raise ParameterError(
+            "min_df",
             "after pruning, no terms remain",
-            hint="try a lower --min-df, a higher --max-df or a larger --max-features",
+            hint="try a lower {min_df}, a higher {max_df} or a larger {max_features}",
         )
     return keep

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import stat
 
-from nbcli.errors import NbcliError
+from nbcli.errors import NbcliError, ParameterError
 from nbcli.text.documents import Skipped, Unreadable, Warn, _no_warn
 
 
@@ -29,7 +29,9 @@ class InputReport:
 
     def __call__(self, message: str) -> None:
         if self.strict and isinstance(message, Skipped):
-            raise NbcliError(message.as_error(), hint="--strict makes every skipped input an error")
+            raise ParameterError(
+                "strict", "{input}", hint="{strict} makes every skipped input an error", input=message.as_error()
+            )
         if isinstance(message, Unreadable):
             self.unreadable += 1
             self.first = self.first or message.as_error()

@@ -22,10 +22,12 @@ def test_report_flat_metrics_and_limits():
     assert flat["accuracy"] == 1.0 and flat["auc"] == 1.0 and flat["spam_recall"] == 0.5 and flat["unsure"] == 0.5
     assert flat["log_loss"] == pytest.approx(skm.log_loss([1, 0, 1, 0], p_spam))
     assert check_limits(flat, [("accuracy", 0.98)], [("ham_fpr", 0.0)]) is None
+    # the library names the parameter; the command line's flag text is tests/cli/test_cli_eval.py's
     assert (
-        check_limits(flat, [("spam_recall", 0.6)], []) == "spam_recall 0.5 is under 0.6 (--fail-under spam_recall=0.6)"
+        str(check_limits(flat, [("spam_recall", 0.6)], []))
+        == "spam_recall 0.5 is under 0.6 (fail_under spam_recall=0.6)"
     )
-    assert check_limits(flat, [], [("unsure", 0.1)]) == "unsure 0.5 is over 0.1 (--fail-over unsure=0.1)"
+    assert str(check_limits(flat, [], [("unsure", 0.1)])) == "unsure 0.5 is over 0.1 (fail_over unsure=0.1)"
     multi = report(["a", "b", "c"], np.log(np.eye(3) * 0.98 + 0.01), ["a", "b", "c"])
     assert "spam_filter" not in multi
     with pytest.raises(Exception, match="does not report auc"):

@@ -49,7 +49,7 @@ def test_label_pairs_take_files_and_folders(tmp_path):
 def test_folder_without_classes_and_missing_paths(tmp_path):
     (tmp_path / "flat").mkdir()
     (tmp_path / "flat" / "doc.txt").write_text("x")
-    with pytest.raises(NbcliError, match="has no class sub-folders.*--label CLASS=PATH"):
+    with pytest.raises(NbcliError, match="has no class sub-folders.*use pairs='CLASS=PATH'$"):
         labeled_corpus([str(tmp_path / "flat")], [], ReadOptions())
     with pytest.raises(NbcliError, match="no such file or folder"):
         labeled_corpus([str(tmp_path / "nope")], [], ReadOptions())

@@ -68,7 +68,7 @@ def test_headerless_tables_use_column_numbers(tmp_path):
 def test_missing_columns_are_errors_with_the_fix(tmp_path):
     (tmp_path / "a.tsv").write_text("kind\tbody\nspam\tx\n")
     with pytest.raises(
-        NbcliError, match=r"has no column 'text' \(its columns: kind, body\); name the text column with --text-field"
+        NbcliError, match=r"has no column 'text' \(its columns: kind, body\); name the text column with text_field$"
     ):
         docs_of(labeled_corpus([str(tmp_path / "a.tsv")], [], ReadOptions()))
     (tmp_path / "b.jsonl").write_text('{"body": "x", "label": "a"}\n')
