@@ -126,7 +126,6 @@ PARAMETER_FLAGS = {
     "as_ham": "--ham",
     "unlabeled": "--unlabeled",
     "metric": "--metric",
-    "target_fpr": "--target-fpr",
     "calibrate": "--calibrate",
     "k": "-k",
     "cv": "--cv",
