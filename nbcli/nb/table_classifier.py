@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, NoReturn, overload
 
 import numpy as np
 
@@ -474,12 +474,7 @@ def read_table(docs: Iterable[Document], columns: TableColumns, labelled: bool =
     size = 1
     for doc in docs:
         if type(doc.data) is not Row and not isinstance(doc.data, Mapping):  # the ABC's check is slow
-            raise ParameterError(
-                "features",
-                "{doc} is not a row of a table; table models train on .csv, .tsv or .jsonl tables",
-                hint="drop {features} to train a text model",
-                doc=doc.id,
-            )
+            _not_a_row(doc)
         if not batch:
             size = max(1, BATCH_CELLS // max(1, len(doc.data)))
         batch.append(doc)
@@ -532,18 +527,24 @@ class CutColumns(Sequence):
 # -- rows for training ------------------------------------------------------------
 
 
+def _not_a_row(doc: Document) -> NoReturn:
+    """Refuse a document that is not a table row (a text file given to a
+    table model); the callers check inline, per row, and call this only then."""
+    raise ParameterError(
+        "features",
+        "{doc} is not a row of a table; table models train on .csv, .tsv or .jsonl tables",
+        hint="drop {features} to train a text model",
+        doc=doc.id,
+    )
+
+
 def read_rows(docs: Iterable[Document]) -> tuple[list[Mapping], list[str | None]]:
     """The rows and labels of labelled row documents."""
     rows: list[Any] = []  # {field: cell} mappings, checked here
     labels: list[str | None] = []
     for doc in docs:
         if type(doc.data) is not Row and not isinstance(doc.data, Mapping):  # the ABC's check is slow
-            raise ParameterError(
-                "features",
-                "{doc} is not a row of a table; table models train on .csv, .tsv or .jsonl tables",
-                hint="drop {features} to train a text model",
-                doc=doc.id,
-            )
+            _not_a_row(doc)
         rows.append(doc.data)
         labels.append(doc.label)
     if not rows:
