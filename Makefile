@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-dask
+.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-cluster bench-dask
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -99,6 +99,10 @@ bench-tables: $(VENV)/.installed-test
 ## bench-em: semi-supervised EM (issue 18): accuracy against labelled documents per class, with and without EM, on topics, SOTU and SpamAssassin -> docs/benchmarks.md
 bench-em: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python em.py
+
+## bench-cluster: nbcli cluster against scikit-learn KMeans on TF-IDF, ARI on labelled corpora -> docs/benchmarks.md
+bench-cluster: $(VENV)/.installed-test
+	cd benchmarks && ../$(BIN)/python cluster.py
 
 ## bench-dask: training the 48k-message set with --cluster (local:2, a running tcp:// cluster) against --jobs 2; scaling on 1, 2, 4 workers -> docs/benchmarks.md
 bench-dask: $(VENV)/.installed-test

@@ -173,11 +173,18 @@ seed_option = click.option(
     "--seed", type=int, default=0, show_default=True, help="Cross-validation: the seed that deals documents to folds."
 )
 
+
 # The options that decide what a model learns: shared by `train` and by the
 # commands that train models of their own (cross-validation, tuning). Add a
 # new training option here and its field in TRAINING_FLAGS.
-training_options = bundle(
-    [
+def vocabulary_options(min_df=1, max_df=1.0, stop_words=None):
+    """The options that decide a model's terms, as a list (train's defaults;
+    `cluster` keeps fewer terms by default: English stop words out, terms in
+    2 documents to half of them)."""
+    stop_help = "Drop these words: nbcli's English list, or a file with one word per line."
+    if stop_words is not None:
+        stop_help = stop_help[:-1] + f"; none keeps every word.  [default: {stop_words}]"
+    return [
         click.option(
             "--token-pattern",
             metavar="REGEX",
@@ -192,26 +199,33 @@ training_options = bundle(
         ),
         click.option(
             "--stop-words",
-            metavar="english|FILE",
-            help="Drop these words: nbcli's English list, or a file with one word per line.",
+            metavar="english|FILE" if stop_words is None else "english|FILE|none",
+            default=stop_words,
+            help=stop_help,
         ),
         click.option(
             "--min-df",
             type=DocFrequency(),
-            default=1,
+            default=min_df,
             show_default=True,
             help="Drop terms in fewer documents than this (a count, or a proportion if written with a point).",
         ),
         click.option(
             "--max-df",
             type=DocFrequency(),
-            default=1.0,
+            default=max_df,
             show_default=True,
             help="Drop terms in more documents than this (a count, or a proportion such as 0.9).",
         ),
         click.option(
             "--max-features", type=click.IntRange(1), metavar="K", help="Keep only the K most frequent terms."
         ),
+    ]
+
+
+training_options = bundle(
+    [
+        *vocabulary_options(),
         click.option(
             "--alpha",
             type=float,

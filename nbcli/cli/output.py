@@ -333,11 +333,19 @@ def _summary_text(value) -> str:
 
 
 def clusters_line(clusters: dict, measure: str) -> str:
-    """info's line about a clustering (its k, restarts, seed and fit)."""
-    return (
+    """info's line about a clustering (its k, restarts, seed and fit), and
+    for a clustering of documents a second line: how many of the documents
+    each cluster took (their most responsible cluster)."""
+    line = (
         f"clusters:    {clusters['k']} (best of {clusters['restarts']} restarts, seed {clusters['seed']}), "
         f"{measure} {clusters['objective']:.6g}"
     )
+    sizes = clusters.get("sizes")
+    if isinstance(sizes, list):
+        pinned = clusters.get("pinned") or 0
+        held = f" ({pinned} re-seeded into emptied clusters)" if pinned else ""
+        line += "\nsizes:       " + ", ".join(f"cluster{i + 1} {n}" for i, n in enumerate(sizes)) + held
+    return line
 
 
 def render_table_info(info: dict, file) -> None:
@@ -351,7 +359,8 @@ def render_table_info(info: dict, file) -> None:
     _print(file, f"calibration: {calibration_text(info['calibration'])}")
     _print(file, f"settings:    {' '.join(f'{k}={v}' for k, v in info['settings'].items())}")
     if info.get("clusters"):
-        _print(file, clusters_line(info["clusters"], "objective (log prior + log-likelihood)"))
+        for line in clusters_line(info["clusters"], "objective (log prior + log-likelihood)").splitlines():
+            _print(file, line)
     table = _Table()
     for name in ("class", "rows", "prior"):
         table.add_column(name, justify="left" if name == "class" else "right")
@@ -402,7 +411,8 @@ def render_info(info: dict, file) -> None:
             "(a class's probability is its components')",
         )
     if info.get("clusters"):
-        _print(file, clusters_line(info["clusters"], "objective"))
+        for line in clusters_line(info["clusters"], "objective").splitlines():
+            _print(file, line)
     if info.get("updated"):
         _print(file, f"updated:     {info['updated']}")
     if info.get("pruned"):

@@ -1,9 +1,11 @@
-"""EM for Naive Bayes mixtures: semi-supervised training and clustering.
+"""EM for Naive Bayes mixtures: semi-supervised training, and the mixture
+and E and M steps that clustering (`clusters`) fits.
 
 No I/O here. Semi-supervised EM follows Nigam, McCallum, Thrun & Mitchell
 (2000), "Text classification from labeled and unlabeled documents using
 EM"; clustering is the same model with no labelled documents (an
-AutoClass-like Naive Bayes mixture).
+AutoClass-like Naive Bayes mixture), started and restarted as clusters.py
+says.
 
 Model. M mixture components; component m belongs to class components[m]
 (each class has K >= 1 components, laid out class by class: m = c K + k;
@@ -340,6 +342,8 @@ class Fit:
     labelled_docs: np.ndarray
     expected_count: np.ndarray
     expected_docs: np.ndarray
+    assignments: np.ndarray | None = None  # clustering: each document's cluster (clusters.py)
+    pinned: int = 0  # clustering: documents re-seeded into emptied clusters and held there
 
 
 def _by_class(values: np.ndarray, components: np.ndarray, n_classes: int) -> np.ndarray:
@@ -518,133 +522,3 @@ def labelled_start(mixture: Mixture, labelled_word: np.ndarray) -> Mixture:
         tables,
         mixture.e_tokens,
     )
-
-
-def _cluster_once(X, k, event_model, settings, rng, max_iter, tol, log):
-    resp = rng.dirichlet(np.ones(k), size=X.shape[0])
-    none = (np.zeros((k, X.shape[1]), np.int64), np.zeros(k, np.int64))
-    sums = m_step_sums(X, resp, event_model)
-    mixture = mixture_from_sums(none, sums, 1.0, *settings)
-    resp, ll = posterior(mixture, X)
-    history = [objective(mixture, ll[:0], ll, 1.0)]
-    converged, iteration = False, 0
-    while not converged and iteration < max_iter:
-        iteration += 1
-        sums = m_step_sums(X, resp, event_model)
-        mixture = mixture_from_sums(none, sums, 1.0, *settings)
-        resp, ll = posterior(mixture, X)
-        history.append(objective(mixture, ll[:0], ll, 1.0))
-        if log is not None:
-            log(iteration, history[-1])
-        converged = abs(history[-1] - history[-2]) < tol * abs(history[-2]) or history[-1] == history[-2]
-    return Fit(
-        mixture,
-        history,
-        iteration,
-        converged,
-        np.zeros((k, X.shape[1]), np.int64),
-        np.zeros(k, np.int64),
-        mixture.word_count,
-        mixture.doc_count,
-    )
-
-
-def cluster(
-    X,
-    k: int,
-    event_model: str = "multinomial",
-    alpha: float = 1.0,
-    prior_alpha: float = 1.0,
-    restarts: int = 5,
-    seed: int = 0,
-    max_iter: int = 50,
-    tol: float = 1e-6,
-    log: Callable[[int, float], None] | None = None,
-) -> Fit:
-    """Unsupervised Naive Bayes mixture of k clusters (cluster m = class m).
-
-    Restart r starts from random responsibilities (Dirichlet(1) rows drawn by
-    np.random.default_rng([seed, r])) and runs EM (weight 1, no labelled
-    documents); the best final J wins, ties to the earlier restart.
-    log(iteration, J) is called after each iteration of every restart.
-    labelled_* are zeros; expected_* the clusters' counts."""
-    _check_settings(event_model, alpha, prior_alpha, max_iter, tol)
-    if int(k) < 1 or int(restarts) < 1:
-        raise NbcliError(f"clustering needs k >= 1 and at least one restart, not k = {k}, restarts = {restarts}")
-    X = prepare(X, event_model)
-    if X.shape[0] == 0:
-        raise NbcliError("there are no documents to cluster")
-    _check_magnitude(X)
-    k = int(k)
-    settings = (np.arange(k), k, event_model, float(alpha), float(prior_alpha))
-    best: Fit | None = None
-    for r in range(int(restarts)):
-        fit = _cluster_once(X, k, event_model, settings, np.random.default_rng([seed, r]), max_iter, tol, log)
-        if best is None or fit.objective[-1] > best.objective[-1]:
-            best = fit
-    assert best is not None  # restarts >= 1, checked above
-    return best
-
-
-def distinct_rows(X) -> int:
-    """How many different rows X has (a canonical CSR from `prepare`: the
-    same document, as the model sees it, is the same row). One pass, a
-    16-byte digest per row."""
-    import hashlib
-
-    X = scipy.sparse.csr_matrix(X)
-    indptr, indices, data = X.indptr.tolist(), X.indices, X.data
-    seen = set()
-    for i in range(X.shape[0]):
-        a, b = indptr[i], indptr[i + 1]
-        seen.add(hashlib.blake2b(indices[a:b].tobytes() + data[a:b].tobytes(), digest_size=16).digest())
-    return len(seen)
-
-
-# Peak bytes of `cluster` per cell of its (k, terms) and (documents, k)
-# tables: measured peak RSS of `nbcli cluster` (restarts 1 and 5, k 50 to
-# 200, 66k terms x 2k documents and 1k terms x 20k documents) grew by 48
-# (multinomial) and 95 (bernoulli) bytes per (k, term) cell, and by 38 per
-# (document, k) cell; rounded up.
-CLUSTER_BYTES_PER_TERM_CELL = {"multinomial": 56, "bernoulli": 104}
-CLUSTER_BYTES_PER_DOC_CELL = 48
-
-
-def cluster_bytes(event_model: str, k: int, n_docs: int, n_terms: int) -> int:
-    """About the peak memory `cluster` needs for k clusters (its dense
-    (k, terms) tables and (documents, k) responsibilities)."""
-    return int(k) * (CLUSTER_BYTES_PER_TERM_CELL[event_model] * int(n_terms) + CLUSTER_BYTES_PER_DOC_CELL * int(n_docs))
-
-
-def free_parameters(event_model: str, n_components: int, n_terms: int) -> int:
-    """M (V - 1) + (M - 1) (multinomial) or M V + (M - 1) (bernoulli)."""
-    per = n_terms - 1 if event_model == "multinomial" else n_terms
-    return n_components * per + n_components - 1
-
-
-def bic(fit: Fit, n_docs: int) -> float:
-    """-2 log-likelihood (J's data part, without the prior) + free
-    parameters * ln(n_docs). Lower is better."""
-    m = fit.mixture
-    log_likelihood = fit.objective[-1] - m.log_prior()
-    return -2.0 * log_likelihood + free_parameters(m.event_model, *m.word_count.shape) * math.log(n_docs)
-
-
-def choose_k(X, ks, **cluster_kwargs) -> tuple[int, list[dict[str, float]]]:
-    """The k in ks with the lowest BIC (ties: the earlier), and a row
-    {"k", "bic", "log_likelihood"} per k."""
-    X = prepare(X, cluster_kwargs.get("event_model", "multinomial"))
-    rows = []
-    for k in ks:
-        fit = cluster(X, int(k), **cluster_kwargs)
-        rows.append(
-            {
-                "k": int(k),
-                "bic": bic(fit, X.shape[0]),
-                "log_likelihood": fit.objective[-1] - fit.mixture.log_prior(),
-            }
-        )
-    if not rows:
-        raise NbcliError("no k to choose from")
-    best = min(range(len(rows)), key=lambda i: (rows[i]["bic"], i))
-    return int(rows[best]["k"]), rows

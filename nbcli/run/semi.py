@@ -22,7 +22,7 @@ documents without a term, documents that are all the same, a k above the
 number of distinct documents (identical documents always share a cluster,
 so more clusters would be empty or split copies), and a k whose dense
 (k, terms) tables would need more memory than is available
-(`em.cluster_bytes`, `check_cluster_memory`).
+(`clusters.cluster_bytes`, `check_cluster_memory`).
 
 Expected counts are not counts of documents: a model fitted by EM cannot
 learn or forget one document exactly (the responsibilities of every
@@ -41,6 +41,10 @@ from nbcli.nb.classifier import ComponentClassifier
 
 EM_KINDS = ("multinomial", "bernoulli")
 AUTO_MAX_K = 10  # --k auto tries 1..10 clusters
+# The vocabulary a clustering keeps by default: terms in at least 2
+# documents and at most half of them (nb/clusters.py has the measurements).
+CLUSTER_MIN_DF = 2
+CLUSTER_MAX_DF = 0.5
 
 
 def _counts_model(kind, classes, doc_count, word_count, vocab, analyzer_options, alpha, prior_alpha, meta):
@@ -214,17 +218,33 @@ def _among(these: np.ndarray, those: np.ndarray) -> np.ndarray:
     return np.isin(a, b)
 
 
-def cluster_docs(docs, analyzer_options, kind: str, k, alpha: float, restarts: int, seed: int, log=None):
-    """(Classifier of the clusters, the em.Fit, the BIC table when k is
-    'auto' (else None)) of unlabelled documents."""
+def cluster_docs(
+    docs,
+    analyzer_options,
+    kind: str,
+    k,
+    alpha: float | None,
+    restarts: int,
+    seed: int,
+    log=None,
+    min_df: int | float = CLUSTER_MIN_DF,
+    max_df: int | float = CLUSTER_MAX_DF,
+    max_features: int | None = None,
+):
+    """(Classifier of the clusters, the em.Fit, the table of k = 'auto' (else
+    None)) of unlabelled documents, on the terms that pass min_df, max_df
+    and max_features (`vectorize.prune_mask`, as `train` prunes). alpha None:
+    the event model's `clusters.DEFAULT_ALPHA`."""
     from nbcli.fit.crossval import analyse_streams
-    from nbcli.nb import em
+    from nbcli.nb import clusters, em
     from nbcli.text.analyzer import Analyzer
+    from nbcli.text.vectorize import prune_mask
 
     if kind not in EM_KINDS:
         raise ParameterError("kind", "{kind} {value}: clusters are multinomial or bernoulli mixtures", value=kind)
+    alpha = clusters.DEFAULT_ALPHA[kind] if alpha is None else alpha
     parts, vocab, mail_docs = analyse_streams([docs], Analyzer(analyzer_options))
-    X = em.prepare(parts[0][0], kind)
+    X = em.prepare(parts[0][0], "multinomial")
     n = X.shape[0]
     if n < 2:
         raise NbcliError(f"{n} document(s): nothing to cluster", hint="give more documents")
@@ -233,18 +253,31 @@ def cluster_docs(docs, analyzer_options, kind: str, k, alpha: float, restarts: i
             f"none of the {n} documents has a term: nothing to cluster",
             hint="check the inputs (empty files?) and the analyzer options",
         )
-    distinct = em.distinct_rows(X)
-    if distinct < 2:
+    if clusters.distinct_rows(X) < 2:
         raise NbcliError(f"the {n} documents are all the same: nothing to cluster", hint="give different documents")
+    keep = prune_mask(
+        np.asarray(X.sum(axis=0)).ravel(), np.bincount(X.indices, minlength=X.shape[1]), n, min_df, max_df, max_features
+    )
+    if not keep.all():
+        cols = np.flatnonzero(keep)
+        vocab, X = vocab.subset(cols), em.prepare(X[:, cols], "multinomial")
+    distinct = clusters.distinct_rows(X)
+    if distinct < 2:
+        raise ParameterError(
+            "min_df",
+            "the {n} documents are all the same on the terms kept: nothing to cluster",
+            hint="give different documents, or keep more terms ({min_df}, {max_df}, {stop_words})",
+            n=n,
+        )
     table = None
     if k == "auto":
         ks = [kk for kk in range(1, AUTO_MAX_K + 1) if kk <= distinct]
         check_cluster_memory(kind, ks[-1], n, len(vocab))
-        k, table = em.choose_k(X, ks, event_model=kind, alpha=alpha, restarts=restarts, seed=seed)
+        k, table = clusters.choose_k(X, ks, event_model=kind, alpha=alpha, restarts=restarts, seed=seed)
         if k == 1:
             raise ParameterError(
                 "k",
-                "the documents look like one cluster (the lowest BIC is at k = 1)",
+                "the documents look like one cluster (held-out likelihood is highest at k = 1)",
                 hint="give {k} 2 or more to split them",
             )
     if not 2 <= k <= distinct:
@@ -253,11 +286,12 @@ def cluster_docs(docs, analyzer_options, kind: str, k, alpha: float, restarts: i
             "k", "{k} {value}: give 2 to {distinct} clusters{same}", value=k, distinct=distinct, same=same
         )
     check_cluster_memory(kind, k, n, len(vocab))
-    fit = em.cluster(X, k, event_model=kind, alpha=alpha, restarts=restarts, seed=seed, log=log)
+    fit = clusters.cluster(X, k, event_model=kind, alpha=alpha, restarts=restarts, seed=seed, log=log)
     classes = [f"cluster{i + 1}" for i in range(k)]
+    vocabulary = {"min_df": min_df, "max_df": max_df, "max_features": max_features}
     meta = _meta(
         int(n),
-        {"model": kind, "alpha": alpha},
+        {"model": kind, "alpha": alpha, **vocabulary},
         {
             "clusters": {
                 "k": int(k),
@@ -265,7 +299,11 @@ def cluster_docs(docs, analyzer_options, kind: str, k, alpha: float, restarts: i
                 "seed": seed,
                 "iterations": fit.iterations,
                 "objective": float(fit.objective[-1]),
-                "bic": None if table is None else table,
+                "e_tokens": clusters.evidence_cap(em.prepare(X, kind)),
+                "sizes": np.bincount(fit.assignments, minlength=k).tolist(),
+                "pinned": int(fit.pinned),
+                "start": "spherical k-means (k-means++ seeds on unit TF-IDF vectors)",
+                "heldout_log_likelihood": None if table is None else table,
             },
             "mail_documents": int(mail_docs),
         },
@@ -281,10 +319,10 @@ def cluster_docs(docs, analyzer_options, kind: str, k, alpha: float, restarts: i
 def check_cluster_memory(kind: str, k: int, n_docs: int, n_terms: int) -> None:
     """An error, before anything is allocated, when k clusters of these
     documents would need more memory than this machine has available
-    (`em.cluster_bytes`; the available memory is unknown off Linux: no check)."""
-    from nbcli.nb import em
+    (`clusters.cluster_bytes`; the available memory is unknown off Linux: no check)."""
+    from nbcli.nb import clusters
 
-    need, have = em.cluster_bytes(kind, k, n_docs, n_terms), available_memory()
+    need, have = clusters.cluster_bytes(kind, k, n_docs, n_terms), available_memory()
     if have is not None and need > have:
         raise ParameterError(
             "k",

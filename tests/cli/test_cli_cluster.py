@@ -203,18 +203,21 @@ def test_cluster_recovers_planted_topics_and_is_reproducible(tmp_path, kind):
     assert set(predicted) <= {"cluster1", "cluster2", "cluster3"}
     assert adjusted_rand_score(labels, predicted) >= 0.9
     info = run(["info", first]).stdout
-    assert "clusters:    3 (best of 5 restarts, seed 7)" in info
+    assert "clusters:    3 (best of 10 restarts, seed 7)" in info
     assert re.search(r"\b(star|bread|goal|planet|oven|match)\b", info)  # a cluster's top terms are its topic's
 
 
-def test_cluster_k_auto_picks_the_planted_number_by_bic(tmp_path):
+def test_cluster_k_auto_picks_the_planted_number_by_heldout_likelihood(tmp_path):
     texts, _ = planted(50, seed=5)
     corpus = write_jsonl(tmp_path / "c.jsonl", texts)
     model = tmp_path / "auto.nb"
-    result = run(["cluster", corpus, "-k", "auto", "--restarts", "2", "-o", model])
+    result = run(["cluster", corpus, "-k", "auto", "-o", model])
     assert result.exit_code == 0, result.stderr
-    bics = {int(k): float(b) for k, b in re.findall(r"k = (\d+): BIC (-?[0-9.]+)", result.stderr)}
-    assert min(bics, key=bics.get) == 3 and "in 3 clusters" in result.stderr
+    found = re.findall(r"k = (\d+): held-out log-likelihood (-?[0-9.]+)", result.stderr)
+    heldout = {int(k): float(ll) for k, ll in found}
+    assert sorted(heldout) == list(range(1, 11))
+    assert max(heldout, key=heldout.get) == 3 and "in 3 clusters" in result.stderr
+    assert json.loads(run(["info", model, "--json"]).stdout)["clusters"]["k"] == 3
     line = run(["cluster", corpus, "-k", "1", "-o", model])
     assert line.exit_code == 2 and "2 or more" in line.stderr
 
@@ -323,12 +326,13 @@ def test_k_is_bounded_by_the_memory_it_needs(tmp_path, monkeypatch):
     n_terms = len({w for t in texts for w in t.split()})
     table = 200 * n_terms * 8  # one float64 (k, terms) table: EM holds several
     monkeypatch.setattr(semi, "available_memory", lambda: table, raising=False)
-    result = run(["cluster", corpus, "-k", "200", "-o", tmp_path / "m.nb"])
+    every_term = ["--min-df", "1", "--max-df", "1.0"]
+    result = run(["cluster", corpus, "-k", "200", *every_term, "-o", tmp_path / "m.nb"])
     assert result.exit_code == 1 and not (tmp_path / "m.nb").exists()
     line = result.stderr
     assert line.startswith(f"nbcli: error: -k 200: 200 clusters of 300 documents and {n_terms} terms need about ")
     assert "give a smaller -k (at most about " in line and line.count("\n") == 1
-    result = run(["cluster", corpus, "-k", "20", "--restarts", "1", "-o", tmp_path / "m.nb", "-q"])
+    result = run(["cluster", corpus, "-k", "20", *every_term, "--restarts", "1", "-o", tmp_path / "m.nb", "-q"])
     assert result.exit_code == 0, result.stderr
 
 
@@ -362,3 +366,47 @@ def test_unlabelled_documents_already_labelled_are_skipped(tmp_path):
         assert (skipped in result.stderr) == (name == "again")
     assert ids[0] == ids[1]
     assert modelfile.load(str(tmp_path / "again.nb")).meta["em"]["unlabelled_documents"] == len(others)
+
+
+def test_cluster_takes_trains_vocabulary_options(tmp_path):
+    """The clustering defaults drop English stop words and terms in under 2 documents or over half of them;
+    train's vocabulary options change that, and are refused for the rows of a table."""
+    texts, _ = planted(20, seed=9)
+    texts = [t + f" the and unique{i}" for i, t in enumerate(texts)]
+    corpus = write_jsonl(tmp_path / "c.jsonl", texts)
+
+    def vocabulary(*options):
+        model = tmp_path / "v.nb"
+        result = run(["cluster", corpus, "-k", "3", *options, "-o", model, "-q"])
+        assert result.exit_code == 0, result.stderr
+        vocab = modelfile.load(str(model)).vocabulary
+        return set(vocab.terms(range(len(vocab))))
+
+    default = vocabulary()
+    assert "the" not in default and "unique3" not in default and "star" in default
+    everything = vocabulary("--stop-words", "none", "--min-df", "1", "--max-df", "1.0")
+    assert {"the", "and", "unique3", "star"} <= everything
+    assert "the" in vocabulary("--stop-words", "none", "--max-df", "1.0") and "unique3" not in default
+    assert any(" " in term for term in vocabulary("--ngrams", "2"))
+    assert len(vocabulary("--max-features", "5")) == 5
+    table = tmp_path / "t.csv"
+    table.write_text("x,y\n1,a\n2,b\n3,a\n4,b\n")
+    result = run(["cluster", table, "--features", "x,y", "-k", "2", "--stop-words", "none", "-o", tmp_path / "t.nb"])
+    assert result.exit_code == 2 and "--stop-words is for documents" in result.stderr
+
+
+@pytest.mark.parametrize("k", [2, 9, 25])
+def test_every_cluster_written_can_classify(tmp_path, k):
+    """Issue 27: runs ended with an empty cluster and exit 0, and predict then refused the model. Every cluster
+    of a written model now holds documents, and predict answers with the clusters."""
+    texts, _ = planted(10, seed=k)
+    corpus = write_jsonl(tmp_path / "c.jsonl", texts)
+    model = tmp_path / "m.nb"
+    result = run(["cluster", corpus, "-k", str(k), "--restarts", "2", "-o", model])
+    assert result.exit_code == 0, result.stderr
+    assert "0 empty" in result.stderr or k <= 10
+    info = json.loads(run(["info", model, "--json"]).stdout)
+    assert all(c["documents"] > 0 for c in info["classes"]) and len(info["classes"]) == k
+    assert min(info["clusters"]["sizes"]) >= 1 and sum(info["clusters"]["sizes"]) == 30
+    predicted = run(["predict", model, corpus])
+    assert predicted.exit_code == 0, predicted.stderr

@@ -6,10 +6,9 @@ import pytest
 import scipy.sparse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import adjusted_rand_score
 
 from nbcli.errors import NbcliError
-from nbcli.nb import em
+from nbcli.nb import clusters, em
 from nbcli.text.vectorize import SparseCounts
 
 
@@ -207,39 +206,11 @@ def test_weight_zero_gives_the_labelled_only_model(event):
     np.testing.assert_array_equal(none.mixture.word_count, counts)
 
 
-def test_clustering_recovers_planted_clusters_reproducibly():
-    X, labels = planted()
-    fit = em.cluster(scipy.sparse.csr_matrix(X), 3, seed=0)
-    found = fit.mixture.class_log_proba(X).argmax(axis=1)
-    assert adjusted_rand_score(labels, found) >= 0.9
-    again = em.cluster(_token_form(X), 3, seed=0)
-    assert again.objective == fit.objective
-    np.testing.assert_array_equal(again.mixture.word_count, fit.mixture.word_count)
-    np.testing.assert_array_equal(fit.expected_count, fit.mixture.word_count)
-    assert not fit.labelled_count.any() and fit.expected_docs.sum() == pytest.approx(len(X), abs=1e-6)
-    one = [em.cluster(X, 3, restarts=1, seed=s, max_iter=3).objective for s in (0, 1)]
-    assert one[0] != one[1]  # another seed, other random starts
-
-
-def test_bernoulli_clustering_recovers_planted_clusters():
-    X, labels = planted(length=60, overlap=0.4)
-    fit = em.cluster(scipy.sparse.csr_matrix(X), 3, event_model="bernoulli", seed=0)
-    assert adjusted_rand_score(labels, fit.mixture.class_log_proba(X).argmax(axis=1)) >= 0.9
-
-
-def test_choose_k_picks_the_planted_k():
-    X, _ = planted()
-    k, rows = em.choose_k(scipy.sparse.csr_matrix(X), range(1, 7), restarts=3)
-    assert k == 3, rows
-    assert [r["k"] for r in rows] == list(range(1, 7))
-    assert all(set(r) == {"k", "bic", "log_likelihood"} for r in rows)
-
-
 @pytest.mark.parametrize("event", em.EVENT_MODELS)
 def test_sums_of_row_blocks_equal_the_one_block_sums_to_the_last_bit(event):
     X, _ = planted(n_per=50, seed=5)
     X = scipy.sparse.csr_matrix(X)
-    mix = em.cluster(X, 3, event_model=event, restarts=1, max_iter=2).mixture
+    mix = clusters.cluster(X, 3, event_model=event, restarts=1, max_iter=2).mixture
     resp, ll = em.posterior(mix, X)
     word, docs = em.m_step_sums(X, resp, event)
     for cuts in ([0, 150], [0, 1, 77, 100, 149, 150], [0, 50, 100, 150]):
@@ -276,9 +247,9 @@ def test_long_documents_and_bad_input():
     with np.errstate(over="raise", divide="raise", invalid="raise"):  # underflow of exp to 0 is harmless
         fit = em.em(X[:2], [0, 1], X[2:], 2, weight=1.0)
         assert np.isfinite(fit.mixture.class_log_proba(X)).all()
-        assert np.isfinite(em.cluster(X, 2, event_model="bernoulli").objective).all()
+        assert np.isfinite(clusters.cluster(X, 2, event_model="bernoulli").objective).all()
     with pytest.raises(NbcliError, match="whole term counts"):
-        em.cluster(scipy.sparse.csr_matrix(np.array([[0.5, 1.0]])), 1)
+        clusters.cluster(scipy.sparse.csr_matrix(np.array([[0.5, 1.0]])), 1)
     with pytest.raises(NbcliError, match="not 'complement'"):
         em.em(X[:2], [0, 1], X[2:], 2, event_model="complement")
     with pytest.raises(NbcliError, match="class index"):

@@ -59,7 +59,7 @@ def test_clusters_are_refused_for_identical_documents_and_too_many_clusters():
         semi.cluster_docs(same, AnalyzerOptions(), "multinomial", 2, 1.0, 1, 0)
     three = docs_of(["apples and pears", "apples and pears", "ships and sails", "trains and rails"])
     with pytest.raises(NbcliError, match=r"^k 4: give 2 to 3 clusters \(4 documents, 3 distinct") as info:
-        semi.cluster_docs(three, AnalyzerOptions(), "multinomial", 4, 1.0, 1, 0)
+        semi.cluster_docs(three, AnalyzerOptions(), "multinomial", 4, 1.0, 1, 0, min_df=1, max_df=1.0)
     assert str(in_flag_terms(info.value)).startswith("-k 4: give 2 to 3 clusters (4 documents, 3 distinct")
 
 
