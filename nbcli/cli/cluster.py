@@ -51,8 +51,9 @@ def cluster_sizes(classes, counts) -> str:
     metavar="K|auto",
     help="Clusters: a number (2 or more), or auto: for documents, the k in 1..10 with the highest cross-validated "
     "likelihood (each k fitted on 4/5 of the documents, the other 1/5 scored under Laplace smoothing, five times; "
-    "BIC picks k = 1 on text); for tables, the k with the lowest BIC. At most the number of distinct documents (identical ones go to one cluster), "
-    "and refused when the memory it needs (about k x terms x 64 bytes) is more than this machine has available.",
+    "BIC picks k = 1 on text); for tables, the k with the lowest BIC. At most the number of distinct documents "
+    "(identical ones go to one cluster), and refused when the memory it needs (about k x terms x 64 bytes) is "
+    "more than this machine has available.",
 )
 @click.option(
     "--restarts",

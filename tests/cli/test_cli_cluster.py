@@ -204,6 +204,8 @@ def test_cluster_recovers_planted_topics_and_is_reproducible(tmp_path, kind):
     assert adjusted_rand_score(labels, predicted) >= 0.9
     info = run(["info", first]).stdout
     assert "clusters:    3 (best of 10 restarts, seed 7)" in info
+    sizes = re.search(r"^sizes:       cluster1 (\d+), cluster2 (\d+), cluster3 (\d+)$", info, re.M)
+    assert sizes and sorted(int(n) for n in sizes.groups()) == sorted(predicted.count(c) for c in set(predicted))
     assert re.search(r"\b(star|bread|goal|planet|oven|match)\b", info)  # a cluster's top terms are its topic's
 
 
