@@ -57,6 +57,7 @@ class Model:
         the class prior (`nbcli predict` skips empty documents instead)."""
         import numpy as np
 
+        from nbcli.evaluate.decision import decided
         from nbcli.text.sources import Document, batches
 
         docs = _documents(docs, "docs")
@@ -66,7 +67,7 @@ class Model:
         out: list[Prediction] = []
         for batch in batches(Document(str(i), None, data, kind) for i, data in enumerate(docs)):
             log_proba = self._classifier.log_proba([d.data for d in batch], [d.kind for d in batch])
-            best = log_proba.argmax(axis=1)
+            best = decided(log_proba, self._classifier.decision_rule())
             proba = np.exp(log_proba)
             for i in range(len(batch)):
                 out.append(

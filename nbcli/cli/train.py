@@ -60,6 +60,23 @@ EM_TOKENS = 4.0
     "temperature keep the ranking of two classes; none gives the event model's raw posteriors.",
 )
 @click.option(
+    "--decide",
+    type=click.Choice(["accuracy", "f1", "balanced"]),
+    default="accuracy",
+    show_default=True,
+    help="How a two-class model decides. accuracy: the most probable class. f1 (the positive class's F1) and "
+    "balanced (balanced accuracy): the threshold on P(positive) that maximises it on the held-out scores "
+    "--calibrate fits on (the raw posteriors with --calibrate none); predict, eval, filter and serve decide by it "
+    "(a spam model's spam/unsure/ham verdicts keep their cut-offs). Positive: the class spam, else the class "
+    "with fewer documents. Refused for more than two classes.",
+)
+@click.option(
+    "--positive",
+    metavar="CLASS",
+    default=None,
+    help="The positive class of --decide f1 or balanced (default: spam, else the class with fewer documents).",
+)
+@click.option(
     "--unlabeled",
     multiple=True,
     metavar="PATH",
@@ -107,6 +124,8 @@ def train(
     label_pairs,
     from_model,
     calibrate,
+    decide,
+    positive,
     unlabeled,
     em_weight,
     em_iter,
@@ -144,6 +163,11 @@ def train(
     workers = pipeline_workers(kw)
     check_output(output, [*corpus, *(parse_label_pair(p)[1] for p in label_pairs)])
     modelfile.check_writable(output)
+    if (decide != "accuracy" or positive is not None) and (unlabeled or table or from_model):
+        raise click.UsageError(
+            "--decide f1|balanced chooses its threshold by cross-validating a text corpus "
+            "(no --unlabeled, --features or --from-model)"
+        )
     if unlabeled:
         if from_model or table:
             raise click.UsageError("--unlabeled trains a text model from a corpus (no --from-model, no --features)")
@@ -175,7 +199,9 @@ def train(
                 )
             classifier, said = _retrain(from_model, corpus, label_pairs, kw, diagnostics)
         else:
-            classifier, said = _train_corpus(corpus, label_pairs, calibrate, workers, kw, diagnostics)
+            classifier, said = _train_corpus(
+                corpus, label_pairs, (calibrate, decide, positive), workers, kw, diagnostics
+            )
     modelfile.save(classifier, output)
     contents, *notes = said
     diagnostics.info(f"wrote {output}: {contents}")
@@ -185,8 +211,9 @@ def train(
     check_inputs()
 
 
-def _train_corpus(corpus, label_pairs, calibrate, workers, kw, diagnostics):
-    """`train CORPUS`: a text model, calibrated by cross-validation."""
+def _train_corpus(corpus, label_pairs, held_out, workers, kw, diagnostics):
+    """`train CORPUS`: a text model, calibrated by cross-validation; held_out:
+    (--calibrate, --decide, --positive)."""
     from nbcli.fit.training import calibration_choice
     from nbcli.run.pipeline import train as train_model
     from nbcli.text.sources import labeled_corpus, parse_label_pair
@@ -194,6 +221,7 @@ def _train_corpus(corpus, label_pairs, calibrate, workers, kw, diagnostics):
     if not corpus and not label_pairs:
         raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
     pairs = [parse_label_pair(p) for p in label_pairs]
+    calibrate, decide, positive = held_out
     analyzer_options, options = training_setup(kw)
     if options.needs_second_pass and ("-" in corpus or any(path == "-" for _, path in pairs)):
         raise NbcliError(
@@ -214,6 +242,8 @@ def _train_corpus(corpus, label_pairs, calibrate, workers, kw, diagnostics):
             calibrate=method,
             strict=strict,
             bar=advance,
+            decide=decide,
+            positive=positive,
         )
     return classifier, _text_model_said(classifier)
 
@@ -226,6 +256,11 @@ def _text_model_said(classifier) -> list[str]:
     skipped = (classifier.meta.get("calibration") or {}).get("skipped")
     if skipped:
         said.append(f"not calibrated: {skipped}")
+    if classifier.meta.get("decision"):
+        from nbcli.cli.output import decision_text
+        from nbcli.store.describe import describe_decision
+
+        said.append(f"decision: {decision_text(describe_decision(classifier))}")
     return said
 
 

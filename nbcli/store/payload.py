@@ -65,6 +65,9 @@ def compute_model_id(classifier) -> str:
     settings = [model.classes, classifier.analyzer_options.to_dict(), _plain(model.spec())]
     if classifier.calibration is not None:  # a calibrated model gives other probabilities: another identity
         settings.append(calibration_state(classifier.calibration))
+    decision = classifier.meta.get("decision")
+    if decision:  # a threshold gives other decisions: another identity (models without one keep theirs)
+        settings.append([decision["objective"], decision["positive"], float(decision["threshold"])])
     total = zlib.crc32(json.dumps(settings, sort_keys=True).encode())
     arrays = [model.class_count, classifier.vocabulary.hashes, model.feature_count]
     if model.doc_freq is not None:

@@ -1,0 +1,109 @@
+"""`train --decide`: the decision threshold of a two-class model, chosen on
+the same held-out scores its calibration map is fitted on.
+
+What a model stores. meta["decision"] = {"objective": "f1" or "balanced",
+"positive": the positive class's name, "threshold": t on the positive
+class's log-odds (calibrated when the model is; see `evaluate.decision`),
+"documents": the held-out documents it was chosen on, "source":
+"cross-validation" or the held-out documents' paths, "model_documents":
+the model's documents then}. A model without it (every model trained with
+the default `--decide accuracy`, and every model written before --decide)
+decides by the argmax, exactly as before. The threshold lives in the meta,
+so `learn` and `forget` keep it as they keep the rest of the meta, and it is
+stale by the calibration's rule (`calibrators.calibration_note`: the
+model's documents changed by 10% or more since); `nbcli calibrate` refits
+it with the map, for the objective stored here.
+
+Decisions:
+- Which class is positive: the class named `spam` when there is one (a
+  mail model: spam is what the filter looks for); else the class with fewer
+  training documents (an "is this about X?" model: X is the rare class); on
+  a tie, the second class of the model (in sorted order). `--positive
+  CLASS` names it instead.
+- More than two classes: refused with one line (`check_decide`): a
+  threshold needs one class against the rest, which such a model does not
+  have; train one class against the rest (two class folders) instead.
+- Not calibrated (`--calibrate none`, or a default map skipped): the
+  threshold is chosen on the cross-validated raw posteriors (their
+  log-odds) instead, the same held-out documents a map would be fitted on.
+- Held-out weights: `train` keeps at most 2500 documents per class for its
+  held-out scores, so each class's documents weigh (its documents) / (its
+  held-out documents), which makes the positive share the corpus's
+  (F1 depends on it). `nbcli calibrate`'s held-out documents weigh 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nbcli.errors import ParameterError
+from nbcli.evaluate.decision import OBJECTIVES, choose_threshold
+
+
+def check_decide(objective: str, classes: list[str], positive: str | None = None) -> None:
+    """Refuse an objective nbcli cannot decide by for these classes."""
+    if objective not in OBJECTIVES:
+        raise ParameterError(
+            "decide", "{decide} {value!r} is not one of {choices}", value=objective, choices=", ".join(OBJECTIVES)
+        )
+    if objective == "accuracy":
+        if positive is not None:
+            raise ParameterError("positive", "{positive} goes with {decide:f1} or {decide:balanced}")
+        return
+    if len(classes) != 2:
+        raise ParameterError(
+            "decide",
+            "{decide} {value} needs a two-class model, and this one has {n} classes",
+            hint="train one class against the rest (two classes), or use {decide:accuracy}",
+            value=objective,
+            n=len(classes),
+        )
+    if positive is not None and positive not in classes:
+        raise ParameterError(
+            "positive",
+            "{positive} {value!r} is not a class of the model ({classes})",
+            value=positive,
+            classes=", ".join(classes),
+        )
+
+
+def positive_class(classes: list[str], class_count, positive: str | None = None) -> int:
+    """The positive class's index (see the module docstring)."""
+    if positive is not None:
+        return classes.index(positive)
+    if "spam" in classes:
+        return classes.index("spam")
+    counts = np.asarray(class_count, dtype=np.float64)
+    return 0 if counts[0] < counts[1] else 1
+
+
+def decision_meta(
+    objective: str,
+    classes: list[str],
+    positive: int,
+    log_proba: np.ndarray,
+    truth: np.ndarray,
+    source: str,
+    model_documents: int,
+    class_count=None,
+) -> dict:
+    """meta["decision"] for held-out log-probabilities (n, 2) (calibrated
+    when the model is) and their true class indices; class_count: the
+    corpus's documents per class, to weigh a sample (None: weights 1)."""
+    truth = np.asarray(truth, dtype=np.int64)
+    log_proba = np.asarray(log_proba, dtype=np.float64)
+    weights = None
+    if class_count is not None:
+        held = np.bincount(truth, minlength=2).astype(np.float64)
+        per_class = np.divide(np.asarray(class_count, dtype=np.float64), held, out=np.ones(2), where=held > 0)
+        weights = per_class[truth]
+    scores = log_proba[:, positive] - log_proba[:, 1 - positive]
+    threshold, _ = choose_threshold(scores, truth == positive, objective, weights)
+    return {
+        "objective": objective,
+        "positive": classes[positive],
+        "threshold": threshold,
+        "documents": int(len(truth)),
+        "source": source,
+        "model_documents": int(model_documents),
+    }
