@@ -26,10 +26,16 @@ Decisions:
 - Not calibrated (`--calibrate none`, or a default map skipped): the
   threshold is chosen on the cross-validated raw posteriors (their
   log-odds) instead, the same held-out documents a map would be fitted on.
-- Held-out weights: `train` keeps at most 2500 documents per class for its
-  held-out scores, so each class's documents weigh (its documents) / (its
-  held-out documents), which makes the positive share the corpus's
-  (F1 depends on it). `nbcli calibrate`'s held-out documents weigh 1.
+- The held-out sample: calibration alone keeps at most 2,500 documents per
+  class; --decide keeps up to 20,000 (`training.DECIDE_SAMPLE_PER_CLASS`),
+  since a threshold for a rare class is only as good as the common class's
+  scores around it (on the skewed 20 Newsgroups tasks of `make
+  bench-decide`, 2,500 negatives of 7,500 left the threshold too high and
+  --decide f1 below scikit-learn's TunedThresholdClassifierCV on 5 of 8
+  tasks; the whole corpus, 3 of 8). The map is then fitted on that sample
+  too. Past the cap each class's documents weigh (its documents) / (its
+  held-out documents), which keeps the positive share the corpus's (F1
+  depends on it). `nbcli calibrate`'s held-out documents weigh 1.
 """
 
 from __future__ import annotations

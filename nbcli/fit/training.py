@@ -121,10 +121,17 @@ def calibration_choice(calibrate: str | None, options: TrainOptions | None) -> t
     return calibrate, True, None
 
 
+# `train --decide`'s held-out sample per class: bigger than calibration's alone
+# (measured by make bench-decide, see `deciding`).
+DECIDE_SAMPLE_PER_CLASS = 20_000
+
+
 def sample_size(calibrate: str | None, decide: str = "accuracy") -> int:
     """The documents per class the counting pass keeps for calibration and
     the decision threshold."""
-    return SAMPLE_PER_CLASS if calibrate is not None or decide != "accuracy" else 0
+    if decide != "accuracy":
+        return DECIDE_SAMPLE_PER_CLASS
+    return SAMPLE_PER_CLASS if calibrate is not None else 0
 
 
 def from_table(
