@@ -66,9 +66,9 @@ EM_TOKENS = 4.0
     show_default=True,
     help="How a two-class model decides. accuracy: the most probable class. f1 (the positive class's F1) and "
     "balanced (balanced accuracy): the threshold on P(positive) that maximises it on the held-out scores "
-    "--calibrate fits on (the raw posteriors with --calibrate none); predict, eval, filter and serve decide by it "
-    "(a spam model's spam/unsure/ham verdicts keep their cut-offs). Positive: the class spam, else the class "
-    "with fewer documents. Refused for more than two classes.",
+    "--calibrate fits on (the raw posteriors with --calibrate none); predict, eval, filter, serve and the Python "
+    "API decide by it (for a spam model it is the spam cut-off, unless --spam-cutoff/--ham-cutoff are given). "
+    "Positive: the class spam, else the class with fewer documents. Refused for more than two classes.",
 )
 @click.option(
     "--positive",

@@ -83,13 +83,13 @@ def report(
         )
     log_p_true = np.where(known, log_proba[rows, cols] if len(rows) else np.zeros(0), np.nan)
     out = classification_report(list(true_labels), pred, list(classes), log_p_true)
-    if rule is not None:
-        positive = rule[0]
+    if decision:
+        positive = classes.index(decision["positive"])
         out["decision"] = {
             "objective": decision["objective"],
             "positive": classes[positive],
-            "threshold": probability(rule[1]),
-            "log_odds": rule[1],
+            "threshold": probability(float(decision["threshold"])),
+            "log_odds": float(decision["threshold"]),
             **positive_figures((cols == positive) & known, best == positive),
         }
     if options.calibration:

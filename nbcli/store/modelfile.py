@@ -236,7 +236,8 @@ def _decision(meta: dict, classes: list[str]) -> None:
         decision.get("objective") not in ("f1", "balanced")
         or len(classes) != 2
         or decision.get("positive") not in classes
-        or type(threshold) not in (int, float)
+        or not isinstance(threshold, int | float)
+        or isinstance(threshold, bool)
         or not math.isfinite(threshold)
     ):
         raise _Corrupt("meta", "has a bad decision threshold")

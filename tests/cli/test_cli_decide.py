@@ -220,3 +220,16 @@ def test_calibrate_none_chooses_the_threshold_on_the_raw_posteriors(tmp_path, ma
     assert result.exit_code == 0, result.stderr
     info = model_info(model)
     assert info["calibration"]["method"] is None and info["decision"]["objective"] == "balanced"
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [{"threshold": float("nan")}, {"threshold": "0.3"}, {"positive": "food"}, {"objective": "accuracy"}],
+)
+def test_a_damaged_decision_is_a_one_line_corrupt_model(skewed, damage):
+    model, _, test = skewed
+    classifier = modelfile.load(str(model))
+    classifier.meta["decision"] = {**classifier.meta["decision"], **damage}
+    modelfile.save(classifier, str(model))
+    line = one_line_error(run(["predict", model, test]))
+    assert "is corrupt ('meta' has a bad decision threshold)" in line
