@@ -23,6 +23,9 @@ Decisions:
 - More than two classes: refused with one line (`check_decide`): a
   threshold needs one class against the rest, which such a model does not
   have; train one class against the rest (two class folders) instead.
+- Text models trained from a corpus only: `--unlabeled` (EM would rerun
+  per fold), table models (`--features`) and `--from-model` (no corpus to
+  cross-validate) refuse it with one line.
 - Not calibrated (`--calibrate none`, or a default map skipped): the
   threshold is chosen on the cross-validated raw posteriors (their
   log-odds) instead, the same held-out documents a map would be fitted on.
