@@ -378,6 +378,8 @@ def render_table_info(info: dict, file) -> None:
     _print(file, f"trained:     {info['documents']} rows, {info['created']}, nbcli {info['nbcli_version']}")
     _print(file, f"model id:    {info['model_id']}")
     _print(file, f"calibration: {calibration_text(info['calibration'])}")
+    if info.get("decision"):
+        _print(file, f"decision:    {decision_text(info['decision'])}")
     _print(file, f"settings:    {' '.join(f'{k}={v}' for k, v in info['settings'].items())}")
     if info.get("clusters"):
         _print(file, clusters_line(info["clusters"], "objective (log prior + log-likelihood)"))

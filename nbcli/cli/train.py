@@ -163,10 +163,9 @@ def train(
     workers = pipeline_workers(kw)
     check_output(output, [*corpus, *(parse_label_pair(p)[1] for p in label_pairs)])
     modelfile.check_writable(output)
-    if (decide != "accuracy" or positive is not None) and (unlabeled or table or from_model):
+    if (decide != "accuracy" or positive is not None) and (unlabeled or from_model):
         raise click.UsageError(
-            "--decide f1|balanced chooses its threshold by cross-validating a text corpus "
-            "(no --unlabeled, --features or --from-model)"
+            "--decide f1|balanced chooses its threshold by cross-validating the corpus (no --unlabeled or --from-model)"
         )
     if unlabeled:
         if from_model or table:
@@ -190,7 +189,7 @@ def train(
         if table:
             if from_model:
                 raise click.UsageError("--from-model re-derives text models; train a table model from its table")
-            classifier, said = _train_table(corpus, label_pairs, calibrate, kw, diagnostics)
+            classifier, said = _train_table(corpus, label_pairs, (calibrate, decide, positive), kw, diagnostics)
         elif from_model:
             if calibrate is not None:
                 raise click.UsageError(
@@ -256,12 +255,17 @@ def _text_model_said(classifier) -> list[str]:
     skipped = (classifier.meta.get("calibration") or {}).get("skipped")
     if skipped:
         said.append(f"not calibrated: {skipped}")
-    if classifier.meta.get("decision"):
-        from nbcli.cli.output import decision_text
-        from nbcli.store.describe import describe_decision
+    return said + _decision_said(classifier)
 
-        said.append(f"decision: {decision_text(describe_decision(classifier))}")
-    return said
+
+def _decision_said(classifier) -> list[str]:
+    """The line `train --decide` adds: the threshold it chose."""
+    if not classifier.meta.get("decision"):
+        return []
+    from nbcli.cli.output import decision_text
+    from nbcli.store.describe import describe_decision
+
+    return [f"decision: {decision_text(describe_decision(classifier))}"]
 
 
 def _train_em(
@@ -315,8 +319,9 @@ def _train_em(
 KDE_WARN_ROWS = 20_000
 
 
-def _train_table(corpus, label_pairs, calibrate, kw, diagnostics):
-    """`train --features ...`: a table model (see table_classifier.py)."""
+def _train_table(corpus, label_pairs, held_out, kw, diagnostics):
+    """`train --features ...`: a table model (see table_classifier.py);
+    held_out: (--calibrate, --decide, --positive)."""
     from nbcli.fit.table_training import fit_rows
     from nbcli.fit.training import calibration_choice
 
@@ -325,6 +330,7 @@ def _train_table(corpus, label_pairs, calibrate, kw, diagnostics):
     if not corpus and not label_pairs:
         raise click.UsageError("give a table (CORPUS) to train on")
     columns, settings = table_setup(kw)
+    calibrate, decide, positive = held_out
     method, strict, _ = calibration_choice(calibrate, None)
     docs = table_rows(corpus, label_pairs, kw, diagnostics)
     with diagnostics.progress("reading", docs.total) as advance:
@@ -336,6 +342,8 @@ def _train_table(corpus, label_pairs, calibrate, kw, diagnostics):
             strict,
             label_field=kw["label_field"] or "label",
             id_field=kw["id_field"],
+            decide=decide,
+            positive=positive,
         )
     for note in classifier.meta.get("notes", []):
         diagnostics.warn(note)
@@ -353,8 +361,10 @@ def _train_table(corpus, label_pairs, calibrate, kw, diagnostics):
         diagnostics.info(f"not calibrated: {skipped}{anyway}")
     classifier.meta.pop("notes", None)
     counts = _class_counts(classifier)
+    kinds = _kinds_text(classifier)
     return classifier, [
-        f"{classifier.meta['n_documents']} rows ({counts}), {len(classifier.names)} columns ({_kinds_text(classifier)})"
+        f"{classifier.meta['n_documents']} rows ({counts}), {len(classifier.names)} columns ({kinds})",
+        *_decision_said(classifier),
     ]
 
 

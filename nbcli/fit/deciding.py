@@ -23,9 +23,10 @@ Decisions:
 - More than two classes: refused with one line (`check_decide`): a
   threshold needs one class against the rest, which such a model does not
   have; train one class against the rest (two class folders) instead.
-- Text models trained from a corpus only: `--unlabeled` (EM would rerun
-  per fold), table models (`--features`) and `--from-model` (no corpus to
-  cross-validate) refuse it with one line.
+- Models trained from a corpus only: `--unlabeled` (EM would rerun per
+  fold) and `--from-model` (no corpus to cross-validate) refuse it with one
+  line. A table model (`--features`) chooses its threshold on the 5-fold
+  scores its map is fitted on (`table_training.calibrate_rows`).
 - Not calibrated (`--calibrate none`, or a default map skipped): the
   threshold is chosen on the cross-validated raw posteriors (their
   log-odds) instead, the same held-out documents a map would be fitted on.
@@ -73,6 +74,26 @@ def check_decide(objective: str, classes: list[str], positive: str | None = None
             "{positive} {value!r} is not a class of the model ({classes})",
             value=positive,
             classes=", ".join(classes),
+        )
+
+
+def refuse_too_few(problem: str | None, strict: bool, few: str | None, what: str) -> None:
+    """Refuse held-out `what` (documents, rows) too few to cross-validate:
+    for a calibration method asked for (`problem` with strict), or for a
+    decision threshold (`few`, the problem at two per class)."""
+    if problem is not None and strict:
+        raise ParameterError(
+            "calibrate",
+            "cannot calibrate by cross-validation: {problem}",
+            hint="give more " + what + ", or {calibrate:none}",
+            problem=problem,
+        )
+    if few is not None:
+        raise ParameterError(
+            "decide",
+            "cannot choose a decision threshold by cross-validation: {problem}",
+            hint="give more " + what + ", or {decide:accuracy}",
+            problem=few,
         )
 
 

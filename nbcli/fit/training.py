@@ -199,6 +199,7 @@ def _heldout_fit(classifier, table, finished, analyzer_options, options, calibra
     """`_fit`'s calibration map and decision threshold (`deciding`), both on
     the held-out scores of the table's sample."""
     from nbcli.defaults import MIN_CALIBRATION_PER_CLASS
+    from nbcli.fit.deciding import refuse_too_few
     from nbcli.fit.heldout import heldout_problem
     from nbcli.nb.calibrators import fit_cross_validated
 
@@ -212,21 +213,7 @@ def _heldout_fit(classifier, table, finished, analyzer_options, options, calibra
     problem = (
         None if calibrate is None else heldout_problem(heldout, classes, 2 if strict else MIN_CALIBRATION_PER_CLASS)
     )
-    if problem is not None and strict:
-        raise ParameterError(
-            "calibrate",
-            "cannot calibrate by cross-validation: {problem}",
-            hint="give more documents, or {calibrate:none}",
-            problem=problem,
-        )
-    few = heldout_problem(heldout, classes, 2) if deciding else None
-    if few is not None:
-        raise ParameterError(
-            "decide",
-            "cannot choose a decision threshold by cross-validation: {problem}",
-            hint="give more documents, or {decide:accuracy}",
-            problem=few,
-        )
+    refuse_too_few(problem, strict, heldout_problem(heldout, classes, 2) if deciding else None, "documents")
     if problem is not None:
         classifier.meta["calibration"] = {"skipped": problem}
         if not deciding:

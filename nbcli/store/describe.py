@@ -102,6 +102,7 @@ def _describe_table(classifier) -> dict:
         "table": classifier.meta.get("table", {}),
         "clusters": classifier.meta.get("clusters"),
         "summary": model.summary(),
+        **({"decision": describe_decision(classifier)} if classifier.meta.get("decision") else {}),
     }
 
 

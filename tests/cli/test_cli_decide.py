@@ -210,7 +210,7 @@ def test_refusals_are_one_line(tmp_path, make_class_folders):
     line = one_line_error(run(["train", two, "--decide", "f1", "--positive", "food", "-o", tmp_path / "m.nb"]))
     assert "--positive 'food' is not a class of the model" in line
     line = one_line_error(run(["train", two, "--decide", "balanced", "--unlabeled", two, "-o", tmp_path / "m.nb"]), 2)
-    assert "--decide f1|balanced chooses its threshold by cross-validating a text corpus" in line
+    assert "--decide f1|balanced chooses its threshold by cross-validating the corpus" in line
 
 
 def test_calibrate_none_chooses_the_threshold_on_the_raw_posteriors(tmp_path, make_class_folders):
@@ -233,3 +233,34 @@ def test_a_damaged_decision_is_a_one_line_corrupt_model(skewed, damage):
     modelfile.save(classifier, str(model))
     line = one_line_error(run(["predict", model, test]))
     assert "is corrupt ('meta' has a bad decision threshold)" in line
+
+
+def test_a_table_model_decides_by_its_threshold_too(tmp_path):
+    """--features: the threshold is chosen on the 5-fold scores the table
+    model's map is fitted on; predict and eval decide by it."""
+    import csv
+
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    table = tmp_path / "rows.csv"
+    with open(table, "w", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(["x", "y", "label"])
+        for _ in range(400):
+            rare = rng.random() < 0.08
+            out.writerow(
+                [round(rng.normal(1.5 if rare else 0, 1), 3), round(rng.normal(0, 1), 3), "rare" if rare else "common"]
+            )
+    model = tmp_path / "rows.nb"
+    result = run(["train", table, "--features", "all", "--decide", "balanced", "-o", model])
+    assert result.exit_code == 0, result.stderr
+    decision = model_info(model)["decision"]
+    assert decision["positive"] == "rare" and decision["objective"] == "balanced" and decision["documents"] == 400
+    p_t = decision["probability"]
+    rows = [json.loads(line) for line in run(["predict", model, table, "--json"]).stdout.splitlines()]
+    assert any(0.5 > r["probabilities"]["rare"] >= p_t for r in rows)  # the threshold moves some decisions
+    for r in rows:
+        assert r["label"] == ("rare" if r["probabilities"]["rare"] >= p_t else "common")
+    report = json.loads(run(["eval", model, table, "--json"]).stdout)
+    assert report["decision"]["positive"] == "rare" and report["decision"]["recall"] is not None
