@@ -182,6 +182,9 @@ def test_learn_keeps_the_threshold_and_says_when_it_is_stale(skewed, tmp_path, m
     info = model_info(model)["decision"]
     assert info["stale"] is True and info["threshold"] == before["threshold"]
     assert "stale: refit it with nbcli calibrate MODEL HELDOUT" in run(["info", model]).stdout
+    result = run(["forget", model, many / "code", "--class", "code"])  # back to the documents it was chosen on
+    assert result.exit_code == 0, result.stderr
+    assert "stale" not in result.stderr and model_info(model)["decision"]["threshold"] == before["threshold"]
 
 
 def test_calibrate_chooses_the_threshold_again_for_the_stored_objective(skewed):
