@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-cluster bench-dask
+.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-cluster bench-dask bench-decide
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -75,6 +75,10 @@ bench-online: $(VENV)/.installed-test
 ## bench-serve: the spamd daemon (nbcli serve): spamc round trip vs bogofilter and nbcli filter, throughput, TELL, memory -> docs/benchmarks.md
 bench-serve: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python serve.py
+
+## bench-decide: train --decide f1 (issue 27) on skewed one-topic-against-the-rest tasks (20 Newsgroups, Reuters R8, SOTU) vs scikit-learn TunedThresholdClassifierCV -> docs/benchmarks.md
+bench-decide: $(VENV)/.installed-test
+	cd benchmarks && ../$(BIN)/python decide.py
 
 ## bench-calibration: calibration maps (issue 16) on SpamAssassin splits, SOTU and the sample topics, with bogofilter's unsure band -> docs/benchmarks.md
 bench-calibration: $(VENV)/.installed-test

@@ -54,9 +54,13 @@ class Model:
         else as text; 'mail' always parses it as a message; 'text' never
         does. Bytes that are not mail are decoded as UTF-8, or as
         Windows-1252 where they are not valid UTF-8. An empty document gets
-        the class prior (`nbcli predict` skips empty documents instead)."""
+        the class prior (`nbcli predict` skips empty documents instead).
+        The label is the most probable class, or for a two-class model
+        trained with decide='f1' or 'balanced' the class its stored
+        threshold decides (the probabilities are the same either way)."""
         import numpy as np
 
+        from nbcli.evaluate.decision import decided
         from nbcli.text.sources import Document, batches
 
         docs = _documents(docs, "docs")
@@ -66,7 +70,7 @@ class Model:
         out: list[Prediction] = []
         for batch in batches(Document(str(i), None, data, kind) for i, data in enumerate(docs)):
             log_proba = self._classifier.log_proba([d.data for d in batch], [d.kind for d in batch])
-            best = log_proba.argmax(axis=1)
+            best = decided(log_proba, self._classifier.decision_rule())
             proba = np.exp(log_proba)
             for i in range(len(batch)):
                 out.append(
@@ -106,8 +110,10 @@ def train(documents: Iterable[str | bytes], labels: Iterable[str], **options) ->
     differences: `kind` for --model, `unknown` for --unknown-terms, and
     mail=False for --no-mail. Values are as on the command line (e.g.
     prior='spam=0.4,ham=0.6', m_estimate='8,0.625', stop_words='english' or
-    a file name, max_message_bytes in bytes), and calibrate='platt',
-    'temperature', 'isotonic' or 'none'. Left out, an option has the
+    a file name, max_message_bytes in bytes), calibrate='platt',
+    'temperature', 'isotonic' or 'none', and decide='accuracy', 'f1' or
+    'balanced' with positive=CLASS (a two-class model's decision threshold,
+    which `Model.classify` then decides by: see `nbcli train --help`). Left out, an option has the
     command's default, including the defaults for a corpus of mostly mail
     and the calibration.
     Bad options and corpora raise NbcliError with the message the command
@@ -119,6 +125,7 @@ def train(documents: Iterable[str | bytes], labels: Iterable[str], **options) ->
     from nbcli.text.sources import Document
 
     calibrate = options.pop("calibrate", None)
+    decide, positive = options.pop("decide", "accuracy"), options.pop("positive", None)
     analyzer_options, train_options = training_options(**options)
     method, strict, _ = calibration_choice(calibrate, train_options)
     documents = _documents(documents, "documents")
@@ -128,7 +135,15 @@ def train(documents: Iterable[str | bytes], labels: Iterable[str], **options) ->
     if len(labels) != len(documents):
         raise NbcliError(f"{len(documents)} documents but {len(labels)} labels", hint="give one label per document")
     docs = [Document(str(i), label, data) for i, (data, label) in enumerate(zip(documents, labels))]
-    return Model(train_classifier(docs, analyzer_options, train_options, calibrate=method, strict=strict))
+    if decide != "accuracy" or positive is not None:
+        from nbcli.fit.deciding import check_decide
+
+        check_decide(decide, sorted(set(labels)), positive)
+    return Model(
+        train_classifier(
+            docs, analyzer_options, train_options, calibrate=method, strict=strict, decide=decide, positive=positive
+        )
+    )
 
 
 def _documents(docs, name: str) -> list:

@@ -72,6 +72,40 @@ def make_docs(n_docs: int, seed: int = 0, classes=None, vocab_size: int = 3000):
     return texts, labels
 
 
+def make_skewed_docs(n_docs: int = 600, positives: int = 40, seed: int = 3):
+    """Seeded two-class documents where the class "space" is rare
+    (`positives` of `n_docs`), the rest "code": (texts, labels), for
+    `train --decide` (the topic words overlap little, so the rare class's
+    probabilities spread over (0, 1))."""
+    texts, labels = make_docs(2 * n_docs, seed=seed, classes=["code", "space"])
+    rare = [i for i, lab in enumerate(labels) if lab == "space"][:positives]
+    common = [i for i, lab in enumerate(labels) if lab == "code"][: n_docs - positives]
+    keep = sorted(rare + common)
+    return [texts[i] for i in keep], [labels[i] for i in keep]
+
+
+def brute_force_threshold(scores, positive, objective: str, weights=None):
+    """The oracle of `train --decide`'s threshold: every rule "s >= t", t a
+    midpoint between adjacent distinct scores or the lowest score, scored by
+    scikit-learn's f1_score or balanced_accuracy_score; (the best t, the
+    highest among equals; its value)."""
+    from sklearn.metrics import balanced_accuracy_score, f1_score
+
+    def score(y, p, w):
+        if objective == "f1":
+            return f1_score(y, p, sample_weight=w, zero_division=0.0)
+        return balanced_accuracy_score(y, p, sample_weight=w)
+
+    distinct = np.unique(scores)[::-1]
+    candidates = [(a + b) / 2 for a, b in zip(distinct[:-1], distinct[1:])] + [distinct[-1]]
+    best_t, best_value = None, -1.0
+    for t in candidates:
+        value = score(positive, scores >= t, weights)
+        if value > best_value + 1e-12:
+            best_t, best_value = t, value
+    return best_t, best_value
+
+
 @pytest.fixture
 def make_class_folders(tmp_path):
     """Write texts/labels as CORPUS/<label>/<n>.txt; returns the corpus path."""

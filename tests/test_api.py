@@ -167,3 +167,24 @@ def test_importing_nbcli_stays_free_of_numpy():
         "assert nbcli.load is nbcli.api.load and nbcli.Prediction is nbcli.api.Prediction"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_train_decides_by_a_threshold_for_the_rare_class():
+    """decide='f1' (train --decide f1): the label follows the stored
+    threshold on P(positive), the probabilities are the argmax model's."""
+    import math
+
+    from conftest import make_skewed_docs
+
+    texts, labels = make_skewed_docs()
+    decided = nbcli.train(texts, labels, decide="f1")
+    plain = nbcli.train(texts, labels)
+    decision = decided._classifier.meta["decision"]
+    assert decision["positive"] == "space" and "decision" not in plain._classifier.meta
+    p_t = 1 / (1 + math.exp(-decision["threshold"]))
+    tests, _ = make_skewed_docs(seed=4)
+    for got, argmax in zip(decided.classify(tests), plain.classify(tests)):
+        assert got.probabilities == argmax.probabilities
+        assert got.label == ("space" if got.probabilities["space"] >= p_t else "code")
+    with pytest.raises(nbcli.NbcliError, match="needs a two-class model"):
+        nbcli.train(["a b", "c d", "e f"], ["x", "y", "z"], decide="f1")

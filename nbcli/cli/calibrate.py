@@ -43,7 +43,10 @@ def calibrate(model, heldout, label_pairs, method, output, as_json, **kw):
     'nbcli eval --calibration' on other documents. A map needs at least 20
     documents of every class, left out are those the model's record shows
     it was trained on, and a map that would reverse the model's ranking
-    (fitted on its mistakes) is refused.
+    (fitted on its mistakes) is refused. A model trained with --decide f1 or
+    balanced gets its decision threshold chosen again on the same documents
+    (after the new map; on the raw posteriors with --method none), for the
+    objective and positive class it has.
 
     \b
     Example:
@@ -74,7 +77,8 @@ def calibrate(model, heldout, label_pairs, method, output, as_json, **kw):
 
         method = default_calibration(len(current.classes))
     scores = None
-    if method != "none":
+    decision = current.meta.get("decision")
+    if method != "none" or decision:
         docs = labeled_corpus(heldout, pairs, model_read_opts(current, kw, diagnostics))
         learned: list[bool] = []  # per document: the model's record holds it
         with diagnostics.progress("scoring", docs.total) as advance:
@@ -109,7 +113,7 @@ def calibrate(model, heldout, label_pairs, method, output, as_json, **kw):
         updated = current.uncalibrated()
         meta = {k: v for k, v in current.meta.items() if k != "calibration"}
         result = {"model": target, "method": None}
-        if scores is not None:
+        if scores is not None and method != "none":
             from nbcli.fit.training import calibration_meta
             from nbcli.nb.calibrators import fit_increasing
 
@@ -128,6 +132,9 @@ def calibrate(model, heldout, label_pairs, method, output, as_json, **kw):
             )
         else:
             updated.meta = meta
+        if decision:
+            _decide_again(updated, decision, scores, truth, f"held-out: {' '.join([*heldout, *label_pairs])}")
+            result["decision"] = updated.meta["decision"]
         modelfile.save(updated, target)
     if result["method"] is None:
         diagnostics.info(f"wrote {target}: not calibrated (raw event-model posteriors)")
@@ -137,10 +144,34 @@ def calibrate(model, heldout, label_pairs, method, output, as_json, **kw):
             f"wrote {target}: {result['map']}, fitted on {result['documents']} held-out documents; on them, "
             f"log loss {b['log_loss']:.4g} -> {a['log_loss']:.4g}, ECE {b['ece']:.4g} -> {a['ece']:.4g}"
         )
+    if decision:
+        from nbcli.cli.output import decision_text
+        from nbcli.store.describe import describe_decision
+
+        diagnostics.info(f"decision: {decision_text(describe_decision(updated))}")
     if as_json:
         write_json(result)
     diagnostics.finish()
     check_inputs()
+
+
+def _decide_again(updated, decision: dict, scores, truth, source: str) -> None:
+    """Choose the model's decision threshold again, for its objective and
+    positive class, on the held-out documents' raw scores mapped by its new
+    calibration (if any)."""
+    from nbcli.fit.deciding import decision_meta
+
+    calibrated = scores if updated.calibration is None else updated.calibration.apply(scores)
+    classes = updated.classes
+    updated.meta["decision"] = decision_meta(
+        decision["objective"],
+        classes,
+        classes.index(decision["positive"]),
+        calibrated,
+        truth,
+        source,
+        int(updated.model.class_count.sum()),
+    )
 
 
 def _marking_learned(classifier, docs, learned: list):

@@ -38,6 +38,7 @@ from nbcli.cli.options import (
     analysed_corpus,
     check_cutoffs,
     check_inputs,
+    cutoffs_given,
     eval_options,
     given_options,
     is_given,
@@ -182,7 +183,7 @@ _NOT_WITH_CLUSTERS = (
 def _eval_model(ctx, args, label_pairs, plot, as_json, kw, diagnostics):
     """`eval MODEL CORPUS...`: score the labelled documents, then report."""
     classifier, labels, log_proba, raw = _scored(ctx, args, label_pairs, kw, diagnostics, kw.get("calibration", False))
-    _evaluated(labels, log_proba, classifier.classes, args[0], plot, as_json, kw, raw)
+    _evaluated(labels, log_proba, classifier.classes, args[0], plot, as_json, kw, raw, classifier.meta.get("decision"))
     diagnostics.finish()
     check_inputs()
 
@@ -281,8 +282,11 @@ def _eval_cv(ctx, corpus, label_pairs, k, seed, as_json, kw, diagnostics):
     check_inputs()
 
 
-def _evaluated(labels, log_proba, classes, source, plot, as_json, kw, uncalibrated=None):
-    """Report on scored documents, draw the --plot, then check the limits."""
+def _evaluated(labels, log_proba, classes, source, plot, as_json, kw, uncalibrated=None, decision=None):
+    """Report on scored documents, draw the --plot, then check the limits;
+    decision: the model's decision threshold (`fit.deciding`), which also
+    moves a spam model's cut-offs unless one is given (`Verdicts` does the
+    same for filter, serve and predict)."""
     from nbcli.cli.reports import write_eval_report
     from nbcli.evaluate.report import figure, report
 
@@ -295,7 +299,18 @@ def _evaluated(labels, log_proba, classes, source, plot, as_json, kw, uncalibrat
             ),
             hint="name one of those classes",
         )
-    result = report(labels, log_proba, classes, options, uncalibrated)
+    if decision and not cutoffs_given():
+        import dataclasses
+
+        from nbcli.evaluate.binary import spam_index
+        from nbcli.evaluate.decision import decided_cutoffs
+
+        rule = (classes.index(decision["positive"]), float(decision["threshold"]))
+        spam, ham = decided_cutoffs(
+            rule, spam_index(classes, options.spam_class), options.spam_cutoff, options.ham_cutoff
+        )
+        options = dataclasses.replace(options, spam_cutoff=spam, ham_cutoff=ham)
+    result = report(labels, log_proba, classes, options, uncalibrated, decision)
     if plot:
         from nbcli.cli import plot as plotting
 

@@ -11,7 +11,7 @@ import sys
 import click
 
 from nbcli.cli.option_bundles import cutoff_options, explain_option, jobs_option, message_cap_option, quiet_option
-from nbcli.cli.options import check_cutoffs, in_flag_terms, load_model, make_diagnostics
+from nbcli.cli.options import check_cutoffs, cutoffs_given, in_flag_terms, load_model, make_diagnostics
 from nbcli.cli.stdio import err
 from nbcli.errors import NbcliError
 
@@ -103,7 +103,9 @@ def filter_(
     classifier = verdicts = model_error = None
     try:
         classifier = load_model(model, max_message_bytes)
-        verdicts = filtering.Verdicts(classifier.classes, spam_class, spam_cutoff, ham_cutoff)
+        verdicts = filtering.Verdicts(
+            classifier.classes, spam_class, spam_cutoff, ham_cutoff, classifier.decision_rule(), cutoffs_given()
+        )
         if exit_codes and not verdicts.binary:
             raise NbcliError(
                 (

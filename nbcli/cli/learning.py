@@ -235,12 +235,12 @@ def _new_classes(classes, label, spam_pair) -> list[str]:
 def _said(outcome, label, model, updated, as_json, diagnostics) -> None:
     """What learn and forget did: a line on stderr, and with --json on stdout."""
     from nbcli.cli.output import model_counts
-    from nbcli.nb.calibrators import calibration_note
+    from nbcli.nb.calibrators import calibration_note, decision_note
 
     diagnostics.info(f"{_summary(outcome, label, model)} ({model_counts(updated)})")
-    note = calibration_note(updated, model)
-    if note:
-        diagnostics.info(note)
+    for note in (calibration_note(updated, model), decision_note(updated, model)):
+        if note:
+            diagnostics.info(note)
     if as_json:
         write_json({"model": model, **outcome.as_dict(), "classes": _class_counts(updated)})
     diagnostics.finish()

@@ -127,6 +127,8 @@ PARAMETER_FLAGS = {
     "unlabeled": "--unlabeled",
     "metric": "--metric",
     "calibrate": "--calibrate",
+    "decide": "--decide",
+    "positive": "--positive",
     "k": "-k",
     "cv": "--cv",
     "train": "--train",
@@ -178,6 +180,14 @@ def is_given(ctx: click.Context, name: str) -> bool:
     from click.core import ParameterSource
 
     return ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+
+
+def cutoffs_given() -> bool:
+    """Whether --spam-cutoff or --ham-cutoff was typed: then a model's
+    decision threshold does not move the spam/unsure/ham cut-offs
+    (`evaluate.decision.decided_cutoffs`)."""
+    ctx = click.get_current_context()
+    return is_given(ctx, "spam_cutoff") or is_given(ctx, "ham_cutoff")
 
 
 def given_fields(ctx: click.Context) -> set[str]:

@@ -66,15 +66,26 @@ def prediction_tsv(
 
 
 def prediction_lines(
-    ids, classes, log_proba, explanations, as_json: bool, ascii_only: bool = False, verdicts: list[str] | None = None
+    ids,
+    classes,
+    log_proba,
+    explanations,
+    as_json: bool,
+    ascii_only: bool = False,
+    verdicts: list[str] | None = None,
+    rule: tuple[int, float] | None = None,
 ) -> list[str]:
     """predict's output lines for a batch: one per document, TSV or JSON
     (`explanations`: one per document, or None; `verdicts`: one per
     document (`filtering.Verdicts.names`), or None for a model that is not
-    a spam model)."""
+    a spam model); rule: the model's decision threshold
+    (`BaseClassifier.decision_rule`; None: the argmax). The probability
+    column is the decided class's."""
     import numpy as np
 
-    best = log_proba.argmax(axis=1)
+    from nbcli.evaluate.decision import decided
+
+    best = decided(log_proba, rule)
     proba = np.exp(log_proba)
     lines = []
     for i, doc_id in enumerate(ids):
@@ -210,6 +221,13 @@ def render_eval(report: dict, file, source: str) -> None:
         _print(file, *spam_filter_lines(report["spam_filter"]))
     if report.get("calibration"):
         _print(file, *calibration_lines(report["calibration"]))
+    if report.get("decision"):
+        d = report["decision"]
+        _print(
+            file,
+            f"decision: {d['positive']} when P({d['positive']}) >= {d['threshold']:.4g} (--decide {d['objective']}): "
+            f"{d['positive']} precision {_fmt(d['precision'])}, recall {_fmt(d['recall'])}, F1 {_fmt(d['f1'])}",
+        )
 
 
 def render_clusters(report: dict, file, source: str) -> None:
@@ -232,6 +250,17 @@ def render_clusters(report: dict, file, source: str) -> None:
     _print(file, *table.lines())
     if report["empty_clusters"]:
         _print(file, f"clusters no document fell in: {', '.join(report['empty_clusters'])}")
+
+
+def decision_text(decision: dict) -> str:
+    """info's decision line (see `store.describe`)."""
+    positive = decision["positive"]
+    stale = ", stale: refit it with nbcli calibrate MODEL HELDOUT" if decision.get("stale") else ""
+    return (
+        f"{positive} when P({positive}) >= {decision['probability']:.4g} (log-odds {decision['threshold']:.4g}), "
+        f"chosen for --decide {decision['objective']} on {decision['documents']} held-out documents "
+        f"({decision['source']}){stale}"
+    )
 
 
 def calibration_text(cal: dict) -> str:
@@ -357,6 +386,8 @@ def render_table_info(info: dict, file) -> None:
     _print(file, f"trained:     {info['documents']} rows, {info['created']}, nbcli {info['nbcli_version']}")
     _print(file, f"model id:    {info['model_id']}")
     _print(file, f"calibration: {calibration_text(info['calibration'])}")
+    if info.get("decision"):
+        _print(file, f"decision:    {decision_text(info['decision'])}")
     _print(file, f"settings:    {' '.join(f'{k}={v}' for k, v in info['settings'].items())}")
     if info.get("clusters"):
         for line in clusters_line(info["clusters"], "objective (log prior + log-likelihood)").splitlines():
@@ -395,6 +426,9 @@ def render_info(info: dict, file) -> None:
     cal = info.get("calibration")
     if cal is not None:
         _print(file, f"calibration: {calibration_text(cal)}")
+    decision = info.get("decision")
+    if decision:
+        _print(file, f"decision:    {decision_text(decision)}")
     em = info.get("em")
     if em:
         _print(

@@ -22,6 +22,7 @@ from nbcli.cli.option_bundles import (
 from nbcli.cli.options import (
     check_cutoffs,
     check_inputs,
+    cutoffs_given,
     is_given,
     load_model,
     make_diagnostics,
@@ -96,7 +97,8 @@ def predict(model, inputs, as_json, explain, spam_cutoff, ham_cutoff, spam_class
 
     classifier = load_model(model, max_message_bytes)
     classes = classifier.classes
-    verdicts = Verdicts(classes, spam_class, spam_cutoff, ham_cutoff)
+    rule = classifier.decision_rule()
+    verdicts = Verdicts(classes, spam_class, spam_cutoff, ham_cutoff, rule, cutoffs_given())
     _check_verdict_options(verdicts, model)
     opts = model_read_opts(classifier, kw, diagnostics, labels=False)
     docs = Corpus([documents_in(path, opts) for path in inputs])
@@ -117,7 +119,14 @@ def predict(model, inputs, as_json, explain, spam_cutoff, ham_cutoff, spam_class
             if cells is not None:
                 cells.add(batch, log_proba)
             lines = prediction_lines(
-                [doc.id for doc in batch], classes, log_proba, why, as_json, ascii_json, verdicts.names(log_proba)
+                [doc.id for doc in batch],
+                classes,
+                log_proba,
+                why,
+                as_json,
+                ascii_json,
+                verdicts.names(log_proba),
+                rule,
             )
             sys.stdout.write("\n".join(lines) + "\n")
             sys.stdout.flush()

@@ -126,7 +126,7 @@ def serve(
       spamc -U /run/nbcli/spamd.sock < message.eml
       nbcli serve mail.nb --tcp --allow-tell
     """
-    from nbcli.cli.options import check_cutoffs, in_flag_terms
+    from nbcli.cli.options import check_cutoffs, cutoffs_given, in_flag_terms
     from nbcli.run.executor import cpu_count
     from nbcli.spam.daemon import run
     from nbcli.spam.listening import default_socket
@@ -163,6 +163,7 @@ def serve(
         spam_class=kw["spam_class"],
         spam_cutoff=kw["spam_cutoff"],
         ham_cutoff=kw["ham_cutoff"],
+        cutoffs_given=cutoffs_given(),
         explain=explain,
         model_cache=model_cache,
         max_model_size=max_model_size,

@@ -60,6 +60,23 @@ EM_TOKENS = 4.0
     "temperature keep the ranking of two classes; none gives the event model's raw posteriors.",
 )
 @click.option(
+    "--decide",
+    type=click.Choice(["accuracy", "f1", "balanced"]),
+    default="accuracy",
+    show_default=True,
+    help="How a two-class model decides. accuracy: the most probable class. f1 (the positive class's F1) and "
+    "balanced (balanced accuracy): the threshold on P(positive) that maximises it on the held-out scores "
+    "--calibrate fits on (the raw posteriors with --calibrate none); predict, eval, filter, serve and the Python "
+    "API decide by it (for a spam model it is the spam cut-off, unless --spam-cutoff/--ham-cutoff are given). "
+    "Positive: the class spam, else the class with fewer documents. Refused for more than two classes.",
+)
+@click.option(
+    "--positive",
+    metavar="CLASS",
+    default=None,
+    help="The positive class of --decide f1 or balanced (default: spam, else the class with fewer documents).",
+)
+@click.option(
     "--unlabeled",
     multiple=True,
     metavar="PATH",
@@ -107,6 +124,8 @@ def train(
     label_pairs,
     from_model,
     calibrate,
+    decide,
+    positive,
     unlabeled,
     em_weight,
     em_iter,
@@ -144,6 +163,10 @@ def train(
     workers = pipeline_workers(kw)
     check_output(output, [*corpus, *(parse_label_pair(p)[1] for p in label_pairs)])
     modelfile.check_writable(output)
+    if (decide != "accuracy" or positive is not None) and (unlabeled or from_model):
+        raise click.UsageError(
+            "--decide f1|balanced chooses its threshold by cross-validating the corpus (no --unlabeled or --from-model)"
+        )
     if unlabeled:
         if from_model or table:
             raise click.UsageError("--unlabeled trains a text model from a corpus (no --from-model, no --features)")
@@ -166,7 +189,7 @@ def train(
         if table:
             if from_model:
                 raise click.UsageError("--from-model re-derives text models; train a table model from its table")
-            classifier, said = _train_table(corpus, label_pairs, calibrate, kw, diagnostics)
+            classifier, said = _train_table(corpus, label_pairs, (calibrate, decide, positive), kw, diagnostics)
         elif from_model:
             if calibrate is not None:
                 raise click.UsageError(
@@ -175,7 +198,9 @@ def train(
                 )
             classifier, said = _retrain(from_model, corpus, label_pairs, kw, diagnostics)
         else:
-            classifier, said = _train_corpus(corpus, label_pairs, calibrate, workers, kw, diagnostics)
+            classifier, said = _train_corpus(
+                corpus, label_pairs, (calibrate, decide, positive), workers, kw, diagnostics
+            )
     modelfile.save(classifier, output)
     contents, *notes = said
     diagnostics.info(f"wrote {output}: {contents}")
@@ -185,8 +210,9 @@ def train(
     check_inputs()
 
 
-def _train_corpus(corpus, label_pairs, calibrate, workers, kw, diagnostics):
-    """`train CORPUS`: a text model, calibrated by cross-validation."""
+def _train_corpus(corpus, label_pairs, held_out, workers, kw, diagnostics):
+    """`train CORPUS`: a text model, calibrated by cross-validation; held_out:
+    (--calibrate, --decide, --positive)."""
     from nbcli.fit.training import calibration_choice
     from nbcli.run.pipeline import train as train_model
     from nbcli.text.sources import labeled_corpus, parse_label_pair
@@ -194,6 +220,7 @@ def _train_corpus(corpus, label_pairs, calibrate, workers, kw, diagnostics):
     if not corpus and not label_pairs:
         raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
     pairs = [parse_label_pair(p) for p in label_pairs]
+    calibrate, decide, positive = held_out
     analyzer_options, options = training_setup(kw)
     if options.needs_second_pass and ("-" in corpus or any(path == "-" for _, path in pairs)):
         raise NbcliError(
@@ -214,6 +241,8 @@ def _train_corpus(corpus, label_pairs, calibrate, workers, kw, diagnostics):
             calibrate=method,
             strict=strict,
             bar=advance,
+            decide=decide,
+            positive=positive,
         )
     return classifier, _text_model_said(classifier)
 
@@ -226,7 +255,17 @@ def _text_model_said(classifier) -> list[str]:
     skipped = (classifier.meta.get("calibration") or {}).get("skipped")
     if skipped:
         said.append(f"not calibrated: {skipped}")
-    return said
+    return said + _decision_said(classifier)
+
+
+def _decision_said(classifier) -> list[str]:
+    """The line `train --decide` adds: the threshold it chose."""
+    if not classifier.meta.get("decision"):
+        return []
+    from nbcli.cli.output import decision_text
+    from nbcli.store.describe import describe_decision
+
+    return [f"decision: {decision_text(describe_decision(classifier))}"]
 
 
 def _train_em(
@@ -280,8 +319,9 @@ def _train_em(
 KDE_WARN_ROWS = 20_000
 
 
-def _train_table(corpus, label_pairs, calibrate, kw, diagnostics):
-    """`train --features ...`: a table model (see table_classifier.py)."""
+def _train_table(corpus, label_pairs, held_out, kw, diagnostics):
+    """`train --features ...`: a table model (see table_classifier.py);
+    held_out: (--calibrate, --decide, --positive)."""
     from nbcli.fit.table_training import fit_rows
     from nbcli.fit.training import calibration_choice
 
@@ -290,6 +330,7 @@ def _train_table(corpus, label_pairs, calibrate, kw, diagnostics):
     if not corpus and not label_pairs:
         raise click.UsageError("give a table (CORPUS) to train on")
     columns, settings = table_setup(kw)
+    calibrate, decide, positive = held_out
     method, strict, _ = calibration_choice(calibrate, None)
     docs = table_rows(corpus, label_pairs, kw, diagnostics)
     with diagnostics.progress("reading", docs.total) as advance:
@@ -301,6 +342,8 @@ def _train_table(corpus, label_pairs, calibrate, kw, diagnostics):
             strict,
             label_field=kw["label_field"] or "label",
             id_field=kw["id_field"],
+            decide=decide,
+            positive=positive,
         )
     for note in classifier.meta.get("notes", []):
         diagnostics.warn(note)
@@ -318,8 +361,10 @@ def _train_table(corpus, label_pairs, calibrate, kw, diagnostics):
         diagnostics.info(f"not calibrated: {skipped}{anyway}")
     classifier.meta.pop("notes", None)
     counts = _class_counts(classifier)
+    kinds = _kinds_text(classifier)
     return classifier, [
-        f"{classifier.meta['n_documents']} rows ({counts}), {len(classifier.names)} columns ({_kinds_text(classifier)})"
+        f"{classifier.meta['n_documents']} rows ({counts}), {len(classifier.names)} columns ({kinds})",
+        *_decision_said(classifier),
     ]
 
 

@@ -22,6 +22,7 @@ import numpy as np
 
 from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF
 from nbcli.errors import NbcliError, ParameterError, listed
+from nbcli.evaluate.decision import decided, positive_figures, probability
 
 
 @dataclass
@@ -42,6 +43,7 @@ def report(
     classes: list[str],
     options: EvalOptions | None = None,
     uncalibrated: np.ndarray | None = None,
+    decision: dict | None = None,
 ) -> dict:
     """The eval report for documents with these true labels and
     log-posteriors (shape (n_docs, n_classes), columns in `classes` order).
@@ -53,13 +55,19 @@ def report(
     calibration block also has "uncalibrated": the same figures and the
     log loss before the calibration map. Documents none of whose labels is
     one of `classes` are an NbcliError: there is nothing to judge (an
-    accuracy of 0 would read as a model that got everything wrong)."""
+    accuracy of 0 would read as a model that got everything wrong).
+
+    decision: a two-class model's decision threshold (meta "decision", see
+    `fit.deciding`): the documents are decided by it instead of the argmax,
+    and "decision" reports it with the positive class's precision, recall
+    and F1 at it."""
     from nbcli.evaluate.metrics import classification_report
 
     options = options or EvalOptions()
     log_proba = np.asarray(log_proba, dtype=np.float64).reshape(len(true_labels), len(classes))
     index = {c: i for i, c in enumerate(classes)}
-    best = log_proba.argmax(axis=1) if len(true_labels) else np.zeros(0, dtype=np.int64)
+    rule = None if not decision else (classes.index(decision["positive"]), float(decision["threshold"]))
+    best = decided(log_proba, rule) if len(true_labels) else np.zeros(0, dtype=np.int64)
     pred = [classes[i] for i in best.tolist()]
     rows = np.arange(len(true_labels))
     cols = np.array([index.get(t, 0) for t in true_labels], dtype=np.int64)
@@ -75,6 +83,15 @@ def report(
         )
     log_p_true = np.where(known, log_proba[rows, cols] if len(rows) else np.zeros(0), np.nan)
     out = classification_report(list(true_labels), pred, list(classes), log_p_true)
+    if decision:
+        positive = classes.index(decision["positive"])
+        out["decision"] = {
+            "objective": decision["objective"],
+            "positive": classes[positive],
+            "threshold": probability(float(decision["threshold"])),
+            "log_odds": float(decision["threshold"]),
+            **positive_figures((cols == positive) & known, best == positive),
+        }
     if options.calibration:
         from nbcli.evaluate.calibration import summary
 

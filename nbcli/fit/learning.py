@@ -344,7 +344,7 @@ def rebuild(counts: Counts, template, meta: dict):
         template.analyzer_options,
         meta,
     )
-    return _with_calibration(rebuilt, template)
+    return _with_decision(_with_calibration(rebuilt, template), template)
 
 
 def _with_calibration(classifier, template):
@@ -359,6 +359,14 @@ def _with_calibration(classifier, template):
         classifier.calibration = calibration
     else:
         classifier.meta = {**classifier.meta, "calibration": {"dropped": "the model's classes changed"}}
+    return classifier
+
+
+def _with_decision(classifier, template):
+    """`classifier` keeping `template`'s decision threshold (`deciding`, in
+    the meta) while its classes are the same; dropped with them."""
+    if "decision" in classifier.meta and list(classifier.classes) != list(template.classes):
+        classifier.meta = {k: v for k, v in classifier.meta.items() if k != "decision"}
     return classifier
 
 
@@ -541,6 +549,7 @@ def merge(classifiers: list, names: list[str]):
         sum(p.mail_docs for p in parts),
     )
     merged = rebuild(counts, first, {**first.meta, "merged_from": list(names)})
+    merged.meta.pop("decision", None)  # chosen on one part's held-out scores (see `deciding`)
     if merged.calibration is not None:  # fitted to one of the parts' tables, not to the sum
         merged.calibration = None
         merged.meta["calibration"] = {"dropped": "a merged model's tables are new"}

@@ -42,13 +42,16 @@ def fit_rows(
     strict: bool,
     label_field: str = "label",
     id_field: str | None = None,
+    decide: str = "accuracy",
+    positive: str | None = None,
 ):
     """A TableClassifier of labelled rows (documents whose data are
     {field: cell}); calibrate: the calibration method ('default': by the
     number of classes; None: none), fitted on 5-fold cross-validated
-    scores of the rows (strict: refuse a table too small for that). The
-    label and id fields are kept in the meta: predict and eval read rows
-    with them unless told otherwise."""
+    scores of the rows (strict: refuse a table too small for that); decide,
+    positive: `train --decide`'s threshold, chosen on the same scores
+    (`deciding`). The label and id fields are kept in the meta: predict and
+    eval read rows with them unless told otherwise."""
     import datetime
 
     from nbcli import __version__
@@ -72,8 +75,12 @@ def fit_rows(
         "notes": table.notes,
     }
     classifier = TableClassifier(model, meta)
-    if calibrate is not None:
-        calibrate_rows(classifier, classes, y, names, kinds, data, settings, calibrate, strict)
+    if decide != "accuracy":
+        from nbcli.fit.deciding import check_decide
+
+        check_decide(decide, classes, positive)
+    if calibrate is not None or decide != "accuracy":
+        calibrate_rows(classifier, classes, y, names, kinds, data, settings, calibrate, strict, decide, positive)
     return classifier
 
 
@@ -83,31 +90,37 @@ def _fit(classes, y, names, kinds, data, settings):
     return TableModel.fit(classes, y, names, kinds, data, settings)
 
 
-def calibrate_rows(classifier, classes, y, names, kinds, data, settings, calibrate, strict) -> None:
-    """Fit the calibration map on 5-fold stratified cross-validation scores:
-    each fold's rows scored by the model of the other folds' rows."""
+def _few_rows(classes, sizes, least: int) -> str | None:
+    """Why a class has too few rows to cross-validate (None: none has)."""
+    if sizes.min() >= least:
+        return None
+    smallest = classes[int(sizes.argmin())]
+    if sizes.min() < 2:
+        return f"class {smallest} has only one row"
+    return f"class {smallest} has {int(sizes.min())} rows, fewer than the {least} a calibration map needs"
+
+
+def calibrate_rows(
+    classifier, classes, y, names, kinds, data, settings, calibrate, strict, decide="accuracy", positive=None
+) -> None:
+    """Fit the calibration map (calibrate None: none) on 5-fold stratified
+    cross-validation scores: each fold's rows scored by the model of the
+    other folds' rows; with decide, the decision threshold on the same
+    scores, after the map (`deciding`)."""
     from nbcli.defaults import MIN_CALIBRATION_PER_CLASS, default_calibration
     from nbcli.fit.crossval import stratified_folds
+    from nbcli.fit.deciding import refuse_too_few
     from nbcli.nb.calibrators import fit_cross_validated
 
     sizes = np.bincount(y, minlength=len(classes))
-    least = 2 if strict else MIN_CALIBRATION_PER_CLASS
-    if sizes.min() < least:
-        smallest = classes[int(sizes.argmin())]
-        problem = (
-            f"class {smallest} has only one row"
-            if sizes.min() < 2
-            else f"class {smallest} has {int(sizes.min())} rows, fewer than the {least} a calibration map needs"
-        )
-        if strict:
-            raise ParameterError(
-                "calibrate",
-                "cannot calibrate by cross-validation: {problem}",
-                hint="give more rows, or {calibrate:none}",
-                problem=problem,
-            )
+    deciding = decide != "accuracy"
+    problem = None if calibrate is None else _few_rows(classes, sizes, 2 if strict else MIN_CALIBRATION_PER_CLASS)
+    refuse_too_few(problem, strict, _few_rows(classes, sizes, 2) if deciding else None, "rows")
+    if problem is not None:
         classifier.meta["calibration"] = {"skipped": problem}
-        return
+        if not deciding:
+            return
+        calibrate = None  # the threshold is chosen on the raw posteriors
     k = int(min(5, sizes.min()))
     fold = stratified_folds(y, k, 0)
     scores = np.zeros((len(y), len(classes)))
@@ -115,12 +128,21 @@ def calibrate_rows(classifier, classes, y, names, kinds, data, settings, calibra
         train, test = fold != f, fold == f
         part = _fit(classes, y[train], names, kinds, CutColumns(data, train), settings)
         scores[test] = part.predict_log_proba(part.encode(CutColumns(data, test)))
-    method = default_calibration(len(classes)) if calibrate == "default" else calibrate
-    classifier.calibration, skipped = fit_cross_validated(method, scores, y, classes, strict)
-    if skipped is not None:
-        classifier.meta["calibration"] = {"skipped": skipped}
-        return
-    classifier.meta["calibration"] = {"source": "cross-validation", "model_documents": int(len(y))}
+    if calibrate is not None:
+        method = default_calibration(len(classes)) if calibrate == "default" else calibrate
+        classifier.calibration, skipped = fit_cross_validated(method, scores, y, classes, strict)
+        if skipped is not None:
+            classifier.meta["calibration"] = {"skipped": skipped}
+        else:
+            classifier.meta["calibration"] = {"source": "cross-validation", "model_documents": int(len(y))}
+    if deciding:
+        from nbcli.fit.deciding import decision_meta, positive_class
+
+        calibrated = scores if classifier.calibration is None else classifier.calibration.apply(scores)
+        where = positive_class(classes, sizes, positive)
+        classifier.meta["decision"] = decision_meta(
+            decide, classes, where, calibrated, y, "cross-validation", int(len(y))
+        )
 
 
 def cross_validate(docs, columns: TableColumns, settings, k: int, seed: int, eval_options) -> dict:

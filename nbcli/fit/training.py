@@ -46,24 +46,28 @@ def train(
     progress=None,
     calibrate: str | None = None,
     strict: bool = True,
+    decide: str = "accuracy",
+    positive: str | None = None,
 ) -> Classifier:
     """Train a Classifier on labelled documents, in this process (see
     `pipeline.train` for the counting on several workers); calibrate: the
     calibration method (`calibrators.METHODS`), None for none; strict: see
-    `_fit`."""
-    check_trainable(docs, options, calibrate)
+    `_fit`; decide, positive: `train --decide`, `--positive` (`deciding`)."""
+    check_trainable(docs, options, calibrate, decide)
     table = count_corpus(
         docs,
         Analyzer(analyzer_options),
         options.needs_doc_freq,
         progress,
         options.first_pass_transform,
-        sample_size(calibrate),
+        sample_size(calibrate, decide),
     )
-    return from_table(table, docs, analyzer_options, options, calibrate, strict)
+    return from_table(table, docs, analyzer_options, options, calibrate, strict, decide=decide, positive=positive)
 
 
-def check_trainable(docs: Iterable[Document], options: TrainOptions, calibrate: str | None = None) -> None:
+def check_trainable(
+    docs: Iterable[Document], options: TrainOptions, calibrate: str | None = None, decide: str = "accuracy"
+) -> None:
     """Refuse, before reading anything, what training could not finish
     (the options themselves were checked where they entered: `training_options`)."""
     if options.needs_second_pass and iter(docs) is docs:
@@ -72,6 +76,12 @@ def check_trainable(docs: Iterable[Document], options: TrainOptions, calibrate: 
         )
     if calibrate is not None:
         check_calibratable(options, calibrate)
+    if decide != "accuracy" and options.needs_second_pass:
+        raise ParameterError(
+            "decide",
+            "{decide} cannot cross-validate complement's {tf_log}/{length_norm} with pruning or {idf}",
+            hint="train with {decide:accuracy}",
+        )
 
 
 def check_calibratable(options: TrainOptions | None, calibrate: str) -> None:
@@ -111,8 +121,16 @@ def calibration_choice(calibrate: str | None, options: TrainOptions | None) -> t
     return calibrate, True, None
 
 
-def sample_size(calibrate: str | None) -> int:
-    """The documents per class the counting pass keeps for calibration."""
+# `train --decide`'s held-out sample per class: bigger than calibration's alone
+# (measured by make bench-decide, see `deciding`).
+DECIDE_SAMPLE_PER_CLASS = 20_000
+
+
+def sample_size(calibrate: str | None, decide: str = "accuracy") -> int:
+    """The documents per class the counting pass keeps for calibration and
+    the decision threshold."""
+    if decide != "accuracy":
+        return DECIDE_SAMPLE_PER_CLASS
     return SAMPLE_PER_CLASS if calibrate is not None else 0
 
 
@@ -124,14 +142,17 @@ def from_table(
     calibrate: str | None = None,
     strict: bool = True,
     bar=None,
+    decide: str = "accuracy",
+    positive: str | None = None,
 ) -> Classifier:
     """The Classifier of the counts of `docs`; complement's document
     transforms read `docs` a second time (`transformed_sums`); with a
     calibration method, calibrated on the held-out scores of the documents
     the table sampled (see `heldout`; strict: see `_fit`). bar: the
     progress bar (`diagnostics.Advance`), relabelled when the calibration
-    starts and advanced by one per cross-validation model."""
-    classifier = _fit(table, analyzer_options, options, calibrate, strict, bar)
+    starts and advanced by one per cross-validation model. decide,
+    positive: see `train`."""
+    classifier = _fit(table, analyzer_options, options, calibrate, strict, bar, decide, positive)
     if options.needs_second_pass:
         classifier.model = classifier.model.rebuilt(fit_count=transformed_sums(classifier, docs))
     return classifier
@@ -144,12 +165,16 @@ def _fit(
     calibrate: str | None = None,
     strict: bool = True,
     bar=None,
+    decide: str = "accuracy",
+    positive: str | None = None,
 ) -> Classifier:
     """Prune the vocabulary, smooth the counts, and build the Classifier;
     calibrate it on held-out scores of the table's sample (strict: refuse
     a corpus too small for that; otherwise the meta says why it was not;
-    bar: see `from_table`)."""
-    classes, class_count, vocab, tf, df = table.finish()
+    bar: see `from_table`), and choose its decision threshold on the same
+    scores (decide, positive: see `deciding`)."""
+    finished = table.finish()
+    classes, class_count, vocab, tf, df = finished
     classifier = fit_counts(
         classes,
         class_count,
@@ -163,42 +188,39 @@ def _fit(
         last_seen=table.last_seen,
         fit=table.fit,
     )
-    if calibrate is not None:
-        from nbcli.defaults import MIN_CALIBRATION_PER_CLASS
-        from nbcli.fit.heldout import heldout_problem, heldout_scores
-        from nbcli.nb.calibrators import fit_cross_validated
+    if calibrate is None and decide == "accuracy":
+        return classifier
+    return _heldout_fit(
+        classifier, table, finished, analyzer_options, options, calibrate, strict, bar, decide, positive
+    )
 
-        heldout = table.heldout
-        problem = heldout_problem(heldout, classes, 2 if strict else MIN_CALIBRATION_PER_CLASS)
-        if problem is not None:
-            if strict:
-                raise ParameterError(
-                    "calibrate",
-                    "cannot calibrate by cross-validation: {problem}",
-                    hint="give more documents, or {calibrate:none}",
-                    problem=problem,
-                )
-            classifier.meta["calibration"] = {"skipped": problem}
+
+def _heldout_fit(classifier, table, finished, analyzer_options, options, calibrate, strict, bar, decide, positive):
+    """`_fit`'s calibration map and decision threshold (`deciding`), both on
+    the held-out scores of the table's sample."""
+    from nbcli.defaults import MIN_CALIBRATION_PER_CLASS
+    from nbcli.fit.deciding import refuse_too_few
+    from nbcli.fit.heldout import heldout_problem
+    from nbcli.nb.calibrators import fit_cross_validated
+
+    classes, class_count = classifier.classes, classifier.model.class_count
+    deciding = decide != "accuracy"
+    if deciding:
+        from nbcli.fit.deciding import check_decide
+
+        check_decide(decide, classes, positive)
+    heldout = table.heldout
+    problem = (
+        None if calibrate is None else heldout_problem(heldout, classes, 2 if strict else MIN_CALIBRATION_PER_CLASS)
+    )
+    refuse_too_few(problem, strict, heldout_problem(heldout, classes, 2) if deciding else None, "documents")
+    if problem is not None:
+        classifier.meta["calibration"] = {"skipped": problem}
+        if not deciding:
             return classifier
-        fit_one = functools.partial(fit_part, analyzer_options=analyzer_options, options=options, texts=False)
-        k = groups_for(len(heldout), int(class_count.sum()))
-        if bar is not None:
-            bar.phase(f"calibrating ({len(heldout)} held-out documents, {k} models)", k)
-        scores, truth = heldout_scores(
-            heldout,
-            classes,
-            class_count,
-            vocab,
-            tf,
-            df,
-            table.fit,
-            table.mail_docs,
-            fit_one,
-            table.transform,
-            FIT_SCALE,
-            k,
-            bar,
-        )
+        calibrate = None  # the threshold is chosen on the raw posteriors
+    scores, truth = heldout_of(table, finished, analyzer_options, options, bar)
+    if calibrate is not None:
         if calibrate == "default":
             from nbcli.defaults import default_calibration
 
@@ -206,9 +228,54 @@ def _fit(
         classifier.calibration, skipped = fit_cross_validated(calibrate, scores, truth, classes, strict)
         if skipped is not None:
             classifier.meta["calibration"] = {"skipped": skipped}
-            return classifier
-        classifier.meta["calibration"] = calibration_meta(classifier, "cross-validation")
+            if not deciding:
+                return classifier
+        else:
+            classifier.meta["calibration"] = calibration_meta(classifier, "cross-validation")
+    if deciding:
+        from nbcli.fit.deciding import decision_meta, positive_class
+
+        calibrated = scores if classifier.calibration is None else classifier.calibration.apply(scores)
+        classifier.meta["decision"] = decision_meta(
+            decide,
+            classes,
+            positive_class(classes, class_count, positive),
+            calibrated,
+            truth,
+            "cross-validation",
+            int(class_count.sum()),
+            class_count,
+        )
     return classifier
+
+
+def heldout_of(table: CountTable, finished: tuple, analyzer_options: AnalyzerOptions, options: TrainOptions, bar=None):
+    """(raw held-out log-probabilities (n, C), their true class indices) of
+    the table's sample, by cross-validation (see `heldout`); finished: what
+    `table.finish()` gave."""
+    from nbcli.fit.heldout import heldout_scores
+
+    classes, class_count, vocab, tf, df = finished
+    heldout = table.heldout
+    fit_one = functools.partial(fit_part, analyzer_options=analyzer_options, options=options, texts=False)
+    k = groups_for(len(heldout), int(class_count.sum()))
+    if bar is not None:
+        bar.phase(f"calibrating ({len(heldout)} held-out documents, {k} models)", k)
+    return heldout_scores(
+        heldout,
+        classes,
+        class_count,
+        vocab,
+        tf,
+        df,
+        table.fit,
+        table.mail_docs,
+        fit_one,
+        table.transform,
+        FIT_SCALE,
+        k,
+        bar,
+    )
 
 
 def calibration_meta(classifier: Classifier, source: str) -> dict:
@@ -434,6 +501,7 @@ def refit(old: Classifier, options: TrainOptions, source: str = "model") -> Clas
         "options": described,
         "from_model": source,
     }
+    meta.pop("decision", None)  # chosen on the old model's (calibrated) scores (see `deciding`)
     vocab, tf, df = old.vocabulary, np.asarray(model.feature_count), model.doc_freq
     return _build(
         model.classes,

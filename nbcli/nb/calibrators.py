@@ -550,6 +550,11 @@ def fit(method: str, log_proba: np.ndarray, truth: np.ndarray) -> Calibration:
 STALE_SHARE = 0.1
 
 
+def _moved(then: int, now: int) -> bool:
+    """Whether the model's documents differ by STALE_SHARE or more from then."""
+    return abs(now - then) >= max(STALE_SHARE * then, 1)
+
+
 def calibration_note(classifier, path: str) -> str | None:
     """What to say after an update of a model whose calibration is stale
     (fitted when the model had documents differing by STALE_SHARE or more
@@ -560,7 +565,7 @@ def calibration_note(classifier, path: str) -> str | None:
     if classifier.calibration is None or "model_documents" not in fitted:
         return None
     then, now = fitted["model_documents"], int(classifier.model.class_count.sum())
-    if abs(now - then) < max(STALE_SHARE * then, 1):
+    if not _moved(then, now):
         return None
     return (
         f"{path}'s calibration is stale: it was fitted when the model had {then} documents, and it has {now}; "
@@ -571,3 +576,18 @@ def calibration_note(classifier, path: str) -> str | None:
 def calibration_stale(classifier) -> bool:
     """Whether `calibration_note` would call the calibration stale."""
     return calibration_note(classifier, "") is not None and classifier.calibration is not None
+
+
+def decision_note(classifier, path: str) -> str | None:
+    """What to say after an update of a model whose decision threshold
+    (`train --decide`, meta "decision") is stale by the calibration's rule
+    (chosen when the model had documents differing by STALE_SHARE or more
+    from those it has now); None when there is nothing to say."""
+    then = (classifier.meta.get("decision") or {}).get("model_documents")
+    now = int(classifier.model.class_count.sum())
+    if then is None or not _moved(then, now):
+        return None
+    return (
+        f"{path}'s decision threshold is stale: it was chosen when the model had {then} documents, and it has "
+        f"{now}; refit it with the map: nbcli calibrate {path} HELDOUT (or train again)"
+    )

@@ -65,6 +65,17 @@ class BaseClassifier:
         see `Analyzer.analyze` for kinds; the table classifier's are rows)."""
         return self.score(docs, kinds)
 
+    def decision_rule(self) -> tuple[int, float] | None:
+        """How a two-class model trained with `train --decide f1|balanced`
+        decides (meta "decision", see `fit.deciding`): (the positive class's
+        column, the threshold on its log-odds), for
+        `evaluate.decision.decided`; None: the argmax (every other model,
+        and every model written before --decide)."""
+        decision = self.meta.get("decision")
+        if not decision:
+            return None
+        return self.classes.index(decision["positive"]), float(decision["threshold"])
+
     def uncalibrated(self) -> BaseClassifier:
         """The same classifier giving the model's raw posteriors."""
         raise NotImplementedError

@@ -259,7 +259,7 @@ class TableClassifier(BaseClassifier):
         from nbcli.evaluate.report import report
 
         true_labels, log_proba = self.score_labelled(docs, progress)
-        return report(true_labels, log_proba, self.classes, options)
+        return report(true_labels, log_proba, self.classes, options, decision=self.meta.get("decision"))
 
 
 class RowScores(np.ndarray):

@@ -60,12 +60,14 @@ def train(
     calibrate: str | None = None,
     strict: bool = True,
     bar=None,
+    decide: str = "accuracy",
+    positive: str | None = None,
 ):
     """`training.train` with the counting pass on `jobs` workers; bar: see
-    `training.from_table`."""
+    `training.from_table`; decide, positive: `train --decide`, `--positive`."""
     from nbcli.fit import training
 
-    training.check_trainable(docs, options, calibrate)
+    training.check_trainable(docs, options, calibrate, decide)
     table = count_corpus(
         docs,
         training.Analyzer(analyzer_options),
@@ -73,9 +75,9 @@ def train(
         progress,
         jobs,
         options.first_pass_transform,
-        training.sample_size(calibrate),
+        training.sample_size(calibrate, decide),
     )
-    return training.from_table(table, docs, analyzer_options, options, calibrate, strict, bar)
+    return training.from_table(table, docs, analyzer_options, options, calibrate, strict, bar, decide, positive)
 
 
 def count_corpus(

@@ -296,7 +296,10 @@ class Worker(Connections):
                 classifier = None  # a damaged replacement: keep serving the last good model
             if classifier is not None:
                 s = self.settings
-                verdicts = Verdicts(classifier.classes, s.spam_class, s.spam_cutoff, s.ham_cutoff)
+                rule = classifier.decision_rule()
+                verdicts = Verdicts(
+                    classifier.classes, s.spam_class, s.spam_cutoff, s.ham_cutoff, rule, s.cutoffs_given
+                )
                 held = (identity, classifier, verdicts, modelfile.model_id(classifier), copy)
         self.models[path] = held
         self._evict()
@@ -322,6 +325,8 @@ class Worker(Connections):
             log_proba, whys = result if explain else (result, None)
             row = log_proba[0]
             name, label, p = verdicts.of(row)
+            # a model's decision threshold may move its spam cut-off (`Verdicts`): the score required moves with it
+            required = spamd.threshold(verdicts.spam_cutoff) if verdicts.binary else self.t
             s = verdicts.spam_index
             log_odds = float(row[s] - row[1 - s])
             evidence, unit = [], ""
@@ -336,8 +341,8 @@ class Worker(Connections):
             raise spamd.ProtocolError("EX_SOFTWARE", f"cannot score the message: {self.said(exc)}") from None
         processed = None
         if request.verb in ("PROCESS", "HEADERS"):
-            processed = marked(body, verdict, self.t, header_value(label, p, model_id))
-        return spamd.answer(request, verdict, self.t, processed)
+            processed = marked(body, verdict, required, header_value(label, p, model_id))
+        return spamd.answer(request, verdict, required, processed)
 
     def tell_path(self, request: spamd.Request) -> str:
         """The model a TELL teaches: MODEL, or with --models-dir the

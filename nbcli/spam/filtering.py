@@ -9,7 +9,12 @@ Verdicts: for a model with two classes, one of them the spam class, P(spam)
 against the cut-offs gives "spam" (p >= spam cut-off), "ham" (p <= ham
 cut-off) or "unsure" (in between), and p in the header is P(spam); the ham
 verdict is written with the other class's name. For any other model the
-verdict is the most probable class and p its probability. A message that
+verdict is the most probable class and p its probability, or for a
+two-class model trained with `--decide f1|balanced` the class its stored
+threshold decides (`fit.deciding`). A spam model with such a threshold
+(its positive class spam) takes its spam cut-off from the threshold and
+keeps an unsure band below it, unless the user gave a cut-off
+(`evaluate.decision.decided_cutoffs`). A message that
 cannot be classified gets the verdict "error" and passes through unchanged.
 
 One verdict everywhere: `Verdicts` (on `binary.spam_index` and
@@ -37,6 +42,7 @@ import numpy as np
 
 from nbcli.defaults import DEFAULT_HAM_CUTOFF, DEFAULT_SPAM_CUTOFF
 from nbcli.evaluate.binary import VERDICTS, spam_index, verdict_codes
+from nbcli.evaluate.decision import decided, decided_cutoffs
 
 EXIT_CODES = {"spam": 0, "ham": 1, "unsure": 2, "error": 3}  # bogofilter's
 
@@ -51,6 +57,8 @@ class Verdicts:
     spam_class: str = "spam"
     spam_cutoff: float = DEFAULT_SPAM_CUTOFF
     ham_cutoff: float = DEFAULT_HAM_CUTOFF
+    rule: tuple[int, float] | None = None  # the model's decision threshold (`BaseClassifier.decision_rule`)
+    cutoffs_given: bool = False  # the user gave a cut-off: the threshold does not move them
 
     def __post_init__(self):
         spam = spam_index(self.classes, self.spam_class)
@@ -58,6 +66,8 @@ class Verdicts:
         if self.binary:
             self.spam_index = spam
             self.ham_name = self.classes[1 - spam]
+            if not self.cutoffs_given:
+                self.spam_cutoff, self.ham_cutoff = decided_cutoffs(self.rule, spam, self.spam_cutoff, self.ham_cutoff)
 
     def of(self, log_proba: np.ndarray) -> tuple[str, str, float]:
         """(verdict, label for the header, p) for one row of log-posteriors.
@@ -65,7 +75,7 @@ class Verdicts:
         if self.binary:
             code, p = verdict_codes(log_proba, self.spam_index, self.spam_cutoff, self.ham_cutoff)
             return VERDICTS[code], (self.ham_name, "unsure", self.spam_class)[code], p
-        best = int(np.argmax(log_proba))
+        best = int(decided(np.asarray(log_proba)[None, :], self.rule)[0])
         return self.classes[best], self.classes[best], float(np.exp(log_proba[best]))
 
     def names(self, log_proba: np.ndarray) -> list[str] | None:

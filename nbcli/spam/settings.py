@@ -39,6 +39,7 @@ class Settings:
     spam_class: str = "spam"
     spam_cutoff: float = DEFAULT_SPAM_CUTOFF
     ham_cutoff: float = DEFAULT_HAM_CUTOFF
+    cutoffs_given: bool = False  # a model's decision threshold moves the cut-offs unless given (`Verdicts`)
     explain: int = 5
     model_cache: int = DEFAULT_MODEL_CACHE
     max_model_size: int = DEFAULT_MAX_MODEL_SIZE

@@ -35,6 +35,18 @@ def _describe_calibration(classifier) -> dict:
     }
 
 
+def describe_decision(classifier) -> dict:
+    """info's "decision" (only for a model trained with `--decide f1|balanced`,
+    so every other model's info is as before): the meta's decision
+    (`fit.deciding`), its threshold also as a probability, and "stale"."""
+    from nbcli.nb.calibrators import decision_note
+
+    decision = classifier.meta["decision"]
+    t = float(decision["threshold"])
+    probability = 1.0 / (1.0 + np.exp(-t)) if t > -700 else 0.0
+    return {**decision, "probability": float(probability), "stale": decision_note(classifier, "") is not None}
+
+
 def _em_info(em) -> dict | None:
     """info's "em": how the EM run went (its objective: first and last)."""
     if not isinstance(em, dict):
@@ -90,6 +102,7 @@ def _describe_table(classifier) -> dict:
         "table": classifier.meta.get("table", {}),
         "clusters": classifier.meta.get("clusters"),
         "summary": model.summary(),
+        **({"decision": describe_decision(classifier)} if classifier.meta.get("decision") else {}),
     }
 
 
@@ -152,4 +165,5 @@ def describe(classifier, top: int = 10) -> dict:
         "analyzer": classifier.analyzer_options.to_dict(),
         "options": classifier.meta.get("options", {}),
         "top_terms": top_terms,
+        **({"decision": describe_decision(classifier)} if classifier.meta.get("decision") else {}),
     }

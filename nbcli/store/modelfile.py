@@ -23,6 +23,7 @@ cost.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 
@@ -209,6 +210,7 @@ def _meta(meta) -> dict:
         ("options", (dict,)),
         ("from_model", (str,)),
         ("calibration", (dict,)),
+        ("decision", (dict,)),
     ):
         if key in meta and type(meta[key]) not in kinds:
             raise _Corrupt("meta", f"has a bad {key}")
@@ -219,6 +221,29 @@ def _meta(meta) -> dict:
     if "n_documents" not in meta or meta["n_documents"] < 0:
         raise _Corrupt("meta", "has no n_documents")
     return meta
+
+
+def _decision(meta: dict, classes: list[str]) -> None:
+    """Check the meta's decision threshold (`fit.deciding`), if any: an
+    objective, a positive class of a two-class model, a finite threshold."""
+    decision = meta.get("decision")
+    if decision is None:
+        return
+    if not isinstance(decision, dict):
+        raise _Corrupt("meta", "has a bad decision")
+    threshold = decision.get("threshold")
+    if (
+        decision.get("objective") not in ("f1", "balanced")
+        or len(classes) != 2
+        or decision.get("positive") not in classes
+        or not isinstance(threshold, int | float)
+        or isinstance(threshold, bool)
+        or not math.isfinite(threshold)
+    ):
+        raise _Corrupt("meta", "has a bad decision threshold")
+    for key, kinds in (("documents", (int,)), ("model_documents", (int,)), ("source", (str,))):
+        if key in decision and type(decision[key]) not in kinds:
+            raise _Corrupt("meta", f"has a bad decision {key}")
 
 
 def from_payload(p: dict, path: str = "model"):
@@ -292,6 +317,7 @@ def from_payload(p: dict, path: str = "model"):
             raise _Corrupt(str(exc)) from None
         last_seen = _array(p, "term_last_seen", "i", (n_terms,), optional=True)
         calibration = _calibration(p, n_classes)
+        _decision(meta, classes)
         expected = _expected(p, n_classes, n_terms, feature_count, class_count)
     except _Corrupt as exc:
         raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
@@ -355,6 +381,7 @@ def _table_from_payload(p: dict, path: str):
         if list(model.classes) != classes:
             raise _Corrupt("classes", "differ from the table model's")
         calibration = _calibration(p, len(classes))
+        _decision(meta, classes)
     except _Corrupt as exc:
         raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
     except (TypeError, ValueError, KeyError, ArithmeticError, NbcliError) as exc:

@@ -58,6 +58,8 @@ def compute_model_id(classifier) -> str:
         total = zlib.crc32(json.dumps([model.classes, _plain(spec)], sort_keys=True).encode())
         if classifier.calibration is not None:
             total = zlib.crc32(json.dumps(calibration_state(classifier.calibration), sort_keys=True).encode(), total)
+        if classifier.meta.get("decision"):
+            total = zlib.crc32(json.dumps(_decision_identity(classifier)).encode(), total)
         for name in sorted(arrays):
             raw = np.ascontiguousarray(arrays[name]).reshape(-1).view(np.uint8)
             total = (total * SUM_MIX + word_sum(raw)) % (1 << 64)
@@ -65,6 +67,8 @@ def compute_model_id(classifier) -> str:
     settings = [model.classes, classifier.analyzer_options.to_dict(), _plain(model.spec())]
     if classifier.calibration is not None:  # a calibrated model gives other probabilities: another identity
         settings.append(calibration_state(classifier.calibration))
+    if classifier.meta.get("decision"):  # a threshold gives other decisions: another identity (not without one)
+        settings.append(_decision_identity(classifier))
     total = zlib.crc32(json.dumps(settings, sort_keys=True).encode())
     arrays = [model.class_count, classifier.vocabulary.hashes, model.feature_count]
     if model.doc_freq is not None:
@@ -73,6 +77,12 @@ def compute_model_id(classifier) -> str:
         raw = np.ascontiguousarray(np.asarray(array, dtype=np.float64 if array is not arrays[1] else np.uint64))
         total = (total * SUM_MIX + word_sum(raw.reshape(-1).view(np.uint8))) % (1 << 64)
     return f"{(total ^ (total >> 32)) & 0xFFFFFF:06x}"
+
+
+def _decision_identity(classifier) -> list:
+    """What of a decision threshold (`fit.deciding`) the model id covers."""
+    decision = classifier.meta["decision"]
+    return [decision["objective"], decision["positive"], float(decision["threshold"])]
 
 
 def _table_payload(classifier) -> dict:

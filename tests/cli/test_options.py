@@ -19,6 +19,8 @@ from conftest import make_docs, run
 _NOT_TRAINING = {"--output", "--label", "--from-model", "--calibrate", "--jobs", "--cluster", "--quiet", "--help"}
 # train --unlabeled (semi-supervised EM) and its settings
 _NOT_TRAINING |= {"--unlabeled", "--em-weight", "--em-iter", "--em-tokens", "--em-tol", "--em-components"}
+# train --decide and its positive class: chosen on held-out scores, as --calibrate is
+_NOT_TRAINING |= {"--decide", "--positive"}
 
 
 def _flags(command) -> set[str]:
