@@ -67,6 +67,16 @@ from nbcli.cli.stdio import err
     help="Per-user models: a request's User header picks DIR/USER.nb when it exists, else MODEL.",
 )
 @click.option(
+    "--user-tell",
+    type=click.Choice(["own", "shared", "refuse"]),
+    default="own",
+    show_default=True,
+    help="With --models-dir and --allow-tell, a TELL from a user without DIR/USER.nb: own gives them one (a copy "
+    "of MODEL) and teaches it, so their corrections change only their filter; shared teaches MODEL, which every "
+    "user without a model of their own is scored with; refuse answers EX_NOPERM. A TELL naming no user teaches "
+    "MODEL only under shared.",
+)
+@click.option(
     "--model-cache",
     type=click.IntRange(1, 100000),
     default=16,
@@ -95,6 +105,7 @@ def serve(
     timeout,
     allow_tell,
     models_dir,
+    user_tell,
     model_cache,
     max_model_size,
     explain,
@@ -110,8 +121,8 @@ def serve(
     With --models-dir each worker keeps the --model-cache most recently
     used user models; with --allow-tell a TELL learns a message of at most
     --max-size into a model of at most --max-model-size, and with
-    --models-dir only a user's own model learns (a user without one is
-    refused).
+    --models-dir a user's own model (--user-tell: a user without one gets a
+    copy of MODEL to teach, by default).
 
     Limits against slow or greedy clients: each connection has --timeout
     seconds in all; each worker holds --max-connections connections,
@@ -160,6 +171,7 @@ def serve(
         private_socket_folder=private,
         allow_tell=allow_tell,
         models_dir=models_dir,
+        user_tell=user_tell,
         spam_class=kw["spam_class"],
         spam_cutoff=kw["spam_cutoff"],
         ham_cutoff=kw["ham_cutoff"],

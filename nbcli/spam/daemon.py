@@ -21,11 +21,13 @@ worker's memory and descriptors do not grow with the number of users.
 TELL (with --allow-tell) decisions: a Remove without Message-class (what
 `spamc -L forget` sends) forgets the message from the class the record
 holds it in; a Set learns a message of at most --max-size, into a model
-that stays under --max-model-size (else refused with how to prune); with
---models-dir only a user's own model learns: a TELL for a user without one,
-or naming no user, is refused (EX_NOPERM), since it would change the
-shared model every such user is scored with (a later issue may add a
-choice). Any failure while answering a request is that request's error
+that stays under --max-model-size (else refused with how to prune). With
+--models-dir, a TELL for a user without a model of their own does what
+--user-tell says (`Worker.tell_path`): `own` (the default) first gives the
+user a model of their own, a copy of the shared model, and teaches that;
+`shared` teaches the shared model, which every user without a model of
+their own is scored with; `refuse` answers EX_NOPERM. A TELL naming no user
+never teaches the shared model under `own` or `refuse`. Any failure while answering a request is that request's error
 reply (`Worker.respond`), never the worker's end. A TELL the library
 refuses is replied with its error's text, said as below (`Worker.said`).
 
@@ -346,21 +348,73 @@ class Worker(Connections):
 
     def tell_path(self, request: spamd.Request) -> str:
         """The model a TELL teaches: MODEL, or with --models-dir the
-        request's user's own model. A user without one (or a TELL naming no
-        user) is refused: one user's TELL must not change what every user
-        without a model of their own is scored with."""
+        request's user's own model. For a user without one, --user-tell
+        decides: `own` copies the shared model to DIR/USER.nb first (the
+        user's corrections then change only their own filter, which starts
+        as everyone's: its counts, settings, calibration and record, so a
+        message the shared model learned is not counted twice), `shared`
+        teaches MODEL, `refuse` answers EX_NOPERM. A TELL naming no user
+        teaches the shared model only under `shared`.
+
+        Why `own` by default: one user's TELL must not change what every
+        other user is scored with, and a user who corrects their filter
+        wants it to learn. Its cost is disk: each such user holds a copy of
+        the shared model (prune the shared model, or use `refuse`, where
+        that matters)."""
         if self.settings.models_dir is None:
             return self.settings.model
         own = self.own_model(request)
-        if own is None:
-            user = request.headers.get("user")
-            who = f"user {user} has no model of their own" if user else "the TELL names no User"
+        if own is not None:
+            return own
+        policy = self.settings.user_tell
+        if policy == "shared":
+            return self.settings.model
+        user = request.headers.get("user")
+        if policy == "own" and user:
+            return self.new_own_model(user)
+        who = f"user {user} has no model of their own" if user else "the TELL names no User"
+        raise spamd.ProtocolError(
+            "EX_NOPERM",
+            f"{who} in --models-dir, and a TELL does not teach the shared model; "
+            "give the user a model (copy MODEL to DIR/USER.nb), or start with --user-tell own",
+        )
+
+    def new_own_model(self, user: str) -> str:
+        """DIR/USER.nb, made a copy of the shared model if it does not exist:
+        written to a temporary file in DIR, made durable, then linked into
+        place, which never replaces a file: a copy made meanwhile by
+        another worker (or by hand) wins, and no reader sees a partial file."""
+        import shutil
+        import tempfile
+
+        folder = self.settings.models_dir
+        assert folder is not None
+        target = os.path.join(folder, f"{user}.nb")
+        fd, temporary = tempfile.mkstemp(prefix=f".{user}.", suffix=".nb.tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as out, open(self.settings.model, "rb") as shared:
+                shutil.copyfileobj(shared, out)
+                out.flush()
+                os.fsync(out.fileno())
+            try:
+                os.link(temporary, target)
+            except FileExistsError:
+                pass
+            directory = os.open(folder, os.O_RDONLY)
+            try:
+                os.fsync(directory)
+            finally:
+                os.close(directory)
+        except OSError as exc:
             raise spamd.ProtocolError(
-                "EX_NOPERM",
-                f"{who} in --models-dir, and a TELL does not teach the shared model; "
-                "give the user a model (copy MODEL to DIR/USER.nb) to let them teach it",
-            )
-        return own
+                "EX_CANTCREAT", f"cannot give user {user} a model of their own in --models-dir: {exc.strerror}"
+            ) from None
+        finally:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+        return target
 
     def tell(self, request: spamd.Request, body: bytes) -> bytes:
         """Learn or forget the message (`Set: local` / `Remove: local`) with

@@ -19,6 +19,7 @@ BODY_MARGIN = 64 << 10  # message bytes held past --max-size (PROCESS gives such
 SPAMD_PORT = 783
 DEFAULT_MODEL_CACHE = 16  # per-user models a worker keeps loaded (--model-cache)
 DEFAULT_MAX_MODEL_SIZE = 128 << 20  # a TELL may not grow a model past this (--max-model-size)
+USER_TELLS = ("own", "shared", "refuse")  # what a TELL of a user without a model of their own does (--user-tell)
 
 
 @dataclass
@@ -36,6 +37,7 @@ class Settings:
     private_socket_folder: bool = False  # the socket's folder is checked by `private_folder`
     allow_tell: bool = False
     models_dir: str | None = None
+    user_tell: str = "own"  # with models_dir: see `daemon.Worker.tell_path`
     spam_class: str = "spam"
     spam_cutoff: float = DEFAULT_SPAM_CUTOFF
     ham_cutoff: float = DEFAULT_HAM_CUTOFF

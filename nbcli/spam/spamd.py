@@ -36,6 +36,7 @@ EX = {
     "EX_NOUSER": 67,
     "EX_UNAVAILABLE": 69,
     "EX_SOFTWARE": 70,
+    "EX_CANTCREAT": 73,
     "EX_IOERR": 74,
     "EX_TEMPFAIL": 75,
     "EX_PROTOCOL": 76,

@@ -8,6 +8,7 @@ also checks that no worker died (the supervisor says so on stderr)."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -224,6 +225,8 @@ def test_a_tell_the_model_cannot_learn_says_the_flag_it_was_trained_with(tmp_pat
 
 
 def test_tell_with_models_dir_teaches_only_a_users_own_model(trained, tmp_path):
+    """--user-tell refuse: a TELL from a user without a model of their own, or naming no user, is refused;
+    a user's own model (a link included: its target) learns."""
     users = tmp_path / "users"
     users.mkdir()
     shared = tmp_path / "shared.nb"
@@ -236,14 +239,14 @@ def test_tell_with_models_dir_teaches_only_a_users_own_model(trained, tmp_path):
     before = shared.read_bytes()
     message = HAM_FILE.read_bytes()
     learn = [("Message-class", "spam"), ("Set", "local")]
-    srv = Server(shared, "--models-dir", str(users), "--allow-tell")
+    srv = Server(shared, "--models-dir", str(users), "--allow-tell", "--user-tell", "refuse")
     try:
         for headers in (learn + [("User", "nobody")], learn):
             raw = exchange(srv.unix, build_request("TELL", message, headers))
             m = ERROR.fullmatch(raw)
             assert m and m[2] == b"EX_NOPERM", raw
             assert b"shared model" in m[3], raw
-        assert shared.read_bytes() == before
+        assert shared.read_bytes() == before and not (users / "nobody.nb").exists()
         reply = request(srv.unix, "TELL", message, learn + [("User", "alice")])
         assert reply.headers.get("didset") == "local", reply.raw
         assert model_id(alice) != model_id(shared)
@@ -253,6 +256,70 @@ def test_tell_with_models_dir_teaches_only_a_users_own_model(trained, tmp_path):
         assert model_id(target) == model_id(alice)  # the link's target learned
         assert (tmp_path / ".team.nb.lock").exists() and not (users / ".bob.nb.lock").exists()
         assert shared.read_bytes() == before
+    finally:
+        stopped(srv)
+
+
+def _scores(srv, users, message):
+    """{user: the CHECK score of `message`} for each user and for a request naming no user."""
+    out = {}
+    for user in users:
+        headers = [("User", user)] if user else []
+        out[user] = request(srv.unix, "CHECK", message, headers).raw.split(b"\r\n")[1]
+    return out
+
+
+def test_under_user_tell_own_one_users_tell_never_changes_another_users_or_the_shared_verdicts(trained, tmp_path):
+    """Issue 28: the first TELL of a user without a model gives them one, a copy of the shared model, and
+    teaches it; another user's verdicts and the shared model's stay as they were, byte for byte, and a TELL
+    naming no user still does not teach the shared model."""
+    users = tmp_path / "users"
+    users.mkdir()
+    shared = tmp_path / "shared.nb"
+    shutil.copy(trained, shared)
+    carol = users / "carol.nb"
+    shutil.copy(trained, carol)
+    before = {shared: shared.read_bytes(), carol: carol.read_bytes()}
+    spam = SPAM_FILE.read_bytes()
+    ham = HAM_FILE.read_bytes()
+    srv = Server(shared, "--models-dir", str(users), "--allow-tell", "--workers", "2")
+    try:
+        asked = ["carol", "dave", None]
+        scores = {m: _scores(srv, asked, m) for m in (spam, ham)}
+        for round_ in range(3):  # the first TELL creates alice.nb; later ones teach it; repeats change nothing
+            for message, kind in ((ham, "spam"), (spam, "ham")):
+                headers = [("Message-class", kind), ("Set", "local"), ("User", "alice")]
+                reply = request(srv.unix, "TELL", message, headers)
+                assert reply.headers.get("didset") == ("local" if round_ == 0 else None), reply.raw
+        alice = users / "alice.nb"
+        assert alice.is_file() and model_id(alice) != model_id(shared)
+        assert not [p for p in users.iterdir() if p.name.endswith(".tmp")]  # no temporary left behind
+        info = json.loads(nbcli("info", alice, "--json").stdout)
+        shared_info = json.loads(nbcli("info", shared, "--json").stdout)
+        assert info["documents"] == shared_info["documents"] + 2  # the shared counts plus alice's two messages
+        assert {p: p.read_bytes() for p in before} == before
+        assert {m: _scores(srv, asked, m) for m in (spam, ham)} == scores
+        reply = request(srv.unix, "CHECK", ham, [("User", "alice")])
+        assert reply.raw.split(b"\r\n")[1] != scores[ham]["carol"]  # alice's filter learned her correction
+        raw = exchange(srv.unix, build_request("TELL", ham, [("Message-class", "spam"), ("Set", "local")]))
+        assert ERROR.fullmatch(raw) and ERROR.fullmatch(raw)[2] == b"EX_NOPERM", raw
+        assert shared.read_bytes() == before[shared]
+    finally:
+        stopped(srv)
+
+
+def test_user_tell_shared_teaches_the_shared_model(trained, tmp_path):
+    users = tmp_path / "users"
+    users.mkdir()
+    shared = tmp_path / "shared.nb"
+    shutil.copy(trained, shared)
+    before = model_id(shared)
+    srv = Server(shared, "--models-dir", str(users), "--allow-tell", "--user-tell", "shared")
+    try:
+        headers = [("Message-class", "spam"), ("Set", "local"), ("User", "erin")]
+        reply = request(srv.unix, "TELL", HAM_FILE.read_bytes(), headers)
+        assert reply.headers.get("didset") == "local", reply.raw
+        assert model_id(shared) != before and not list(users.iterdir())
     finally:
         stopped(srv)
 
