@@ -387,6 +387,8 @@ class Worker(Connections):
         import shutil
         import tempfile
 
+        from nbcli.store.integrity import fsync_folder
+
         folder = self.settings.models_dir
         assert folder is not None
         target = os.path.join(folder, f"{user}.nb")
@@ -400,11 +402,7 @@ class Worker(Connections):
                 os.link(temporary, target)
             except FileExistsError:
                 pass
-            directory = os.open(folder, os.O_RDONLY)
-            try:
-                os.fsync(directory)
-            finally:
-                os.close(directory)
+            fsync_folder(folder)
         except OSError as exc:
             raise spamd.ProtocolError(
                 "EX_CANTCREAT", f"cannot give user {user} a model of their own in --models-dir: {exc.strerror}"

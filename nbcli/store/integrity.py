@@ -288,10 +288,15 @@ def write_payload(payload: dict, path: str, checksum: bool = True) -> None:
                 except OSError:
                     pass
                 raise
-            dir_fd = os.open(folder, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+            fsync_folder(folder)
     except OSError as exc:
         raise NbcliError(f"cannot write model file {path}: {exc.strerror}") from None
+
+
+def fsync_folder(folder: str) -> None:
+    """Make a folder's entries (a file renamed or linked into it) durable."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
