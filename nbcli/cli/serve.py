@@ -91,6 +91,29 @@ from nbcli.cli.stdio import err
     show_default=True,
     help="With --allow-tell: refuse a TELL that would grow a model file past this (prune the model to make room).",
 )
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="The lines logged per request (verb, verdict, score, required, user, size, seconds, Message-ID, worker; "
+    "nothing else of the message) and for the daemon's start, reload, worker restarts and stop: text, or one JSON "
+    "object per line for log shippers.",
+)
+@click.option(
+    "--syslog",
+    type=click.Choice(["mail", "daemon", "user", *[f"local{i}" for i in range(8)]]),
+    metavar="FACILITY",
+    help="Log to syslog with this facility (mail, daemon, user, local0..local7) instead of standard error.",
+)
+@click.option(
+    "--syslog-socket",
+    default="/dev/log",
+    show_default=True,
+    metavar="PATH",
+    help="With --syslog: the local syslog daemon's datagram socket. A line it cannot take at once is dropped, "
+    "never waited for.",
+)
 @click.option("--explain", type=click.IntRange(0, 100), default=5, show_default=True, help="Evidence terms in REPORT.")
 @cutoff_options
 @quiet_option
@@ -108,6 +131,9 @@ def serve(
     user_tell,
     model_cache,
     max_model_size,
+    log_format,
+    syslog,
+    syslog_socket,
     explain,
     **kw,
 ):
@@ -123,6 +149,11 @@ def serve(
     --max-size into a model of at most --max-model-size, and with
     --models-dir a user's own model (--user-tell: a user without one gets a
     copy of MODEL to teach, by default).
+
+    Each request is logged in one line (its verdict, score, user, size,
+    time and Message-ID; never the message), as are start, reload, worker
+    restarts and stop: to standard error (-q: only the start and errors),
+    or to syslog with --syslog; --log-format json for log shippers.
 
     Limits against slow or greedy clients: each connection has --timeout
     seconds in all; each worker holds --max-connections connections,
@@ -172,6 +203,10 @@ def serve(
         allow_tell=allow_tell,
         models_dir=models_dir,
         user_tell=user_tell,
+        log_format=log_format,
+        syslog=syslog,
+        syslog_socket=syslog_socket,
+        log_requests=not kw["quiet"],
         spam_class=kw["spam_class"],
         spam_cutoff=kw["spam_cutoff"],
         ham_cutoff=kw["ham_cutoff"],

@@ -44,6 +44,12 @@ class Connections:
         self.sockets = sockets
         self.stop = False  # set by SIGTERM: finish what is in flight, take nothing new
         self.t = spamd.threshold(settings.spam_cutoff)
+        self.outcome: tuple | None = None  # the request's (verdict, score, required), set while answering it
+
+    def logged(self, request: spamd.Request | None, body, size: int, started: float | None, error: str | None) -> None:
+        """After each complete request: its log line (`daemon.Worker`'s);
+        error: the EX_ name it was answered with; request None (and started
+        None): one that never parsed."""
 
     def respond(self, request: spamd.Request, body: bytes | None) -> bytes | None:
         """The reply to one complete request (None: close without one)."""
@@ -150,6 +156,7 @@ class Connections:
         except OSError:
             return None
         connection.last = now
+        logged = False
         try:
             if chunk:
                 connection.feed(chunk)
@@ -161,10 +168,17 @@ class Connections:
             head, body = request
             if head is None:
                 return None
-            if connection.dropped:
-                return self._oversize(head, connection.received)
-            return self.respond(head, body)
+            started, self.outcome, logged = time.monotonic(), None, True
+            try:
+                reply = self._oversize(head, connection.received) if connection.dropped else self.respond(head, body)
+            except spamd.ProtocolError as exc:
+                self.logged(head, body, connection.received, started, exc.name)
+                raise
+            self.logged(head, body, connection.received, started, None)
+            return reply
         except spamd.ProtocolError as exc:
+            if not logged:  # a request that never parsed (a bad request line or header)
+                self.logged(None, None, connection.received, None, exc.name)
             return exc.reply()
 
     def _oversize(self, head: spamd.Request, size: int) -> bytes:

@@ -73,12 +73,18 @@ STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 
 
 def run(settings: Settings, say) -> int:
-    """Serve until SIGTERM/SIGINT; `say(line)` writes to stderr."""
+    """Serve until SIGTERM/SIGINT; `say(line)` writes to stderr. The
+    daemon's events (start, reload, a worker's end, stop) are also said in
+    the --log-format / --syslog form when either asks for it (`requestlog`),
+    and each worker logs its requests there."""
+    from nbcli.spam.requestlog import RequestLog
     from nbcli.store import modelfile
 
     first = modelfile.load(settings.model)  # refuse a bad model before binding anything
     _check_spam_model(first, settings, settings.model)
     sockets = bind(settings)
+    journal = RequestLog(settings.log_format, settings.syslog, settings.syslog_socket)
+    structured = settings.syslog is not None or settings.log_format == "json"  # else `say` is the event log
     ours = socket_identity(settings.socket_path) if settings.socket_path else None
     where = " and ".join(addresses(sockets))
     stopping = False
@@ -95,7 +101,8 @@ def run(settings: Settings, say) -> int:
             if pid == 0:
                 code = 0
                 try:
-                    Worker(settings, sockets).serve()
+                    journal.forked()
+                    Worker(settings, sockets, journal).serve()
                 except BaseException:  # noqa: B036 (a worker never returns into the supervisor's code)
                     code = 70
                 finally:
@@ -117,6 +124,10 @@ def run(settings: Settings, say) -> int:
     def on_hup(signum, frame):
         for pid in list(children):
             _kill(pid, signal.SIGHUP)
+        if structured:
+            journal.event("reload", workers=len(children))
+        else:
+            say(f"reload: {len(children)} worker(s) read the models again")
 
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
@@ -124,6 +135,8 @@ def run(settings: Settings, say) -> int:
     for slot in range(settings.workers):
         spawn(slot)
     say(f"serving {settings.model} on {where} with {settings.workers} worker(s)")
+    if structured:
+        journal.event("start", model=settings.model, listen=where, workers=settings.workers, worker=os.getpid())
     while children:
         try:
             pid, status = os.wait()
@@ -134,6 +147,8 @@ def run(settings: Settings, say) -> int:
         slot = children.pop(pid, None)
         if slot is not None and not stopping:
             say(f"warning: worker {pid} ended ({_how(status)}); starting another")
+            if structured:
+                journal.event("worker-exit", "warning", worker=pid, status=_how(status), restarted=True)
             time.sleep(0.1)
             spawn(slot)  # not if a SIGTERM came meanwhile
     for sock in sockets:
@@ -143,6 +158,8 @@ def run(settings: Settings, say) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):  # stopped: another stop signal while Python exits is not a death
         signal.signal(sig, signal.SIG_IGN)
     say("stopped")
+    if structured:
+        journal.event("stop", worker=os.getpid())
     return 0
 
 
@@ -183,10 +200,35 @@ class Worker(Connections):
     """A worker process: its connections (`Connections`) and the answer to
     each request: the models it keeps loaded, the scores, TELL."""
 
-    def __init__(self, settings: Settings, sockets):
+    def __init__(self, settings: Settings, sockets, journal=None):
         super().__init__(settings, sockets)
         # path -> (file identity, classifier, verdicts, model id, copied), least recently used first
         self.models: OrderedDict[str, tuple] = OrderedDict()
+        self.journal = journal if settings.log_requests or settings.syslog is not None else None
+
+    def logged(self, request: spamd.Request | None, body, size: int, started: float | None, error: str | None) -> None:
+        """The request's line (`requestlog`): verdict, score and required
+        from `self.outcome` (set by `score` and `tell`), else the EX_ error
+        it was answered with, else unscored (an oversize message)."""
+        if self.journal is None or (request is not None and request.verb in ("PING", "SKIP")):
+            return
+        from nbcli.spam.requestlog import clean, message_id
+
+        verdict, score, required = error or "unscored", None, None
+        if error is None and self.outcome is not None:
+            verdict, score, required = self.outcome
+        user = request.headers.get("user") if request is not None else None
+        self.journal.request(
+            verb=request.verb if request is not None else "-",
+            verdict=verdict,
+            score=score,
+            required=required,
+            user=clean(user) if user else None,
+            size=int(size),
+            seconds=None if started is None else round(time.monotonic() - started, 6),
+            mid=message_id(body),
+            worker=os.getpid(),
+        )
 
     def serve(self) -> None:
         """Serve the connections (`Connections.serve_connections`) until
@@ -319,6 +361,7 @@ class Worker(Connections):
 
         if len(body) > self.settings.max_size or not body.strip():
             verdict = spamd.unscored()
+            self.outcome = ("unscored", None, float(spamd.score_text(self.t)))
             return spamd.answer(request, verdict, self.t, body)
         try:
             classifier, verdicts, model_id = self.model(path)
@@ -339,6 +382,8 @@ class Worker(Connections):
                 unit = why["unit"]  # raw log-odds for a calibrated model: not the score's units
             # spamd's "is spam" is the one verdict (filtering.Verdicts), as filter and predict give it
             verdict = spamd.Verdict(name, label, p, log_odds, name == "spam", evidence, model_id, unit=unit)
+            # the score and required score as the reply gives them
+            self.outcome = (name, float(spamd.score_text(log_odds)), float(spamd.score_text(required)))
         except (NbcliError, OSError, ValueError, MemoryError) as exc:
             raise spamd.ProtocolError("EX_SOFTWARE", f"cannot score the message: {self.said(exc)}") from None
         processed = None
@@ -467,6 +512,8 @@ class Worker(Connections):
             if do_remove and "never learned" in str(exc):
                 return spamd.tell_reply(False, False)  # nothing to remove: no DidRemove, as spamd
             raise spamd.ProtocolError("EX_SOFTWARE", f"cannot learn the message: {self.said(exc)}") from None
+        did = ("learned-" + kind if do_set else "forgot") if changed else "unchanged"
+        self.outcome = (did, None, None)
         return spamd.tell_reply(do_set and changed, do_remove and changed)
 
     def _check_model_size(self, path: str, size: int) -> None:

@@ -38,6 +38,10 @@ class Settings:
     allow_tell: bool = False
     models_dir: str | None = None
     user_tell: str = "own"  # with models_dir: see `daemon.Worker.tell_path`
+    log_format: str = "text"  # the request and event lines (`requestlog`): text or json
+    syslog: str | None = None  # a syslog facility: lines go to syslog_socket instead of standard error
+    syslog_socket: str = "/dev/log"
+    log_requests: bool = True  # a line per request (`nbcli serve -q` without --syslog: none)
     spam_class: str = "spam"
     spam_cutoff: float = DEFAULT_SPAM_CUTOFF
     ham_cutoff: float = DEFAULT_HAM_CUTOFF
