@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-cluster bench-dask bench-decide
+.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-cluster bench-dask bench-decide dist-check
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -19,7 +19,12 @@ $(VENV)/.python-ok:
 # adds ~15 ms to every start of nbcli. Falls back if a setuptools lacks it.
 EDITABLE = --config-settings editable_mode=compat
 
+# The distribution was called nbcli before it became nbcli-bayes (pyproject.toml):
+# a .venv made before then holds both, and uninstalling the old one later would
+# take the nbcli command with it, so it goes first, with its nbcli.egg-info.
 $(VENV)/.installed: $(VENV)/.python-ok pyproject.toml
+	@if $(BIN)/python -m pip show --quiet nbcli >/dev/null 2>&1; then $(BIN)/python -m pip uninstall --quiet --yes nbcli; fi
+	@rm -rf nbcli.egg-info
 	$(BIN)/python -m pip install --quiet -e . $(EDITABLE) 2>/dev/null || $(BIN)/python -m pip install --quiet -e .
 	@touch $@
 
@@ -123,6 +128,10 @@ fuzz: $(VENV)/.installed-test
 ## fuzz-serve: 20,000 malformed and mutated spamd requests against a running `nbcli serve` (tests/serve_fuzzing.py)
 fuzz-serve: $(VENV)/.installed-test
 	$(BIN)/python tools/fuzz_serve.py --count 20000
+
+## dist-check: build the wheel and the sdist (python -m build), twine check them, install the wheel into a fresh venv outside the tree and run it (tools/dist_check.py)
+dist-check: $(VENV)/.installed-test
+	$(BIN)/python tools/dist_check.py
 
 ## readme: rerun the README's examples and write their real output into it
 readme: $(VENV)/.installed

@@ -4,6 +4,14 @@ Kept free of imports so that `nbcli --help` can read them without loading
 numpy or the email package.
 """
 
+# The model file's format version, for `nbcli --version`, which must not
+# import numpy to learn it. The number belongs to store/codec.py's
+# FORMAT_VERSION (its history is told there); codec cannot import it from
+# here, for it is the bottom of the longest import chain (nine modules,
+# tests/test_imports.py), so it is written twice and
+# tests/cli/test_cli_main.py::test_version fails when the two differ.
+MODEL_FORMAT_VERSION = 3
+
 DEFAULT_MAX_DOC_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_MESSAGE_BYTES = 512 * 1024
 # The largest analysis cap nbcli trains with or loads (see tokenize.py).

@@ -95,7 +95,7 @@ limit_options = bundle(
             help=(
                 "Also draw the ROC curve (a spam model), the confusion matrix (others), the reliability diagram "
                 "(with --calibration) or the learning curve (with --online) into FILE: .svg, or .png with the extra "
-                "nbcli[plot] (matplotlib)."
+                "nbcli-bayes[plot] (matplotlib)."
             ),
         ),
     ]

@@ -15,6 +15,12 @@ every library error into one line on stderr and an exit code:
   130  interrupted (Ctrl-C)
   141  stdout closed early (e.g. `nbcli predict ... | head`)
 
+`nbcli --version` is one line, `nbcli 0.1.0 (model format 3, Python 3.11.7)`:
+the second field is the version (`nbcli --version | cut -d' ' -f2`), the model
+format is the newest model file this nbcli reads and writes (older ones load; a
+file from a newer nbcli is refused), Python is the interpreter's version as
+`python --version` says it. `python -m nbcli --version` says the same.
+
 A library error that names a Python parameter (errors.ParameterError) is said
 in flag terms (options.in_flag_terms). The layers (issue 26's height budget):
 support modules (options, option_bundles, param_types, output, reports,
@@ -39,6 +45,7 @@ import click  # noqa: E402
 from nbcli import __version__  # noqa: E402
 from nbcli.cli.options import in_flag_terms  # noqa: E402
 from nbcli.cli.stdio import err, guard_standard_streams  # noqa: E402
+from nbcli.defaults import MODEL_FORMAT_VERSION  # noqa: E402
 from nbcli.errors import NbcliError  # noqa: E402
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -101,11 +108,15 @@ class NbcliGroup(click.Group):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
+# `nbcli --version` (see the module's docstring). Nothing here imports numpy.
+VERSION_LINE = f"%(prog)s %(version)s (model format {MODEL_FORMAT_VERSION}, Python {sys.version.split()[0]})"
+
+
 # -- the group and its commands ---------------------------------------------------
 
 
 @click.group(name="nbcli", cls=NbcliGroup, context_settings=CONTEXT)
-@click.version_option(__version__, "--version", prog_name="nbcli", message="%(prog)s %(version)s")
+@click.version_option(__version__, "--version", prog_name="nbcli", message=VERSION_LINE)
 def cli():
     """nbcli: a Naive Bayes text and spam classifier for the command line.
 

@@ -115,7 +115,7 @@ cluster_option = click.option(
     default=None,
     help="Do the work on a Dask cluster: tcp://HOST:8786 for a running scheduler, local[:N] for N worker "
     "processes started for this command. Workers need the same nbcli and the files at the same paths. "
-    "Needs: pip install 'nbcli[dask]'. Results are the same as with --jobs. A scheduler that does not answer "
+    "Needs: pip install 'nbcli-bayes[dask]'. Results are the same as with --jobs. A scheduler that does not answer "
     "in 10 s (NBCLI_CLUSTER_TIMEOUT=SECONDS) is an error.",
 )
 

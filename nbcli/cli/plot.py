@@ -2,7 +2,7 @@
 confusion matrix of any model, or the learning curve of an online run.
 
 SVG is written by hand (no dependency); PNG needs matplotlib, the optional
-extra `nbcli[plot]`. The SVG builders are pure functions returning text.
+extra `nbcli-bayes[plot]`. The SVG builders are pure functions returning text.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ def png(figure: dict, path: str) -> None:
     except ImportError:
         raise NbcliError(
             "--plot PNG needs matplotlib",
-            hint="install it with: pip install 'nbcli[plot]' (or write .svg, which needs nothing)",
+            hint="install it with: pip install 'nbcli-bayes[plot]' (or write .svg, which needs nothing)",
         ) from None
     fig, ax = plt.subplots(figsize=(5, 5), dpi=100)
     if figure["kind"] == "reliability":

@@ -1,6 +1,6 @@
 """A Dask cluster as one more executor (see `executor`): `--cluster ADDRESS`.
 
-Optional: Dask is the extra `pip install 'nbcli[dask]'` and is imported only
+Optional: Dask is the extra `pip install 'nbcli-bayes[dask]'` and is imported only
 here, only when `--cluster` is given. ADDRESS is a running scheduler
 (`tcp://host:8786`, or any address Dask's Client takes, such as the
 `inproc://` address of a thread LocalCluster in the same process) or
@@ -110,7 +110,7 @@ RESUBMITS = 5  # a task cancelled more often than this (the scheduler living) en
 GENERATIONS = 4  # rounds of map_reduce's collection before missing tasks end the run
 POLL = 2.0  # seconds between checks that the cluster is still there, while waiting for a result
 NO_WORKERS_TIMEOUT = 60.0  # a cluster with no worker for this long ends the run (no silent hang in cron)
-INSTALL_HINT = "install the extra: pip install 'nbcli[dask]'"
+INSTALL_HINT = "install the extra: pip install 'nbcli-bayes[dask]'"
 
 
 def _import_distributed():

@@ -1,7 +1,9 @@
 """Conventions every command keeps: help, version, stdout/stderr, start-up."""
 
 import os
+import platform
 import pty
+import re
 import subprocess
 import sys
 
@@ -14,10 +16,24 @@ from conftest import SAMPLES, make_docs, run, run_process
 
 
 def test_version():
+    """One line: the version, the model format (the one the model files
+    carry), the Python version; the same from `python -m nbcli`; no numpy."""
+    from nbcli.store.modelfile import FORMAT_VERSION
+
+    line = f"nbcli {__version__} (model format {FORMAT_VERSION}, Python {platform.python_version()})\n"
     result = run(["--version"])
-    assert result.exit_code == 0 and result.stdout == f"nbcli {__version__}\n"
+    assert result.exit_code == 0 and result.stdout == line and result.stderr == ""
     proc = run_process(["--version"])
-    assert proc.returncode == 0 and proc.stdout.decode() == f"nbcli {__version__}\n"
+    assert proc.returncode == 0 and proc.stdout.decode() == line
+    assert line.split()[1] == __version__ and re.fullmatch(r"nbcli \S+ \(model format \d+, Python [^)]+\)\n", line)
+    code = (
+        "import sys; sys.argv = ['nbcli', '--version']\n"
+        "from nbcli.cli.main import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('HEAVY', sorted(m for m in sys.modules if m.split('.')[0] == 'numpy'), file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.stdout == line and "HEAVY []" in proc.stderr
 
 
 @pytest.mark.parametrize("command", sorted(cli.commands))

@@ -68,7 +68,7 @@ def test_png_without_matplotlib_and_other_errors(tmp_path, models, monkeypatch, 
     result = run(["eval", model, test, "--plot", tmp_path / "x.png", "-q"])
     assert result.exit_code == 1
     assert result.stderr == (
-        "nbcli: error: --plot PNG needs matplotlib; install it with: pip install 'nbcli[plot]' (or write .svg, "
+        "nbcli: error: --plot PNG needs matplotlib; install it with: pip install 'nbcli-bayes[plot]' (or write .svg, "
         "which needs nothing)\n"
     )
     result = run(["eval", model, test, "--plot", tmp_path / "x.gif"])

@@ -192,7 +192,7 @@ def test_worker_versions_are_checked_before_work(tmp_path, processes, monkeypatc
 def nbcli_version() -> str:
     from importlib.metadata import version
 
-    return version("nbcli")
+    return version("nbcli-bayes")
 
 
 def test_a_task_checks_the_version_of_the_worker_that_runs_it():
@@ -260,7 +260,7 @@ def test_unreachable_scheduler_missing_extra_and_bad_combinations(tmp_path, thre
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if the extra were not installed
     missing = run(["predict", model, MAIL / "test", "--cluster", threads])
     assert missing.exit_code == 1 and missing.stdout == ""
-    assert "--cluster needs Dask" in missing.stderr and "pip install 'nbcli[dask]'" in missing.stderr
+    assert "--cluster needs Dask" in missing.stderr and "pip install 'nbcli-bayes[dask]'" in missing.stderr
 
 
 def test_local_n_starts_and_stops_its_own_cluster(tmp_path):
