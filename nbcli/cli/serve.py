@@ -92,6 +92,13 @@ from nbcli.cli.stdio import err
     help="With --allow-tell: refuse a TELL that would grow a model file past this (prune the model to make room).",
 )
 @click.option(
+    "--metrics",
+    metavar="ADDR:PORT",
+    help="Serve Prometheus metrics at http://ADDR:PORT/metrics, summed over the workers: requests by verb and "
+    "verdict, errors by kind, latency and message-size histograms, TELLs by class, reloads, worker restarts, open "
+    "connections, the served model's id and documents (port 0: any free port, said on standard error).",
+)
+@click.option(
     "--log-format",
     type=click.Choice(["text", "json"]),
     default="text",
@@ -131,6 +138,7 @@ def serve(
     user_tell,
     model_cache,
     max_model_size,
+    metrics,
     log_format,
     syslog,
     syslog_socket,
@@ -154,6 +162,7 @@ def serve(
     time and Message-ID; never the message), as are start, reload, worker
     restarts and stop: to standard error (-q: only the start and errors),
     or to syslog with --syslog; --log-format json for log shippers.
+    --metrics serves Prometheus figures summed over the workers.
 
     Limits against slow or greedy clients: each connection has --timeout
     seconds in all; each worker holds --max-connections connections,
@@ -203,6 +212,7 @@ def serve(
         allow_tell=allow_tell,
         models_dir=models_dir,
         user_tell=user_tell,
+        metrics=metrics,
         log_format=log_format,
         syslog=syslog,
         syslog_socket=syslog_socket,

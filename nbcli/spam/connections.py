@@ -46,6 +46,9 @@ class Connections:
         self.t = spamd.threshold(settings.spam_cutoff)
         self.outcome: tuple | None = None  # the request's (verdict, score, required), set while answering it
 
+    def opened(self, count: int) -> None:
+        """The connections held now (`daemon.Worker` counts them for --metrics)."""
+
     def logged(self, request: spamd.Request | None, body, size: int, started: float | None, error: str | None) -> None:
         """After each complete request: its log line (`daemon.Worker`'s);
         error: the EX_ name it was answered with; request None (and started
@@ -144,6 +147,7 @@ class Connections:
             if len(same) >= self.settings.max_per_client:
                 self._drop(min(same, key=lambda c: c.last), "too many connections from this address")
         self.pending[conn.fileno()] = connection
+        self.opened(len(self.pending))
         self.selector.register(conn, selectors.EVENT_READ, connection)
 
     def _receive(self, connection: Connection, now: float):
@@ -231,6 +235,7 @@ class Connections:
         except (KeyError, ValueError):
             pass
         self.pending.pop(sock.fileno(), None)
+        self.opened(len(self.pending))
         connection.closed = True
         sock.close()
 

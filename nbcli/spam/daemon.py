@@ -84,13 +84,19 @@ def run(settings: Settings, say) -> int:
     _check_spam_model(first, settings, settings.model)
     sockets = bind(settings)
     journal = RequestLog(settings.log_format, settings.syslog, settings.syslog_socket)
+    figures = exporter = None
+    if settings.metrics is not None:
+        from nbcli.spam.metrics import SharedFigures
+
+        figures = SharedFigures(settings.workers)
+        exporter = bind_metrics(settings.metrics)
     structured = settings.syslog is not None or settings.log_format == "json"  # else `say` is the event log
     ours = socket_identity(settings.socket_path) if settings.socket_path else None
     where = " and ".join(addresses(sockets))
     stopping = False
     children: dict[int, int] = {}
 
-    def spawn(slot: int) -> None:
+    def spawn(slot: int) -> None:  # slot -1: the --metrics exporter
         # Signals wait while a worker is made: a SIGTERM then finds it in
         # `children` (or stops the spawn), never a worker nobody signals.
         old = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
@@ -101,8 +107,18 @@ def run(settings: Settings, say) -> int:
             if pid == 0:
                 code = 0
                 try:
+                    if slot < 0:
+                        for sock in sockets:
+                            sock.close()
+                        from nbcli.spam.metrics import serve_exposition
+
+                        serve_exposition(figures, exporter)
                     journal.forked()
-                    Worker(settings, sockets, journal).serve()
+                    if figures is not None:
+                        figures.use_slot(slot)
+                    if exporter is not None:
+                        exporter.close()
+                    Worker(settings, sockets, journal, figures).serve()
                 except BaseException:  # noqa: B036 (a worker never returns into the supervisor's code)
                     code = 70
                 finally:
@@ -116,24 +132,33 @@ def run(settings: Settings, say) -> int:
         stopping = True
         for sock in sockets:  # new clients are refused at once (spamc passes their mail through)
             sock.close()
+        if exporter is not None:
+            exporter.close()
         if settings.socket_path:
             remove_socket(settings.socket_path, ours)
         for pid in list(children):
             _kill(pid, signal.SIGTERM)
 
     def on_hup(signum, frame):
-        for pid in list(children):
-            _kill(pid, signal.SIGHUP)
+        for pid, slot in list(children.items()):
+            if slot >= 0:
+                _kill(pid, signal.SIGHUP)
+        if figures is not None:
+            figures.add("reloads")
         if structured:
-            journal.event("reload", workers=len(children))
+            journal.event("reload", workers=settings.workers)
         else:
-            say(f"reload: {len(children)} worker(s) read the models again")
+            say(f"reload: {settings.workers} worker(s) read the models again")
 
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
     signal.signal(signal.SIGHUP, on_hup)
     for slot in range(settings.workers):
         spawn(slot)
+    if exporter is not None:
+        spawn(-1)
+        host, port = exporter.getsockname()[:2]
+        say(f"metrics on http://{host if ':' not in host else f'[{host}]'}:{port}/metrics")
     say(f"serving {settings.model} on {where} with {settings.workers} worker(s)")
     if structured:
         journal.event("start", model=settings.model, listen=where, workers=settings.workers, worker=os.getpid())
@@ -146,13 +171,18 @@ def run(settings: Settings, say) -> int:
             continue
         slot = children.pop(pid, None)
         if slot is not None and not stopping:
-            say(f"warning: worker {pid} ended ({_how(status)}); starting another")
+            what = "the metrics exporter" if slot < 0 else "worker"
+            say(f"warning: {what} {pid} ended ({_how(status)}); starting another")
+            if figures is not None and slot >= 0:
+                figures.add("restarts")
             if structured:
                 journal.event("worker-exit", "warning", worker=pid, status=_how(status), restarted=True)
             time.sleep(0.1)
             spawn(slot)  # not if a SIGTERM came meanwhile
     for sock in sockets:
         sock.close()
+    if exporter is not None:
+        exporter.close()
     if settings.socket_path:
         remove_socket(settings.socket_path, ours)
     for sig in (signal.SIGTERM, signal.SIGINT):  # stopped: another stop signal while Python exits is not a death
@@ -161,6 +191,27 @@ def run(settings: Settings, say) -> int:
     if structured:
         journal.event("stop", worker=os.getpid())
     return 0
+
+
+def bind_metrics(address: str):
+    """The --metrics endpoint's listening TCP socket (bound before any fork)."""
+    import socket
+
+    from nbcli.spam.metrics import parse_address
+
+    host, port = parse_address(address)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise NbcliError(
+            f"cannot listen for --metrics on {address}: {exc.strerror}", hint="give a free ADDR:PORT"
+        ) from None
+    sock.listen(16)
+    return sock
 
 
 def _kill(pid: int, sig) -> None:
@@ -200,8 +251,9 @@ class Worker(Connections):
     """A worker process: its connections (`Connections`) and the answer to
     each request: the models it keeps loaded, the scores, TELL."""
 
-    def __init__(self, settings: Settings, sockets, journal=None):
+    def __init__(self, settings: Settings, sockets, journal=None, figures=None):
         super().__init__(settings, sockets)
+        self.figures = figures  # --metrics: this worker's row of the shared figures
         # path -> (file identity, classifier, verdicts, model id, copied), least recently used first
         self.models: OrderedDict[str, tuple] = OrderedDict()
         self.journal = journal if settings.log_requests or settings.syslog is not None else None
@@ -210,25 +262,37 @@ class Worker(Connections):
         """The request's line (`requestlog`): verdict, score and required
         from `self.outcome` (set by `score` and `tell`), else the EX_ error
         it was answered with, else unscored (an oversize message)."""
-        if self.journal is None or (request is not None and request.verb in ("PING", "SKIP")):
+        if (self.journal is None and self.figures is None) or (
+            request is not None and request.verb in ("PING", "SKIP")
+        ):
             return
         from nbcli.spam.requestlog import clean, message_id
 
         verdict, score, required = error or "unscored", None, None
         if error is None and self.outcome is not None:
             verdict, score, required = self.outcome
+        verb = request.verb if request is not None else "-"
+        seconds = None if started is None else round(time.monotonic() - started, 6)
+        if self.figures is not None:
+            self.figures.request(verb, verdict, error, seconds, int(size))
+        if self.journal is None:
+            return
         user = request.headers.get("user") if request is not None else None
         self.journal.request(
-            verb=request.verb if request is not None else "-",
+            verb=verb,
             verdict=verdict,
             score=score,
             required=required,
             user=clean(user) if user else None,
             size=int(size),
-            seconds=None if started is None else round(time.monotonic() - started, 6),
+            seconds=seconds,
             mid=message_id(body),
             worker=os.getpid(),
         )
+
+    def opened(self, count: int) -> None:
+        if self.figures is not None:
+            self.figures.set("open", count)
 
     def serve(self) -> None:
         """Serve the connections (`Connections.serve_connections`) until
@@ -345,6 +409,8 @@ class Worker(Connections):
                     classifier.classes, s.spam_class, s.spam_cutoff, s.ham_cutoff, rule, s.cutoffs_given
                 )
                 held = (identity, classifier, verdicts, modelfile.model_id(classifier), copy)
+                if self.figures is not None and path == self.settings.model:
+                    self.figures.model(held[3], float(classifier.model.class_count.sum()))
         self.models[path] = held
         self._evict()
         return held[1:4]

@@ -41,6 +41,7 @@ class Settings:
     log_format: str = "text"  # the request and event lines (`requestlog`): text or json
     syslog: str | None = None  # a syslog facility: lines go to syslog_socket instead of standard error
     syslog_socket: str = "/dev/log"
+    metrics: str | None = None  # ADDR:PORT of the Prometheus endpoint (`metrics`)
     log_requests: bool = True  # a line per request (`nbcli serve -q` without --syslog: none)
     spam_class: str = "spam"
     spam_cutoff: float = DEFAULT_SPAM_CUTOFF
