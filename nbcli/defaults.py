@@ -36,8 +36,8 @@ ONLINE_HAM_CUTOFF = 0.01
 TABLE_FORMATS = ("tsv", "csv", "jsonl")
 MAIL_FORMATS = ("eml", "mbox", "maildir")
 INPUT_FORMATS = ("auto", "text") + TABLE_FORMATS + MAIL_FORMATS
-# `train --calibrate`: the map new models get (see calibrators.py and the
-# README's "Calibrated probabilities" for the measurements behind the choice).
+# `train --calibrate`: the map new models get (see calibrators.py and
+# docs/guide/calibration.md, for the measurements behind the choice).
 # Two classes: platt (the lowest log loss on the SpamAssassin splits, and its
 # intercept corrects the mail model's uniform prior); several: temperature
 # (one number that never changes the predicted class, where platt's

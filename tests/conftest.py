@@ -240,3 +240,10 @@ def debian_tool(package: str, *commands: str, usable=None) -> list[str]:
     except subprocess.TimeoutExpired:
         pytest.skip(f"installing {package} with apt-get timed out")
     pytest.skip(f"{package} is not installed and apt-get could not install it")
+
+
+def docs_text() -> str:
+    """The README and the user guide's pages (docs/guide/), in order: where
+    the examples and configurations a test tries are shown."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs" / "guide").glob("*.md"))]
+    return "\n".join(page.read_text(encoding="utf-8") for page in pages)

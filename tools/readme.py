@@ -1,8 +1,10 @@
-"""Keep the README's examples real.
+"""Keep the README's and the user guide's examples real.
 
-Every `$ nbcli ...` line in a ```console block of README.md is run, in README
-order, in a scratch folder that links to sample_corpora/, and the output shown
-under it is compared with (or, with --update, replaced by) what it printed.
+Every `$ nbcli ...` line in a ```console block of README.md and then of the
+guide's pages (docs/guide/, in GUIDE order: a page may use a model an
+earlier one made) is run, in that order, in one scratch folder that links
+to sample_corpora/, and the output shown under it is compared with (or,
+with --update, replaced by) what it printed.
 Outputs containing "..." are elided by hand and only run, not compared;
 commands mentioning path/to are illustrations and not run.
 
@@ -28,6 +30,24 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
+GUIDE = [
+    "text-classification",
+    "evaluation",
+    "mail",
+    "learning",
+    "calibration",
+    "daemon",
+    "unlabelled",
+    "python-api",
+    "tables",
+    "math",
+    "model-file",
+    "speed",
+    "dask",
+    "exit-codes",
+    "development",
+]
+DOCS = [README] + [REPO / "docs" / "guide" / f"{name}.md" for name in GUIDE]
 BLOCK = re.compile(r"(```console\n)(.*?)(```)", re.S)
 PYTHON = re.compile(r"(```python\n)(.*?)(```)", re.S)
 PRINTED = re.compile(r"^(?P<code>.*\bprint\(.*?)(?:  # (?P<shown>.*))?$")
@@ -38,10 +58,21 @@ def normal(text: str) -> list[str]:
     return [STAMP.sub("<time>", line.rstrip()) for line in text.splitlines() if line.strip()]
 
 
+def run_all(workdir: Path, python_bin: Path) -> dict[Path, tuple[str, str]]:
+    """{page: (its text now, the text with every example's output as it
+    prints now)}, for every page of DOCS, run in order in one folder."""
+    out = {}
+    for path in DOCS:
+        current = path.read_text(encoding="utf-8")
+        out[path] = (current, run_examples(current, workdir, python_bin))
+    return out
+
+
 def run_examples(readme: str, workdir: Path, python_bin: Path) -> str:
-    """The README with each runnable example's output replaced by what it
+    """A page with each runnable example's output replaced by what it
     prints now (trailing blanks stripped)."""
-    (workdir / "sample_corpora").symlink_to(REPO / "sample_corpora")
+    if not (workdir / "sample_corpora").exists():
+        (workdir / "sample_corpora").symlink_to(REPO / "sample_corpora")
     env = dict(os.environ, PATH=f"{python_bin}{os.pathsep}{os.environ['PATH']}", COLUMNS="80", NO_COLOR="1")
 
     def block(match):
@@ -83,16 +114,17 @@ def python_block(match, workdir: Path, python_bin: Path) -> str:
 
 
 def main() -> int:
-    current = README.read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory() as tmp:
-        fresh = run_examples(current, Path(tmp), Path(sys.executable).parent)
-    if "--update" in sys.argv:
-        README.write_text(fresh, encoding="utf-8")
-        return 0
-    if normal(fresh) != normal(current):
-        sys.stdout.writelines(difflib.unified_diff(normal(current), normal(fresh), "README.md", "now", lineterm="\n"))
-        return 1
-    return 0
+        pages = run_all(Path(tmp), Path(sys.executable).parent)
+    stale = 0
+    for path, (current, fresh) in pages.items():
+        if "--update" in sys.argv:
+            path.write_text(fresh, encoding="utf-8")
+        elif normal(fresh) != normal(current):
+            name = str(path.relative_to(REPO))
+            sys.stdout.writelines(difflib.unified_diff(normal(current), normal(fresh), name, "now", lineterm="\n"))
+            stale = 1
+    return stale
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@ Registered on the `nbcli` group by cli/main.py; commands only (the work is
 in fit.learning and store.modelfile). Every command that changes
 a model reads its inputs first, then takes the model's lock, reads the
 model as it is now, changes it and replaces it atomically (see
-`modelfile.locked` and the README's "Learning, and what updates
+`modelfile.locked` and docs/guide/learning.md, "Learning, and what updates
 guarantee").
 """
 

@@ -50,7 +50,7 @@ def merge(models, output, quiet):
 def dump(model, output):
     """Write a model as text: options, classes, per-term counts, the record.
 
-    The format (JSON lines, documented in the README's "The dump format")
+    The format (JSON lines, documented in docs/guide/learning.md, "The dump format")
     is made to be read by people and diff, and 'nbcli load' turns it back
     into the identical model.
 

@@ -287,7 +287,7 @@ training_options = bundle(
             "counts of all the other classes, theta~_cj = (sum_{c' != c} N_c'j + alpha) / (sum_{c' != c} N_c' + "
             "alpha |V|), and term j weighs -log theta~_cj; see --tf-log, --idf, --length-norm, --weight-norm.  "
             "[default: multinomial; when most training documents are email, complement with --tf-log and "
-            "--length-norm (the mail model, see the README's Mail section)]",
+            "--length-norm (the mail model, see docs/guide/mail.md)]",
         ),
         click.option(
             "--estimate",

@@ -1,6 +1,6 @@
 """Result writers: TSV and JSON lines for machines, plain aligned tables for people.
 
-Formats (stable; documented in the README):
+Formats (stable; documented in docs/guide/):
 - predict TSV: `id<TAB>label<TAB>probability`, one line per document (with
   --explain, three more columns per term: term, count, contribution, then
   one column with the unit of those contributions); for a spam model (see

@@ -151,7 +151,7 @@ def serve(
     that keep the model loaded and pick up a replaced model file by
     themselves (SIGHUP reloads; SIGTERM finishes the requests in flight and
     stops). The score is the log-odds of spam, the threshold the spam
-    cut-off's log-odds (3.9 for 0.98); see the README's "nbcli serve".
+    cut-off's log-odds (3.9 for 0.98); see docs/guide/daemon.md.
     With --models-dir each worker keeps the --model-cache most recently
     used user models; with --allow-tell a TELL learns a message of at most
     --max-size into a model of at most --max-model-size, and with

@@ -28,7 +28,7 @@ from nbcli.cli.options import (
 )
 from nbcli.errors import NbcliError
 
-# train --em-weight's default: measured by make bench-em (README, "Unlabelled documents")
+# train --em-weight's default: measured by make bench-em (docs/guide/unlabelled.md)
 EM_WEIGHT = 1.0
 # train --em-tokens's default: the E step's evidence cap, measured by make bench-em (em.posterior, em.labelled_start)
 EM_TOKENS = 4.0

@@ -1,7 +1,7 @@
 """The `nbcli eval` report: from true labels and log-posteriors to metrics.
 
 No I/O. `report` is the whole report as a JSON-ready dict (the stable
-`nbcli eval --json` schema, see the README); `flat_metrics` names each
+`nbcli eval --json` schema, see docs/guide/evaluation.md); `flat_metrics` names each
 figure for `--fail-under`/`--fail-over` and for cross-validation, and
 `check_limits` says which limit a report breaks (a ParameterError naming
 fail_under/fail_over, which the command line says in flag terms).

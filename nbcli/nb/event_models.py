@@ -1,6 +1,6 @@
 """The Naive Bayes math: counts to smoothed log tables, and scoring.
 
-No I/O here. Notation (see the README's "The math"): N_c documents of class
+No I/O here. Notation (see docs/guide/math.md): N_c documents of class
 c out of N; N_cj occurrences of term j in class c; N_c. = sum_j N_cj; |V|
 terms; alpha > 0 a pseudo-count.
 

@@ -582,7 +582,7 @@ class Session:
                 # No MALLOC_TRIM_THRESHOLD_ (Dask's nanny sets 65536): setting it
                 # turns off glibc's adaptive mmap threshold, so every numpy array
                 # over 128 KB is mapped and unmapped again, and counting cost 25%
-                # more CPU (make bench-dask; README, "Running on a Dask cluster")
+                # more CPU (make bench-dask; docs/guide/dask.md)
                 settings = {
                     "distributed.worker.multiprocessing-method": "forkserver",
                     "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,

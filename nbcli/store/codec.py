@@ -2,7 +2,7 @@
 
 A model file is one uncompressed joblib file holding a dict of plain values
 (str, int, float, bool, None, lists and dicts of them) and numpy arrays of
-numeric types; see `FORMAT` below and the README's "The model file".
+numeric types; see `FORMAT` below and docs/guide/model-file.md.
 
 Writing produces exactly the bytes `joblib.dump` would (`_JoblibPickler`,
 which a test checks byte for byte against joblib) without importing joblib

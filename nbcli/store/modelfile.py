@@ -17,7 +17,7 @@ structure is wrong; a checksum is no defence against a crafted file, so
 every load also checks the model's invariants (`from_payload`): shapes,
 finite and bounded tables, non-negative counts, an ascending vocabulary,
 valid analyzer settings and class names. All of them are one vectorised
-pass over each array; see the README's "The model file" for what they
+pass over each array; see docs/guide/model-file.md for what they
 cost.
 """
 

@@ -197,7 +197,7 @@ class AnalyzerOptions:
 
 
 # Bounds on the analyzer's settings, for `nbcli train` and for model files
-# alike (see the README's "The model file"). --ngrams has the range train
+# alike (see docs/guide/model-file.md). --ngrams has the range train
 # has always accepted; the message cap bounds the analysis of one message
 # (a model that asked for more could make a filter read 1 GB of every
 # message); the others keep a crafted model from costing more to load

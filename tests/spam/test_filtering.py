@@ -18,7 +18,7 @@ import pytest
 from nbcli.spam import filtering
 from nbcli.text.raw_messages import read_messages
 
-from conftest import REPO, SAMPLES, debian_tool, run, run_process
+from conftest import SAMPLES, debian_tool, docs_text, run, run_process
 from mailfixtures import MESSAGES, mbox_of
 
 MAIL = SAMPLES / "mail"
@@ -50,7 +50,7 @@ def procmail():
 def shown_recipes() -> list[tuple[str, str]]:
     """Every procmail recipe the README or `filter --help` shows."""
     recipes = []
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = docs_text()
     block = None
     for line in readme.splitlines(keepends=True):
         if line.startswith("```"):
@@ -112,7 +112,7 @@ def test_the_readme_correction_hook_teaches_the_model_under_procmail(procmail, m
     """The README's `nbcli learn` hook: a message sent to you+spam@ is
     learned as spam (once, however often it comes), other mail is
     delivered as usual."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = docs_text()
     start = readme.index("# ~/.procmailrc: mail piped")
     recipe = readme[start : readme.index("\n\n", start)]  # the procmail part (the Dovecot script follows)
     assert ":0" in recipe and "nbcli learn" in recipe

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import REPO, SAMPLES, debian_tool, run
+from conftest import SAMPLES, debian_tool, docs_text, run
 
 SPAM = (SAMPLES / "mail" / "test" / "spam" / "0001.eml").read_bytes()
 HAM = (SAMPLES / "mail" / "test" / "ham" / "0001.eml").read_bytes()
@@ -55,7 +55,7 @@ def _smtp(message: bytes) -> bytes:
 def test_exim_rejects_spam_with_the_score_and_report_and_accepts_ham(daemon, tmp_path):
     (exim,) = debian_tool("exim4-daemon-heavy", "exim4", usable=_scans_content)
     _, port = daemon
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = docs_text()
     acl = re.search(r"(deny  message = This message scored.*?\n)```", readme, re.S).group(1)
     acl = re.sub(r"(?m)^", "  ", acl.rstrip())
     config = tmp_path / "exim.conf"
@@ -136,7 +136,7 @@ def test_the_readme_spamc_recipe_under_procmail(daemon, tmp_path):
     (procmail,) = debian_tool("procmail", "procmail")
     (spamc,) = debian_tool("spamc", "spamc")
     path, _ = daemon
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = docs_text()
     recipe = re.search(r"(:0 fw\n\| spamc -U \S+)\n", readme).group(1)
     recipe = re.sub(r"-U \S+", f"-U {path}", recipe)
     mail = tmp_path / "Mail"
@@ -160,7 +160,7 @@ def test_the_readme_systemd_unit_verifies(tmp_path):
     analyze = shutil.which("systemd-analyze")
     if analyze is None:
         pytest.skip("systemd-analyze is not installed")
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = docs_text()
     unit = re.search(r"(\[Unit\].*?WantedBy=multi-user\.target\n)", readme, re.S).group(1)
     unit = unit.replace("/usr/local/bin/nbcli", str(shutil.which("nbcli") or sys.executable))
     unit = re.sub(r"(?m)^User=nbcli$", "User=root", unit)  # a user that exists everywhere
