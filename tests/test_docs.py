@@ -193,3 +193,27 @@ def test_completion_imports_no_numpy():
     env = {"_NBCLI_COMPLETE": "bash_complete", "COMP_WORDS": "nbcli train --mo", "COMP_CWORD": "2"}
     proc = run([sys.executable, "-c", code], env=env)
     assert (proc.stdout, proc.stderr) == ("plain,--model\n", "[]\n")
+
+
+def test_completion_in_a_real_fish(tmp_path):
+    if shutil.which("fish") is None:
+        pytest.skip("fish is not installed (Debian: fish)")
+    script = '_NBCLI_COMPLETE=fish_source nbcli | source; complete -C "nbcli tr"; complete -C "nbcli filter --spam-c"'
+    proc = run(["fish", "--no-config", "-c", script], env={"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)})
+    assert proc.stdout == (
+        "train\tTrain a model on labelled documents.\n"
+        "--spam-class\tThe spam class of a two-class model.\n"
+        "--spam-cutoff\tP(spam) at or above this is spam.\n"
+    ), proc.stderr
+
+
+def test_completion_registers_in_a_real_zsh(tmp_path):
+    """zsh runs completion functions only inside its line editor; here the
+    script loads after compinit and registers its function for nbcli (what
+    the function asks nbcli is test_completion_completes' zsh case)."""
+    if shutil.which("zsh") is None:
+        pytest.skip("zsh is not installed (Debian: zsh)")
+    script = 'autoload -Uz compinit && compinit -u -D; eval "$(_NBCLI_COMPLETE=zsh_source nbcli)"; '
+    script += "print -r -- $_comps[nbcli]; whence -w _nbcli_completion"
+    proc = run(["zsh", "-f", "-c", script], env={"HOME": str(tmp_path), "ZDOTDIR": str(tmp_path)})
+    assert (proc.stdout, proc.stderr) == ("_nbcli_completion\n_nbcli_completion: function\n", "")
