@@ -79,7 +79,7 @@ def test_reference_documents_completion_for_each_shell():
         'eval "$(_NBCLI_COMPLETE=zsh_source nbcli)"',
         "_NBCLI_COMPLETE=fish_source nbcli | source",
     ):
-        assert f"`{line}`" in text
+        assert f"\n```sh\n{line}\n```\n" in text
 
 
 def test_man_page_has_its_sections_every_command_and_the_environment_the_code_reads():

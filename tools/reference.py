@@ -169,12 +169,11 @@ def reference() -> str:
         "",
         "# Command reference",
         "",
-        f"Every command's `--help`, exactly as `nbcli COMMAND --help` prints it in a terminal {WIDTH} columns wide",
-        "(or wider).",
-        "The same text, as a man page: [`docs/man/nbcli.1`](man/nbcli.1) (`man -l docs/man/nbcli.1`; installed with",
-        "the package, so `man nbcli` finds it beside the `nbcli` command). Both are generated from the click",
-        "commands by `make docs` (tools/reference.py); the test suite fails when either is stale. `make readme`",
-        "does the same for the README's examples.",
+        f"Every command's `--help`, exactly as `nbcli COMMAND --help` prints it in a terminal {WIDTH} columns",
+        "wide or wider. The same text, as a man page: [`docs/man/nbcli.1`](man/nbcli.1)",
+        "(`man -l docs/man/nbcli.1`; installed with the package, so `man nbcli` finds it beside the `nbcli`",
+        "command). Both are generated from the click commands by `make docs` (tools/reference.py); the test",
+        "suite fails when either is stale. `make readme` does the same for the README's examples.",
         "",
         "## Contents",
         "",
@@ -189,16 +188,15 @@ def reference() -> str:
         "nbcli completes its commands, options and choices in bash (4.4 or newer), zsh and fish. Add one line",
         "to your shell's start-up file:",
         "",
-        "| shell | file | line |",
-        "|---|---|---|",
     ]
-    lines += [f"| {shell} | {where} | `{line}` |" for shell, where, line in COMPLETION]
+    for shell, where, line in COMPLETION:
+        lines += [f"{shell}, in {where}:", "", "```sh", line, "```", ""]
     lines += [
-        "",
-        "Each line runs nbcli once per shell start (about a tenth of a second; a completion imports click and",
-        "nbcli's command line only, never numpy). To start faster, write the script to a file once and source",
-        "that instead, e.g. `_NBCLI_COMPLETE=bash_source nbcli > ~/.nbcli-complete.bash` and",
-        "`. ~/.nbcli-complete.bash` in ~/.bashrc; write it again after upgrading nbcli.",
+        "Each line runs nbcli once when the shell starts (fish: at the first completion), about a tenth of a",
+        "second; a completion imports click and nbcli's command line only, never numpy. To start faster,",
+        "write the script to a file once and source that instead, e.g.",
+        "`_NBCLI_COMPLETE=bash_source nbcli > ~/.nbcli-complete.bash` and `. ~/.nbcli-complete.bash` in",
+        "~/.bashrc; write it again after upgrading nbcli.",
         "",
     ]
     for title, cmd, ctx in sections:
