@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-cluster bench-dask bench-decide dist-check
+.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme docs fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-cluster bench-dask bench-decide dist-check
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -136,6 +136,10 @@ dist-check: $(VENV)/.installed-test
 ## readme: rerun the README's examples and write their real output into it
 readme: $(VENV)/.installed
 	$(BIN)/python tools/readme.py --update
+
+## docs: regenerate the command reference (docs/reference.md) and the man page (docs/man/nbcli.1) from the --help texts
+docs: $(VENV)/.installed
+	$(BIN)/python tools/reference.py
 
 clean:
 	rm -rf $(VENV) $(OUT) .pytest_cache .hypothesis
