@@ -137,6 +137,7 @@ PARAMETER_FLAGS = {
     "min_count": "--min-count",
     "unseen_since": "--unseen-since",
     "socket_path": "--socket",
+    "metrics": "--metrics",
     "split_dir": "--split",
 }
 

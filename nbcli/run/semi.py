@@ -253,7 +253,8 @@ def cluster_docs(
             f"none of the {n} documents has a term: nothing to cluster",
             hint="check the inputs (empty files?) and the analyzer options",
         )
-    if clusters.distinct_rows(X) < 2:
+    distinct = clusters.distinct_rows(X)
+    if distinct < 2:
         raise NbcliError(f"the {n} documents are all the same: nothing to cluster", hint="give different documents")
     keep = prune_mask(
         np.asarray(X.sum(axis=0)).ravel(), np.bincount(X.indices, minlength=X.shape[1]), n, min_df, max_df, max_features
@@ -261,7 +262,7 @@ def cluster_docs(
     if not keep.all():
         cols = np.flatnonzero(keep)
         vocab, X = vocab.subset(cols), em.prepare(X[:, cols], "multinomial")
-    distinct = clusters.distinct_rows(X)
+        distinct = clusters.distinct_rows(X)  # fewer terms can make more documents the same
     if distinct < 2:
         raise ParameterError(
             "min_df",

@@ -84,6 +84,8 @@ def run(settings: Settings, say) -> int:
     _check_spam_model(first, settings, settings.model)
     sockets = bind(settings)
     journal = RequestLog(settings.log_format, settings.syslog, settings.syslog_socket)
+    if settings.syslog is not None and not os.path.exists(settings.syslog_socket):
+        say(f"warning: no syslog socket at {settings.syslog_socket} (yet): log lines are dropped until there is one")
     figures = exporter = None
     if settings.metrics is not None:
         from nbcli.spam.metrics import SharedFigures

@@ -239,7 +239,16 @@ def serve_exposition(figures: SharedFigures, sock) -> None:
 
 
 def parse_address(value: str) -> tuple[str, int]:
-    """'ADDR:PORT' (ADDR a host or [IPv6]) as (host, port)."""
-    host, _, port = value.rpartition(":")
-    host = host.strip("[]") or "127.0.0.1"
-    return host, int(port)
+    """'ADDR:PORT' (ADDR a host or [IPv6], empty: 127.0.0.1) as (host, port);
+    anything else is a ParameterError naming `metrics`."""
+    from nbcli.errors import ParameterError
+
+    host, colon, port = value.rpartition(":")
+    if not colon or not port.isdigit() or int(port) > 65535:
+        raise ParameterError(
+            "metrics",
+            "{metrics} {value!r} is not ADDR:PORT with a port from 0 to 65535",
+            hint="e.g. {metrics} 127.0.0.1:9783 (port 0: any free port)",
+            value=value,
+        )
+    return host.strip("[]") or "127.0.0.1", int(port)

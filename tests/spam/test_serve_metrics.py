@@ -220,3 +220,17 @@ def test_the_exposition_sums_the_rows():
     assert got[("nbcli_request_seconds_bucket", frozenset({("le", "0.001")}))] == 0
     assert got[("nbcli_message_bytes_sum", frozenset())] == 9000
     assert got[("nbcli_reloads_total", frozenset())] == 1
+
+
+@pytest.mark.parametrize("address", ["foo", "127.0.0.1:99999", "[::1]:0x", "9783"])
+def test_a_bad_metrics_address_is_one_line(model, address):
+    done = nbcli_process("serve", model, "--socket", "/tmp/nbcli-unused.sock", "--metrics", address)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr == (
+        f"nbcli: error: --metrics {address!r} is not ADDR:PORT with a port from 0 to 65535; "
+        "e.g. --metrics 127.0.0.1:9783 (port 0: any free port)\n"
+    )
+
+
+def nbcli_process(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "nbcli", *map(str, args)], capture_output=True, text=True, timeout=60)
