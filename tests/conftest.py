@@ -247,3 +247,32 @@ def docs_text() -> str:
     the examples and configurations a test tries are shown."""
     pages = [REPO / "README.md", *sorted((REPO / "docs" / "guide").glob("*.md"))]
     return "\n".join(page.read_text(encoding="utf-8") for page in pages)
+
+
+# -- a real IMAP server for `nbcli imap` (tests/dovecot.py) ---------------------------
+
+
+@pytest.fixture
+def dovecot():
+    """A fresh Dovecot with one user, INBOX and Junk, stopped after the test."""
+    from dovecot import Dovecot, dovecot_binary
+
+    server = Dovecot(dovecot=dovecot_binary())
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def make_dovecot():
+    """Dovecot servers with other settings: make_dovecot(capabilities=...)."""
+    from dovecot import Dovecot, dovecot_binary
+
+    servers = []
+
+    def make(**settings):
+        servers.append(Dovecot(dovecot=dovecot_binary(), **settings))
+        return servers[-1]
+
+    yield make
+    for server in servers:
+        server.close()

@@ -12,6 +12,7 @@ The rule, bottom up (README "How it fits together"):
     fit                nb, text, evaluate
     run                fit, store, nb, text (its executors: nothing of nbcli)
     spam               run and everything below it
+    imap               spam and everything below it
     api                everything but cli
     cli                anything; nothing imports cli (but __main__)
 
@@ -37,6 +38,7 @@ ALLOWED = {
     "fit": BASE | {"nb", "text", "evaluate"},
     "run": BASE | {"fit", "store", "nb", "text"},
     "spam": BASE | {"run", "fit", "store", "nb", "text", "evaluate"},
+    "imap": BASE | {"run", "fit", "store", "nb", "text", "evaluate", "spam"},
     "api": BASE | {"run", "fit", "store", "nb", "text", "evaluate", "spam"},
     "__main__": {"cli"},
 }
