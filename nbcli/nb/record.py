@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-ENTRY_BYTES = 40
+ENTRY_BYTES = 44  # per entry: digest 16, class 4, copies 8, Message-ID 8, when 8
 
 
 @dataclass

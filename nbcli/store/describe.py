@@ -155,8 +155,8 @@ def describe(classifier, top: int = 10) -> dict:
         "classes": [
             {
                 "class": name,
-                "documents": int(model.class_count[c]),
-                "tokens": int(counts[c].sum()),
+                "documents": int(round(float(model.class_count[c]))),  # EM's are expected counts: the nearest
+                "tokens": int(round(float(counts[c].sum()))),
                 "prior": float(prior[c]),
             }
             for c, name in enumerate(model.classes)

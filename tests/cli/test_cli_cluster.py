@@ -410,5 +410,8 @@ def test_every_cluster_written_can_classify(tmp_path, k):
     info = json.loads(run(["info", model, "--json"]).stdout)
     assert all(c["documents"] > 0 for c in info["classes"]) and len(info["classes"]) == k
     assert min(info["clusters"]["sizes"]) >= 1 and sum(info["clusters"]["sizes"]) == 30
+    # a cluster's documents are expected counts, shown rounded (they were truncated: 231.97 showed as 231)
+    expected = modelfile.load(str(model)).model.class_count
+    assert [c["documents"] for c in info["classes"]] == [round(float(n)) for n in expected]
     predicted = run(["predict", model, corpus])
     assert predicted.exit_code == 0, predicted.stderr

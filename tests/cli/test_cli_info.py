@@ -64,6 +64,6 @@ def test_record_line_says_what_copies_make_of_the_count(tmp_path):
     model = tmp_path / "m.nb"
     assert run(["train", root, "-o", model, "-q", "--calibrate", "none"]).exit_code == 0
     line = next(x for x in run(["info", model]).stdout.splitlines() if x.startswith("record:"))
-    assert line == "record:      5 learned documents (ham 4, spam 1): 3 distinct (copies counted once); 120 bytes"
+    assert line == "record:      5 learned documents (ham 4, spam 1): 3 distinct (copies counted once); 132 bytes"
     record = json.loads(run(["info", model, "--json"]).stdout)["record"]
     assert record["entries"] == 3 and record["per_class"] == {"ham": 4, "spam": 1}

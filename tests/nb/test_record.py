@@ -47,7 +47,8 @@ def test_find_without_plus_and_relabelled():
 def test_the_model_files_arrays_round_trip_and_are_checked():
     r = _record()
     arrays = r.arrays()
-    assert all(len(a) == len(r) for a in arrays.values()) and ENTRY_BYTES > 0
+    assert all(len(a) == len(r) for a in arrays.values())
+    assert sum(a.nbytes for a in arrays.values()) == len(r) * ENTRY_BYTES  # what info reports
     again = Record.from_arrays(arrays, 2)
     assert all(np.array_equal(a, b) for a, b in zip(again.arrays().values(), arrays.values()))
     assert len(Record.from_arrays({}, 2)) == 0  # a model without a record
