@@ -14,14 +14,18 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import accuracy  # noqa: E402
 
 
-def fake_run(seed, fp, fn, sk_fp, n_ham=830, n_spam=379):
-    truth = np.array([False] * n_ham + [True] * n_spam)
+def _called(truth, fp, fn, n_ham):
     called = truth.copy()
     called[:fp] = True
     called[n_ham : n_ham + fn] = False
+    return called
+
+
+def fake_run(seed, fp, fn, sk_fp, n_ham=830, n_spam=379, raw_fp=0):
+    truth = np.array([False] * n_ham + [True] * n_spam)
     sk = truth.copy()
     sk[:sk_fp] = True
-    nb = accuracy.metrics(truth, called)
+    nb = accuracy.metrics(truth, _called(truth, fp, fn, n_ham))
     return {
         "seed": seed,
         "n_train": 4837,
@@ -29,6 +33,8 @@ def fake_run(seed, fp, fn, sk_fp, n_ham=830, n_spam=379):
         "n_ham": n_ham,
         "n_spam": n_spam,
         "nb": nb,
+        "raw": accuracy.metrics(truth, _called(truth, raw_fp, fn + 1, n_ham)),  # --calibrate none
+        "high": accuracy.metrics(truth, _called(truth, 0, fn + 6, n_ham)),  # one cut-off at 0.9
         "band": nb,
         "unsure": np.zeros(n_ham + n_spam, bool),
         "sk": accuracy.metrics(truth, sk),
@@ -53,6 +59,8 @@ def test_seed_section_gives_mean_spread_range_and_every_seed():
     # FPR 1/830, 3/830, 2/830: mean 0.24%, sample std 0.12%, range 0.12..0.36%
     assert "0.24 ± 0.12% (0.12..0.36%)" in text
     assert "meet the target on **2 of 3**" in text  # 3 false positives is 0.36% > 0.25%
+    assert "with `--calibrate none`, on **3 of 3**" in text  # no false positive, at most 8 spam missed
+    assert "one cut-off at 0.9, on **2 of 3**" in text  # 13 spam missed of 1209: accuracy 98.92% < 99%
     assert re.search(r"^\| 2 \| .* \| 0\.36% \(3\) \|", text, re.M)
 
 
