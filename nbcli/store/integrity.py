@@ -293,6 +293,14 @@ def write_payload(payload: dict, path: str, checksum: bool = True) -> None:
         raise NbcliError(f"cannot write model file {path}: {exc.strerror}") from None
 
 
+def file_stamp(path: str) -> tuple:
+    """What changes when a model file is replaced (writers rename a new file
+    over it, so its inode changes): learn and calibrate compare the stamp
+    taken before reading with the one under the lock."""
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def fsync_folder(folder: str) -> None:
     """Make a folder's entries (a file renamed or linked into it) durable."""
     fd = os.open(folder, os.O_RDONLY)
