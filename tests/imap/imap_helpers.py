@@ -18,7 +18,7 @@ def samples(kind: str, n: int) -> list[bytes]:
 def append(server, folder: str, messages, flags=None) -> None:
     with server.client() as imap:
         for data in messages:
-            typ, _ = imap.append(folder, flags, None, data)
+            typ, _ = imap.append(f'"{folder}"', flags, None, data)
             assert typ == "OK"
 
 
