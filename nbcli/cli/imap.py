@@ -102,7 +102,8 @@ def imap(
     The summary goes to stdout as one line of key=value pairs (--json: a
     JSON object); progress and skipped messages to stderr. Exit status: 0
     after a pass, 1 on an error (a refused login, a missing folder, a lost
-    connection: one line, saying how far the pass got).
+    connection: one line, saying how far the pass got). Keywords, the
+    state file and crashes: docs/guide/imap.md.
 
     \b
     Example:
