@@ -250,6 +250,10 @@ class _Pass:
             raise NbcliError(f"cannot read model {path}: {exc.strerror}", hint="train one with 'nbcli train'") from None
         raw = modelfile.load(path)
         raw.check_ready(path)
+        if not self.dry:  # refused before the pass, not at its first correction
+            from nbcli.fit.learning import check_learnable
+
+            check_learnable(raw, path)
         self.read = (raw, stamp)
         self.classifier = raw.with_message_cap(s.max_message_bytes)
         self.verdicts = Verdicts(

@@ -10,7 +10,7 @@ import re
 import pytest
 from imap_helpers import append, folder, imap_args, imap_pass, samples, summary
 
-from conftest import model_info, run
+from conftest import model_info, one_line_error, run
 
 
 def per_class(model) -> dict:
@@ -153,3 +153,24 @@ def test_a_message_that_cannot_be_classified_is_skipped_and_the_pass_goes_on(dov
     inbox = folder(dovecot, "INBOX")
     assert inbox[3][0] - {"\\recent"} == set()  # left as it was
     assert summary(imap_pass(dovecot, mail_model_copy, tmp_path / "state.json"))["skipped"] == 0  # once
+
+
+def test_a_second_pass_on_the_same_state_at_once_is_refused(dovecot, mail_model_copy, tmp_path):
+    from nbcli.imap.state import locked
+
+    state = tmp_path / "state.json"
+    with locked(str(state)):
+        line = one_line_error(run(imap_args(dovecot, mail_model_copy, state)))
+    assert "another nbcli imap pass is using" in line
+    assert summary(imap_pass(dovecot, mail_model_copy, state))["classified"] == 0
+
+
+def test_a_model_that_cannot_learn_exactly_is_refused_before_the_pass(dovecot, tmp_path):
+    from conftest import SAMPLES
+
+    model = tmp_path / "pruned.nb"
+    assert run(["train", SAMPLES / "mail" / "train", "-o", model, "--min-df", "2", "-q"]).exit_code == 0
+    append(dovecot, "INBOX", samples("spam", 2))
+    line = one_line_error(run(imap_args(dovecot, model, tmp_path / "state.json")))
+    assert "--min-df" in line and "cannot learn exactly" in line
+    assert not folder(dovecot, "Junk")
