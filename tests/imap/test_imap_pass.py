@@ -109,3 +109,21 @@ def test_corrections_are_learned_once_and_moved_back_mail_is_not_filed_again(dov
     again = summary(imap_pass(dovecot, mail_model_copy, state))  # nothing new: nothing learned again
     assert again["learned_ham"] == again["learned_spam"] == again["filed"] == again["classified"] == 0
     assert per_class(mail_model_copy) == after
+
+
+def test_the_users_not_junk_on_an_unsure_message_is_learned_as_ham(dovecot, mail_model_copy, tmp_path):
+    state, band = tmp_path / "state.json", ["--spam-cutoff", "0.999999", "--ham-cutoff", "0.000001"]
+    append(dovecot, "INBOX", samples("ham", 6))
+    assert summary(imap_pass(dovecot, mail_model_copy, state, *band))["unsure"] >= 2
+    unsure = sorted(u for u, (flags, _) in folder(dovecot, "INBOX").items() if "$nbcliunsure" in flags)
+    base = per_class(mail_model_copy)
+    with dovecot.client() as imap:
+        imap.select("INBOX")
+        assert imap.uid("STORE", str(unsure[0]), "+FLAGS", "($NotJunk)")[0] == "OK"
+    said = summary(imap_pass(dovecot, mail_model_copy, state, *band))
+    assert said["learned_ham"] == 1 and said["classified"] == 0
+    assert per_class(mail_model_copy) == {"ham": base["ham"] + 1, "spam": base["spam"]}
+    inbox = folder(dovecot, "INBOX")
+    assert "$nbcliunsure" not in inbox[unsure[0]][0] and "$notjunk" in inbox[unsure[0]][0]
+    assert "$nbcliunsure" in inbox[unsure[1]][0]
+    assert summary(imap_pass(dovecot, mail_model_copy, state, *band))["learned_ham"] == 0
