@@ -127,3 +127,23 @@ def test_the_users_not_junk_on_an_unsure_message_is_learned_as_ham(dovecot, mail
     assert "$nbcliunsure" not in inbox[unsure[0]][0] and "$notjunk" in inbox[unsure[0]][0]
     assert "$nbcliunsure" in inbox[unsure[1]][0]
     assert summary(imap_pass(dovecot, mail_model_copy, state, *band))["learned_ham"] == 0
+
+
+def test_a_correction_is_the_document_nbcli_learn_would_learn(dovecot, mail_model_copy, tmp_path):
+    """imap learns a message under the digest `nbcli learn` gives the same
+    file (CRLF from the server or not): learning it again from the file
+    changes nothing, and learning it as the other class is a move."""
+    from conftest import SAMPLES
+
+    state = tmp_path / "state.json"
+    ham = sorted((SAMPLES / "mail" / "test" / "ham").iterdir())[0]
+    append(dovecot, "INBOX", [ham.read_bytes()])
+    imap_pass(dovecot, mail_model_copy, state)
+    with dovecot.client() as imap:
+        imap.select("INBOX")
+        assert imap.uid("MOVE", "1", "Junk")[0] == "OK"
+    assert summary(imap_pass(dovecot, mail_model_copy, state))["learned_spam"] == 1
+    again = run(["learn", mail_model_copy, "--spam", ham])
+    assert "1 document(s) already learned as spam; not counted again" in again.stderr
+    moved = run(["learn", mail_model_copy, "--ham", ham])
+    assert "moved 1 document(s) from spam to ham" in moved.stderr
