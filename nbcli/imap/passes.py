@@ -24,7 +24,8 @@ The order (each step saves the state file, `imap.state`, as it goes):
    gets the verdict filter gives it: spam gets `$Junk` and is moved to the
    junk folder, ham gets `$NotJunk`, unsure stays in the inbox with
    `$NbcliUnsure`. A message that cannot be classified is logged and
-   skipped (left as it is; the pass goes on);
+   skipped (left as it is; the pass goes on), and one the user deleted
+   (\\Deleted, not expunged yet) is left alone, here and in the junk folder;
 4. each --learn-folder FOLDER=CLASS: its messages above the last UID seen
    are learned as CLASS (the folder is opened read-only).
 
@@ -80,6 +81,7 @@ from nbcli.imap.settings import Settings
 from nbcli.imap.state import State, locked
 
 JUNK, NOT_JUNK, UNSURE = "$Junk", "$NotJunk", "$NbcliUnsure"
+DELETED = "\\deleted"  # as `Message.flags` hold it
 
 
 @dataclass
@@ -445,7 +447,8 @@ class _Pass:
         for batch in self._progress(self.fetch(arrivals), len(arrivals), s.junk):
             self.digests(batch)
             top = max((m.uid for m in batch), default=0)
-            batch = [m for m in batch if m.uid not in done]  # learned as ham already (a pass cut short)
+            # learned as ham already (a pass cut short), or deleted by the user: left alone
+            batch = [m for m in batch if m.uid not in done and DELETED not in m.flags]
             theirs = [m for m in batch if m.digest and m.digest not in self.state.junk]
             mine = [m for m in batch if m.digest in self.state.junk and NOT_JUNK.lower() in m.flags]
             done = self.not_junk(mine, place, done)  # nbcli's filing takes $NotJunk away: this one is the user's
@@ -492,6 +495,8 @@ class _Pass:
             self.digests(batch)
             to_file, moved_back, marked, fresh = [], [], [], []
             for m in batch:
+                if DELETED in m.flags:  # the user deleted it (not expunged yet): left alone
+                    continue
                 if m.digest and m.digest in self.refile:
                     to_file.append(m)
                 elif m.digest and m.digest in self.state.junk:
