@@ -42,14 +42,18 @@ Decisions:
   again every `idle_seconds` (24 minutes; the server may end it after 30)
   and at every Junk check. TCP keepalive is switched on, so a peer that
   vanished without a word ends the wait within minutes.
-- **Reconnecting.** A dropped connection (OSError, which includes ssl errors
-  and refused connections, imaplib's `abort`, or a login answered
-  `[UNAVAILABLE]`) is retried after an exponential backoff, `Backoff`:
+- **Reconnecting.** A dropped connection (imaplib's `abort`; a refused,
+  reset or timed-out connection, an unreachable network, a name that does
+  not resolve, a TLS error other than a certificate that does not verify; a
+  login answered `[UNAVAILABLE]`; from `connect()`, also an error raised
+  while handling one of those, such as the command's one-line "cannot
+  connect" NbcliError) is retried after an exponential backoff, `Backoff`:
   1 s, 2 s, 4 s, ... capped at 5 minutes, each delay drawn at random between
   half and all of it (so many clients cut off together do not come back
   together), reset by a completed pass; one line on stderr per attempt. A
   pass runs at once after a reconnect. Anything else (a login refused with a
-  wrong password, an NbcliError of the pass) ends the watch: it is not
+  wrong password, a certificate that no longer verifies, a local OSError
+  such as a full disk, an NbcliError of the pass) ends the watch: it is not
   retried. The very first connection is not retried either: failing there
   is most likely the configuration (host, port, certificate), better said at
   once; a service manager restarts the command if wanted.
@@ -64,6 +68,7 @@ Decisions:
 from __future__ import annotations
 
 import contextlib
+import errno
 import imaplib
 import os
 import random
@@ -81,6 +86,18 @@ IDLE_SECONDS = 24 * 60
 JUNK_SECONDS = 60.0
 POLL_SECONDS = 60.0
 DONE_SECONDS = 30.0  # the longest wait for the server's answer to DONE
+NETWORK_ERRNOS = {
+    errno.ENETUNREACH,
+    errno.EHOSTUNREACH,
+    errno.ENETDOWN,
+    errno.EHOSTDOWN,
+    errno.ENETRESET,
+    errno.ETIMEDOUT,
+    errno.ECONNABORTED,
+    errno.ECONNRESET,
+    errno.ECONNREFUSED,
+    errno.EPIPE,
+}
 WAKE = ("EXISTS", "EXPUNGE", "FETCH", "RECENT")  # untagged responses saying the mailbox changed
 
 
@@ -204,8 +221,8 @@ class _Watcher:
                         passes += 1
                         attempt = 0
                         self._wait_for_change(imap, capabilities, marks)
-                except (OSError, imaplib.IMAP4.error) as exc:
-                    if not _dropped(exc):
+                except Exception as exc:
+                    if not (_unreachable(exc) if imap is None else _dropped(exc)):
                         raise
                     _close(imap)
                     imap = None
@@ -372,15 +389,31 @@ def _keepalive(sock) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3)
 
 
-def _dropped(exc: Exception) -> bool:
-    """Whether `exc` is a lost connection, worth a reconnect."""
-    if isinstance(exc, (OSError, imaplib.IMAP4.abort)):
+def _dropped(exc: BaseException) -> bool:
+    """Whether `exc` says the connection was lost (worth a reconnect), not
+    that something else failed: a local file's OSError (a full disk, a
+    permission) is not retried."""
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return False
+    if isinstance(exc, (imaplib.IMAP4.abort, ConnectionError, TimeoutError, ssl.SSLError, socket.gaierror)):
         return True
-    return "[UNAVAILABLE]" in str(exc)  # RFC 5530: try again later
+    if isinstance(exc, OSError):
+        return exc.errno in NETWORK_ERRNOS
+    if isinstance(exc, imaplib.IMAP4.error):
+        return "[UNAVAILABLE]" in str(exc)  # RFC 5530: try again later
+    return False
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """Whether an error of `connect()` means the server cannot be reached
+    now: a lost connection, or an error raised while handling one (a
+    one-line NbcliError saying "connection refused"; a refused login is
+    not)."""
+    return _dropped(exc) or (exc.__context__ is not None and _dropped(exc.__context__))
 
 
 def _reason(exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
+    text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     return text.splitlines()[0][:200]
 
 

@@ -5,8 +5,11 @@ and SIGTERM stops it cleanly (exit 0) after the pass in progress."""
 
 from __future__ import annotations
 
+import errno
 import imaplib
 import signal
+import socket
+import ssl
 import subprocess
 import sys
 import textwrap
@@ -15,7 +18,8 @@ import time
 
 import pytest
 
-from nbcli.imap.watch import Backoff, Stop, watch
+from nbcli.errors import NbcliError
+from nbcli.imap.watch import Backoff, Stop, _dropped, _unreachable, watch
 
 MESSAGE = b"From: a@example.org\r\nSubject: hello %d\r\n\r\nhello there\r\n"
 FAST = Backoff(first=0.1, cap=0.5)
@@ -192,6 +196,41 @@ def test_backoff_doubles_up_to_the_cap_with_jitter():
     assert [backoff.delay(n, draw=lambda: 1.0) for n in range(1, 7)] == [1, 2, 4, 8, 10, 10]
     assert [backoff.delay(n, draw=lambda: 0.0) for n in range(1, 7)] == [0.5, 1, 2, 4, 5, 5]
     assert backoff.delay(10_000) <= 10.0
+
+
+def _raised_while_handling(error, cause):
+    try:
+        try:
+            raise cause
+        except Exception:
+            raise error from None
+    except Exception as exc:
+        return exc
+
+
+def test_what_counts_as_a_lost_connection():
+    lost = [
+        imaplib.IMAP4.abort("socket error: EOF"),
+        ConnectionResetError(errno.ECONNRESET, "Connection reset by peer"),
+        ConnectionRefusedError(errno.ECONNREFUSED, "Connection refused"),
+        OSError(errno.ENETUNREACH, "Network is unreachable"),
+        TimeoutError("timed out"),
+        socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution"),
+        imaplib.IMAP4.error("b'[UNAVAILABLE] Try again later'"),
+    ]
+    not_lost = [
+        OSError(errno.ENOSPC, "No space left on device"),
+        PermissionError(errno.EACCES, "Permission denied"),
+        imaplib.IMAP4.error("b'[AUTHENTICATIONFAILED] Authentication failed.'"),
+        ssl.SSLCertVerificationError(1, "certificate verify failed"),
+        NbcliError("no such model"),
+    ]
+    assert [_dropped(e) for e in lost] == [True] * len(lost)
+    assert [_dropped(e) for e in not_lost] == [False] * len(not_lost)
+    # connect() may say a refused connection in a line of its own: still worth a reconnect
+    refused = _raised_while_handling(NbcliError("cannot connect to h:1: connection refused"), lost[2])
+    login = _raised_while_handling(NbcliError("h:1 refused the login"), not_lost[2])
+    assert (_unreachable(refused), _dropped(refused), _unreachable(login)) == (True, False, False)
 
 
 SCRIPT = """
