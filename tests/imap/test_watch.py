@@ -19,7 +19,7 @@ import time
 import pytest
 
 from nbcli.errors import NbcliError
-from nbcli.imap.watch import Backoff, Stop, _dropped, _unreachable, watch
+from nbcli.imap.watch import Backoff, Stop, _dropped, _idle, _unreachable, watch
 
 MESSAGE = b"From: a@example.org\r\nSubject: hello %d\r\n\r\nhello there\r\n"
 FAST = Backoff(first=0.1, cap=0.5)
@@ -296,3 +296,35 @@ def test_a_second_sigterm_ends_it_at_once(tmp_path, dovecot):
     process.send_signal(signal.SIGTERM)
     process.wait(timeout=10)
     assert process.returncode == -signal.SIGTERM
+
+
+def test_a_response_that_came_with_the_continuation_wakes_it_at_once():
+    """ "+ idling" and "* 4 EXISTS" in one segment: imaplib's buffered file
+    holds the EXISTS when select() is asked, so it must be looked for there."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve():
+        conn, _ = listener.accept()
+        with conn, conn.makefile("rb") as lines:
+            conn.sendall(b"* OK ready\r\n")
+            while line := lines.readline():
+                tag, command = line.split()[:2]
+                if command.upper() == b"CAPABILITY":
+                    conn.sendall(b"* CAPABILITY IMAP4rev1 IDLE\r\n%s OK done\r\n" % tag)
+                elif command.upper() == b"IDLE":
+                    conn.sendall(b"+ idling\r\n* 4 EXISTS\r\n")
+                    assert lines.readline() == b"DONE\r\n"
+                    conn.sendall(b"%s OK idle done\r\n" % tag)
+                else:
+                    conn.sendall(b"%s OK done\r\n" % tag)
+
+    threading.Thread(target=serve, daemon=True).start()
+    imap = imaplib.IMAP4("127.0.0.1", listener.getsockname()[1])
+    stop, answer = Stop(), []
+    waiting = threading.Thread(target=lambda: answer.append(_idle(imap, stop, 600)), daemon=True)
+    waiting.start()
+    waiting.join(30)  # IDLE for 600 s unless the EXISTS is seen
+    assert answer == [True]
+    assert imap.noop()[0] == "OK"  # the session goes on
+    stop.close()
+    listener.close()
