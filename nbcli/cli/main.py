@@ -140,6 +140,7 @@ from nbcli.cli.calibrate import calibrate  # noqa: E402
 from nbcli.cli.cluster import cluster  # noqa: E402
 from nbcli.cli.evaluate import eval_  # noqa: E402
 from nbcli.cli.filter import filter_  # noqa: E402
+from nbcli.cli.imap import imap  # noqa: E402
 from nbcli.cli.info import info  # noqa: E402
 from nbcli.cli.learning import forget, learn  # noqa: E402
 from nbcli.cli.model_files import dump, load_, merge, prune  # noqa: E402
@@ -167,6 +168,7 @@ for _command in (
     calibrate,
     cluster,
     serve,
+    imap,
 ):
     cli.add_command(_command)
 

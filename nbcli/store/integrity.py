@@ -271,26 +271,42 @@ def write_payload(payload: dict, path: str, checksum: bool = True) -> None:
 
     check_writable(path)
     resolved = target(path)
-    folder, name = os.path.split(resolved)
     try:
         with locked(path):
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    dump_payload(payload, fh)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.chmod(tmp, _new_file_mode(resolved))
-                os.replace(tmp, resolved)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
-            fsync_folder(folder)
+            replace_atomically(resolved, lambda fh: dump_payload(payload, fh), _new_file_mode(resolved))
     except OSError as exc:
         raise NbcliError(f"cannot write model file {path}: {exc.strerror}") from None
+
+
+def replace_atomically(path: str, write, mode: int) -> None:
+    """Replace the file `path` (no link is followed) with what write(fh)
+    writes: a temporary file in its folder, fsynced, given `mode`, renamed
+    over it, the folder fsynced; a failure removes the temporary file and
+    raises (OSError). The model file's write, and `nbcli imap`'s state."""
+    folder, name = os.path.split(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    fsync_folder(folder)
+
+
+def file_stamp(path: str) -> tuple:
+    """What changes when a model file is replaced (writers rename a new file
+    over it, so its inode changes): learn and calibrate compare the stamp
+    taken before reading with the one under the lock."""
+    st = os.stat(path)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def fsync_folder(folder: str) -> None:
