@@ -286,7 +286,7 @@ class _Watcher:
             if changed:
                 return
             if self.junk is not None and (not use_idle or time.monotonic() >= junk_due):
-                if self._junk_status(imap, capabilities) != junk:
+                if self._junk_status(imap, capabilities) != junk or _changed(imap):  # the inbox's news may come with it
                     return
                 junk_due = time.monotonic() + self.junk_seconds
 
@@ -307,7 +307,7 @@ def _idle(imap: imaplib.IMAP4, stop: Stop, seconds: float) -> bool | None:
         if imap.tagged_commands[tag] is not None:
             del imap.tagged_commands[tag]
             return None
-    changed = False
+    changed = _changed(imap)  # what came before the continuation counts too
     deadline = time.monotonic() + seconds
     while not changed and not stop.requested and time.monotonic() < deadline:
         if _unread(imap) or stop.wait(deadline - time.monotonic(), imap.sock):

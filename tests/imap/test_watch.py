@@ -298,9 +298,9 @@ def test_a_second_sigterm_ends_it_at_once(tmp_path, dovecot):
     assert process.returncode == -signal.SIGTERM
 
 
-def test_a_response_that_came_with_the_continuation_wakes_it_at_once():
-    """ "+ idling" and "* 4 EXISTS" in one segment: imaplib's buffered file
-    holds the EXISTS when select() is asked, so it must be looked for there."""
+def _scripted_server(on_idle: bytes):
+    """A minimal IMAP peer on a loopback port that answers IDLE with
+    `on_idle` (all in one segment), then DONE with OK; (port, listener)."""
     listener = socket.create_server(("127.0.0.1", 0))
 
     def serve():
@@ -312,19 +312,35 @@ def test_a_response_that_came_with_the_continuation_wakes_it_at_once():
                 if command.upper() == b"CAPABILITY":
                     conn.sendall(b"* CAPABILITY IMAP4rev1 IDLE\r\n%s OK done\r\n" % tag)
                 elif command.upper() == b"IDLE":
-                    conn.sendall(b"+ idling\r\n* 4 EXISTS\r\n")
-                    assert lines.readline() == b"DONE\r\n"
-                    conn.sendall(b"%s OK idle done\r\n" % tag)
+                    conn.sendall(on_idle.replace(b"TAG", tag))
+                    if b"+ idling" in on_idle:
+                        assert lines.readline() == b"DONE\r\n"
+                        conn.sendall(b"%s OK idle done\r\n" % tag)
                 else:
                     conn.sendall(b"%s OK done\r\n" % tag)
 
     threading.Thread(target=serve, daemon=True).start()
-    imap = imaplib.IMAP4("127.0.0.1", listener.getsockname()[1])
-    stop, answer = Stop(), []
-    waiting = threading.Thread(target=lambda: answer.append(_idle(imap, stop, 600)), daemon=True)
+    return listener.getsockname()[1], listener
+
+
+@pytest.mark.parametrize(
+    "on_idle, answer",
+    [
+        # "+ idling" and "* 4 EXISTS" in one segment: imaplib's buffered file holds the
+        # EXISTS when select() is asked, so it must be looked for there
+        (b"+ idling\r\n* 4 EXISTS\r\n", True),
+        (b"* 4 EXISTS\r\n+ idling\r\n", True),  # news before the continuation count too
+        (b"TAG BAD not now\r\n", None),  # refused although announced: the caller polls
+    ],
+)
+def test_idle_sees_what_came_with_its_continuation(on_idle, answer):
+    port, listener = _scripted_server(on_idle)
+    imap = imaplib.IMAP4("127.0.0.1", port)
+    stop, answers = Stop(), []
+    waiting = threading.Thread(target=lambda: answers.append(_idle(imap, stop, 600)), daemon=True)
     waiting.start()
     waiting.join(30)  # IDLE for 600 s unless the EXISTS is seen
-    assert answer == [True]
+    assert answers == [answer]
     assert imap.noop()[0] == "OK"  # the session goes on
     stop.close()
     listener.close()
