@@ -128,7 +128,8 @@ def imap(
     JSON object), one per pass; progress and skipped messages to stderr.
     Exit status: 0 after a pass (--idle: when stopped), 1 on an error (a
     refused login, a missing folder, a lost connection without --idle: one
-    line, saying how far the pass got).
+    line, saying how far the pass got). Keywords, the state file and
+    crashes: docs/guide/imap.md.
 
     \b
     Example:

@@ -250,6 +250,10 @@ class _Pass:
             raise NbcliError(f"cannot read model {path}: {exc.strerror}", hint="train one with 'nbcli train'") from None
         raw = modelfile.load(path)
         raw.check_ready(path)
+        if not self.dry:  # refused before the pass, not at its first correction
+            from nbcli.fit.learning import check_learnable
+
+            check_learnable(raw, path)
         self.read = (raw, stamp)
         self.classifier = raw.with_message_cap(s.max_message_bytes)
         self.verdicts = Verdicts(
@@ -402,6 +406,8 @@ class _Pass:
             done = self.not_junk(batch, place, done)
         for batch in self._progress(self.fetch(new), len(new), s.junk):
             self.digests(batch)
+            top = max((m.uid for m in batch), default=0)
+            batch = [m for m in batch if m.uid not in done]  # learned as ham already (a pass cut short)
             theirs = [m for m in batch if m.digest and m.digest not in self.state.junk]
             mine = [m for m in batch if m.digest in self.state.junk and NOT_JUNK.lower() in m.flags]
             done = self.not_junk(mine, place, done)  # nbcli's filing takes $NotJunk away: this one is the user's
@@ -409,11 +415,8 @@ class _Pass:
             self.store([m.uid for m in theirs], "+", (JUNK,))
             self.report.learned["spam"] += self.learn(theirs, "spam")
             self.state.junk |= {m.digest for m in theirs}
-            place["last_uid"] = max(m.uid for m in batch) if batch else last
-            self.save()
-        if new:
-            place["last_uid"] = max(place["last_uid"], max(new))
-            self.save()
+            self.advance(place, top)
+        self.advance(place, max(new, default=0))
 
     def not_junk(self, messages: list[Message], place: dict, done: set) -> set:
         """The user's $NotJunk on messages in the junk folder: learned as ham,
@@ -470,11 +473,8 @@ class _Pass:
             self.store([m.uid for m in by_verdict.get("ham", [])], "+", (NOT_JUNK,))
             self.store([m.uid for m in by_verdict.get("unsure", [])], "+", (UNSURE,))
             self.file(to_file + marked + by_verdict.get("spam", []), uidvalidity)
-            place["last_uid"] = max(m.uid for m in batch) if batch else place["last_uid"]
-            self.save()
-        if new:
-            place["last_uid"] = max(place["last_uid"], max(new))
-            self.save()
+            self.advance(place, max((m.uid for m in batch), default=0))
+        self.advance(place, max(new, default=0))
 
     def learn_folder(self, folder: str, cls: str) -> None:
         uidvalidity = self.select(folder, readonly=True)
@@ -487,8 +487,12 @@ class _Pass:
             self.report.folders[folder] += self.learn(readable, cls)
             if cls == "spam" and not self.dry:
                 self.state.junk |= {m.digest for m in readable}
-            place["last_uid"] = max(m.uid for m in batch) if batch else place["last_uid"]
-            self.save()
+            self.advance(place, max((m.uid for m in batch), default=0))
+
+    def advance(self, place: dict, uid: int) -> None:
+        """The folder is dealt with up to `uid`: saved (never moves back)."""
+        place["last_uid"] = max(place["last_uid"], uid)
+        self.save()
 
     def _progress(self, batches, total: int, folder: str):
         done = 0

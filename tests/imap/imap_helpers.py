@@ -18,7 +18,7 @@ def samples(kind: str, n: int) -> list[bytes]:
 def append(server, folder: str, messages, flags=None) -> None:
     with server.client() as imap:
         for data in messages:
-            typ, _ = imap.append(folder, flags, None, data)
+            typ, _ = imap.append(f'"{folder}"', flags, None, data)
             assert typ == "OK"
 
 
@@ -67,3 +67,54 @@ def folder(server, name: str) -> dict[int, tuple[set, bytes]]:
         if data == [None]:
             return {}
         return {m.uid: (m.flags, m.data) for m in parse_fetch(data)}
+
+
+class SlowProxy:
+    """A TCP relay to a server that holds every chunk the server sends for
+    `delay` seconds: a slow network, so that a pass lasts long enough to be
+    killed at many points (tests/imap/test_imap_crash.py). Plain text: the
+    client connects with --no-tls to 127.0.0.1:port."""
+
+    def __init__(self, port: int, delay: float):
+        import socket
+        import threading
+
+        self.target, self.delay = port, delay
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+        import threading
+
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", self.target))
+            threading.Thread(target=self._pump, args=(client, server, 0.0), daemon=True).start()
+            threading.Thread(target=self._pump, args=(server, client, self.delay), daemon=True).start()
+
+    @staticmethod
+    def _pump(source, sink, delay: float) -> None:
+        import socket
+        import time
+
+        try:
+            while chunk := source.recv(65536):
+                if delay:
+                    time.sleep(delay)
+                sink.sendall(chunk)
+        except OSError:
+            pass
+        for s in (source, sink):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def close(self) -> None:
+        self.listener.close()
