@@ -27,18 +27,25 @@ recognised as seen.
    median times, and the time each spends beyond the pass with nothing new,
    per new message, against the first pass's time per message: proportional
    to the new messages, not to the 10,000.
+4. `nbcli imap MODEL ... --idle` on the same inbox: 5 times, 10 messages
+   APPENDed at once, and the time until its summary lines count them
+   classified; then SIGTERM and its exit status. And the server's part of
+   that time: from an APPEND's OK to the end of an IDLE it woke.
 Results go to stdout and to the "imap" section of docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import re
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -53,6 +60,7 @@ from dovecot import Dovecot  # noqa: E402
 N = int(os.environ.get("NBCLI_BENCH_IMAP_MESSAGES", "10000"))
 NEW = (0, 10, 100)
 REPEATS = 5
+IDLE_ROUNDS, IDLE_NEW = 5, 10
 WORK = CACHE / "imap"
 BIN = Path(sys.executable).parent
 NBCLI = str(BIN / "nbcli")
@@ -114,7 +122,7 @@ def build_inputs() -> dict:
         subprocess.run([NBCLI, "train", str(train_dir), "-o", str(model), "-q"], check=True)
     sources = [path.read_bytes() for path, _ in test]
     inbox = [varied(sources[i % len(sources)], i) for i in range(N)]
-    extra = [varied(sources[i % len(sources)], N + i) for i in range(REPEATS * sum(NEW))]
+    extra = [varied(sources[i % len(sources)], N + i) for i in range(REPEATS * sum(NEW) + IDLE_ROUNDS * (IDLE_NEW + 1))]
     mbox = WORK / f"inbox-{N}.mbox"
     with open(mbox, "wb") as out:
         for message in inbox:
@@ -286,7 +294,73 @@ def passes(server: Dovecot, model_source: Path, extra: list[bytes]) -> dict:
         out["later"].append({"new": new, "seconds": statistics.median(runs[new]), "runs": runs[new]})
         out["later"][-1]["classified"] = "/".join(map(str, sorted(classified[new], key=str)))
         print(f"  passes with {new} new: median {out['later'][-1]['seconds']:.2f} s of {runs[new]}", file=sys.stderr)
+    out["idle"] = idle_latency(server, model, state, extra[used:])
+    out["idle"]["notice"] = idle_notice(server, extra[used + IDLE_ROUNDS * IDLE_NEW :])
     return out
+
+
+def idle_notice(server: Dovecot, extra: list[bytes]) -> float:
+    """The server's part: the median seconds from an APPEND's OK on one
+    connection to the end of an IDLE on another that it woke (watch._idle,
+    DONE's round trip included), over IDLE_ROUNDS messages."""
+    from nbcli.imap.watch import Stop, _examine, _idle
+
+    seconds, stop = [], Stop()
+    with server.client() as idler, server.client() as appender:
+        for message in extra[:IDLE_ROUNDS]:
+            _examine(idler, "INBOX")
+            appended = []
+
+            def later(message=message, appended=appended):
+                time.sleep(0.5)  # idling by then
+                appender.append("INBOX", None, None, crlf(message))
+                appended.append(time.perf_counter())
+
+            thread = threading.Thread(target=later)
+            thread.start()
+            woke = _idle(idler, stop, 60)
+            end = time.perf_counter()
+            thread.join()
+            if woke:
+                seconds.append(end - appended[0])
+    stop.close()
+    print(f"  the server's IDLE notice: {seconds} s", file=sys.stderr)
+    return statistics.median(seconds)
+
+
+def idle_latency(server: Dovecot, model: Path, state: Path, extra: list[bytes]) -> dict:
+    """`nbcli imap --idle` running: IDLE_ROUNDS times, IDLE_NEW messages
+    APPENDed at once, and the seconds until its summary lines have counted
+    them all classified; then SIGTERM, and its exit status."""
+    cmd = [NBCLI, "imap", model, "--host", "127.0.0.1", "--port", server.port, "--no-tls", "--user", server.user]
+    cmd += ["--password-file", server.password_file(), "--state", state, "--idle", "-q"]
+    process = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
+
+    def classified() -> int:
+        line = lines.get(timeout=60)
+        return int(re.search(r"classified=(\d+)", line).group(1))
+
+    try:
+        classified()  # the pass at start
+        seconds = []
+        for r in range(IDLE_ROUNDS):
+            time.sleep(1.0)  # idling again
+            start = time.perf_counter()
+            append_many(server, extra[r * IDLE_NEW : (r + 1) * IDLE_NEW])
+            done = 0
+            while done < IDLE_NEW:
+                done += classified()
+            seconds.append(time.perf_counter() - start)
+        process.send_signal(signal.SIGTERM)
+        status = process.wait(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    print(f"  --idle: {IDLE_NEW} new filed in {seconds} s; exit {status} after SIGTERM", file=sys.stderr)
+    return {"seconds": seconds, "median": statistics.median(seconds), "status": status}
 
 
 def verdicts(said: dict) -> str:
@@ -386,6 +460,19 @@ def markdown(m: dict, notes: list[str]) -> str:
             ),
             "",
         ]
+        idle = p["idle"]
+        lines += [
+            "### With `--idle`",
+            "",
+            f"`nbcli imap MODEL ... --idle` running on the same inbox: {IDLE_ROUNDS} times, {IDLE_NEW} messages "
+            "APPENDed at once (one MULTIAPPEND), timed until its summary lines on stdout have counted them all "
+            f"classified (and filed): median {idle['median']:.2f} s (from {min(idle['seconds']):.2f} to "
+            f"{max(idle['seconds']):.2f} s), of which the server's notice takes {idle['notice']:.2f} s (the median "
+            "time from an APPEND's OK to the end of an IDLE it woke on another connection: Dovecot gathers changes "
+            "for a moment before it tells), the rest a pass without a process to start. "
+            f"SIGTERM then: exit status {idle['status']}.",
+            "",
+        ]
         ten = next(r for r in p["later"] if r["new"] == 10)
         lines += [
             f"**In short.** The first pass classified and filed {N:,} messages at {N / p['first']:,.0f} msg/s, "
@@ -393,7 +480,7 @@ def markdown(m: dict, notes: list[str]) -> str:
             "(it fetches them over IMAP, keeps the state file as it goes and files each batch), with the same "
             f"verdicts. A later pass with 10 new messages took {ten['seconds']:.2f} s, "
             f"{100 * ten['seconds'] / p['first']:.1f}% of the first pass: the fixed cost of a pass plus "
-            f"{ten['seconds'] - base:.2f} s for the 10, in proportion to the new messages, not to the {N:,}.",
+            f"{1000 * (ten['seconds'] - base):.0f} ms for the 10, in proportion to the new messages, not to the {N:,}.",
             "",
         ]
     lines += notes
