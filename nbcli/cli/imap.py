@@ -20,7 +20,7 @@ from __future__ import annotations
 import click
 
 from nbcli.cli.option_bundles import cutoff_options, json_option, message_cap_option, quiet_option
-from nbcli.cli.options import check_cutoffs, cutoffs_given, make_diagnostics
+from nbcli.cli.options import check_cutoffs, cutoffs_given, is_given, make_diagnostics
 from nbcli.errors import NbcliError
 
 
@@ -151,6 +151,8 @@ def imap(
 
     if once and idle:
         raise click.UsageError("--once and --idle contradict each other: give one")
+    if not idle and is_given(click.get_current_context(), "poll_seconds"):
+        raise click.UsageError("--poll-seconds is for --idle: a single pass does not wait")
     check_cutoffs(spam_cutoff, ham_cutoff)
     diagnostics = make_diagnostics(quiet)
     if security is None:

@@ -5,6 +5,7 @@ line, and SIGTERM ends it with exit 0."""
 
 from __future__ import annotations
 
+import json
 import queue
 import re
 import signal
@@ -113,9 +114,13 @@ def test_mail_that_comes_while_idling_is_filed_and_sigterm_exits_0(dovecot, watc
     assert watch.err.empty()
 
 
-def test_sigint_exits_0_too(watching):
-    watch = watching()
-    watch.summary()
+def test_json_lines_and_sigint_exits_0_too(dovecot, watching, spam_message):
+    watch = watching("--json")
+    first = json.loads(watch.line(watch.out))
+    assert (first["host"], first["classified"]) == ("127.0.0.1", 0)
+    append(dovecot, "INBOX", [spam_message])
+    second = json.loads(watch.line(watch.out))  # one JSON object per pass, a line each
+    assert (second["classified"], second["filed"]) == (1, 1)
     assert watch.stop(signal.SIGINT) == 0
 
 
@@ -152,3 +157,9 @@ def test_once_and_idle_together_are_refused(dovecot, mail_model_copy, tmp_path):
     result = run(args)
     assert result.exit_code == 2
     assert "--once and --idle contradict each other" in result.stderr
+
+
+def test_poll_seconds_without_idle_is_refused(dovecot, mail_model_copy, tmp_path):
+    result = run(imap_args(dovecot, mail_model_copy, tmp_path / "state.json", "--poll-seconds", 5, tls=False))
+    assert result.exit_code == 2
+    assert "--poll-seconds is for --idle" in result.stderr
