@@ -104,13 +104,13 @@ def imap(
     One pass: first the user's corrections since the last pass are learned
     (a message that appeared in the junk folder that nbcli did not put
     there: spam; a message nbcli filed that is back in the inbox: ham, a
-    move in the model's record; $Junk set on an inbox message: spam, and
-    it is filed; $NotJunk set on a message in the junk folder: ham). Then
-    the inbox's new messages (UIDs above the last seen) are classified as
-    'nbcli filter' classifies them: spam gets the keyword $Junk and is
-    moved to the junk folder, ham gets $NotJunk, unsure stays with
-    $NbcliUnsure. Messages are read with BODY.PEEK[] (never marked read)
-    and never changed. Then each --learn-folder is learned.
+    move in the model's record; $Junk set on an inbox message: spam, and it
+    is filed; $NotJunk set on a message in the junk folder, or on an unsure
+    one: ham). Then the inbox's new messages (UIDs above the last seen) are
+    classified as 'nbcli filter' classifies them: spam gets the keyword
+    $Junk and is moved to the junk folder, ham gets $NotJunk, unsure stays
+    with $NbcliUnsure. Messages are read with BODY.PEEK[] (never marked
+    read) and never changed. Then each --learn-folder is learned.
 
     Learning takes the model's lock as 'nbcli learn' does; the state file
     (what was seen and filed) is written atomically, with the intent to

@@ -12,7 +12,8 @@ The order (each step saves the state file, `imap.state`, as it goes):
    seen before on which the user set `$NotJunk` is learned as ham (and
    loses `$Junk`);
 3. the inbox: a message with the user's `$Junk` is learned as spam and
-   filed; then the new messages, in batches of `Settings.batch`, fetched
+   filed; an unsure one (`$NbcliUnsure`) on which the user set `$NotJunk`
+   is learned as ham and loses `$NbcliUnsure`; then the new messages, in batches of `Settings.batch`, fetched
    with BODY.PEEK[] (\\Seen never changes): one nbcli filed (or learned as
    spam) that shows up again was moved back by the user, and is learned as
    ham (a move in the model's record, so it counts once), given
@@ -30,7 +31,8 @@ The order (each step saves the state file, `imap.state`, as it goes):
 Keywords, decided: `$Junk` and `$NotJunk` are the keywords Thunderbird and
 Apple Mail use; `$NbcliUnsure` is nbcli's own for the unsure band. nbcli
 sets `$NotJunk` only on inbox messages it classified as ham, so a user's
-`$NotJunk` is told from nbcli's by where it is: in the junk folder only
+`$NotJunk` is told from nbcli's by where it is: in the junk folder, or on
+an inbox message nbcli left unsure (`$NbcliUnsure`); elsewhere it is nbcli's
 (a message nbcli classified as ham and the user then moved to the junk
 folder carries nbcli's `$NotJunk`: it is a new arrival there, learned as
 spam, and loses that keyword before anything else looks at it). A `$Junk`
@@ -443,6 +445,11 @@ class _Pass:
             self.report.learned["spam"] += self.learn(batch, "spam")
             self.file(batch, uidvalidity)
             self.save()
+        settled = [u for u in self.search("KEYWORD", UNSURE, "KEYWORD", NOT_JUNK) if u <= last]
+        for batch in self.fetch(settled):  # the user's $NotJunk on an unsure message: ham
+            self.digests(batch)
+            self.report.learned["ham"] += self.learn(batch, "ham")
+            self.store([m.uid for m in batch], "-", (UNSURE,))  # after learning: a crash before it learns again
         new = self.above(last)
         for batch in self._progress(self.fetch(new), len(new), s.inbox):
             self.digests(batch)

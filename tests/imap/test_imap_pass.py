@@ -109,3 +109,41 @@ def test_corrections_are_learned_once_and_moved_back_mail_is_not_filed_again(dov
     again = summary(imap_pass(dovecot, mail_model_copy, state))  # nothing new: nothing learned again
     assert again["learned_ham"] == again["learned_spam"] == again["filed"] == again["classified"] == 0
     assert per_class(mail_model_copy) == after
+
+
+def test_the_users_not_junk_on_an_unsure_message_is_learned_as_ham(dovecot, mail_model_copy, tmp_path):
+    state, band = tmp_path / "state.json", ["--spam-cutoff", "0.999999", "--ham-cutoff", "0.000001"]
+    append(dovecot, "INBOX", samples("ham", 6))
+    assert summary(imap_pass(dovecot, mail_model_copy, state, *band))["unsure"] >= 2
+    unsure = sorted(u for u, (flags, _) in folder(dovecot, "INBOX").items() if "$nbcliunsure" in flags)
+    base = per_class(mail_model_copy)
+    with dovecot.client() as imap:
+        imap.select("INBOX")
+        assert imap.uid("STORE", str(unsure[0]), "+FLAGS", "($NotJunk)")[0] == "OK"
+    said = summary(imap_pass(dovecot, mail_model_copy, state, *band))
+    assert said["learned_ham"] == 1 and said["classified"] == 0
+    assert per_class(mail_model_copy) == {"ham": base["ham"] + 1, "spam": base["spam"]}
+    inbox = folder(dovecot, "INBOX")
+    assert "$nbcliunsure" not in inbox[unsure[0]][0] and "$notjunk" in inbox[unsure[0]][0]
+    assert "$nbcliunsure" in inbox[unsure[1]][0]
+    assert summary(imap_pass(dovecot, mail_model_copy, state, *band))["learned_ham"] == 0
+
+
+def test_a_correction_is_the_document_nbcli_learn_would_learn(dovecot, mail_model_copy, tmp_path):
+    """imap learns a message under the digest `nbcli learn` gives the same
+    file (CRLF from the server or not): learning it again from the file
+    changes nothing, and learning it as the other class is a move."""
+    from conftest import SAMPLES
+
+    state = tmp_path / "state.json"
+    ham = sorted((SAMPLES / "mail" / "test" / "ham").iterdir())[0]
+    append(dovecot, "INBOX", [ham.read_bytes()])
+    imap_pass(dovecot, mail_model_copy, state)
+    with dovecot.client() as imap:
+        imap.select("INBOX")
+        assert imap.uid("MOVE", "1", "Junk")[0] == "OK"
+    assert summary(imap_pass(dovecot, mail_model_copy, state))["learned_spam"] == 1
+    again = run(["learn", mail_model_copy, "--spam", ham])
+    assert "1 document(s) already learned as spam; not counted again" in again.stderr
+    moved = run(["learn", mail_model_copy, "--ham", ham])
+    assert "moved 1 document(s) from spam to ham" in moved.stderr
