@@ -171,6 +171,35 @@ def test_it_reconnects_after_the_server_went_away(dovecot, watching):
     assert "reconnecting in" in w.lines[0] and w.lines[0].endswith("(attempt 1)")
 
 
+def test_a_pass_cut_short_by_a_lost_connection_runs_again_after_the_reconnect(dovecot):
+    passes, lines, stop = [], [], Stop()
+    restarted = threading.Event()
+
+    def restart():
+        dovecot.start()
+        restarted.set()
+
+    def one_pass(imap):
+        passes.append("started")
+        if len(passes) == 1:  # the first pass loses its connection half way
+            dovecot.stop()
+            threading.Timer(0.5, restart).start()
+            imap.select("INBOX")
+        passes.append("finished")
+        stop.request()
+
+    def connect():
+        imap = imaplib.IMAP4("127.0.0.1", dovecot.port)
+        imap.login(dovecot.user, dovecot.password)
+        return imap
+
+    assert watch(connect, one_pass, log=lines.append, stop=stop, backoff=FAST) == 1
+    assert restarted.wait(10)
+    assert passes == ["started", "started", "finished"]
+    assert len(lines) >= 1 and all(line.startswith("nbcli: imap: connection lost (") for line in lines)
+    stop.close()
+
+
 def test_a_login_refused_on_reconnect_ends_it(dovecot, watching):
     w = watching(dovecot)
     w.recorder.wait_for(lambda inbox, junk: inbox == [])
