@@ -111,12 +111,12 @@ def test_mail_appended_while_idling_wakes_a_pass(dovecot, watching):
     w.recorder.wait_for(lambda inbox, junk: inbox == [b"1"])
     time.sleep(0.3)  # idling by now
     append(dovecot, 2)
-    w.recorder.wait_for(lambda inbox, junk: inbox == [b"1", b"2"], seconds=5)
+    w.recorder.wait_for(lambda inbox, junk: inbox == [b"1", b"2"], seconds=15)
     with dovecot.client() as imap:  # a flag set by the user's mail program wakes it too
         imap.select("INBOX")
         imap.uid("STORE", "1", "+FLAGS", "($Junk)")
     count = len(w.recorder.passes)
-    w.recorder.wait_for(lambda inbox, junk: len(w.recorder.passes) > count, seconds=5)
+    w.recorder.wait_for(lambda inbox, junk: len(w.recorder.passes) > count, seconds=15)
     w.close()
     assert w.error is None and w.result == len(w.recorder.passes) >= 3
     assert w.lines == []  # nothing to say: no reconnect, no polling
@@ -131,7 +131,7 @@ def test_idle_over_tls(dovecot, watching):
     for n in (1, 2):
         time.sleep(0.3)
         append(dovecot, n)
-        w.recorder.wait_for(lambda inbox, junk, n=n: len(inbox) == n, seconds=5)
+        w.recorder.wait_for(lambda inbox, junk, n=n: len(inbox) == n, seconds=15)
     w.close()
     assert w.error is None and w.lines == []
 
@@ -141,7 +141,7 @@ def test_without_idle_it_polls(make_dovecot, watching):
     w = watching(server, poll_seconds=0.3)
     w.recorder.wait_for(lambda inbox, junk: inbox == [])
     append(server, 1)
-    w.recorder.wait_for(lambda inbox, junk: inbox == [b"1"], seconds=5)
+    w.recorder.wait_for(lambda inbox, junk: inbox == [b"1"], seconds=15)
     w.close()
     assert w.error is None
     assert w.lines == ["nbcli: imap: the server has no IDLE; checking INBOX every 0.3 s"]
@@ -151,7 +151,7 @@ def test_a_change_in_junk_wakes_a_pass(dovecot, watching):
     w = watching(dovecot, junk_seconds=0.3)
     w.recorder.wait_for(lambda inbox, junk: junk == [])
     append(dovecot, 1, folder="Junk")  # the user moved a message into Junk
-    w.recorder.wait_for(lambda inbox, junk: junk == [b"1"], seconds=5)
+    w.recorder.wait_for(lambda inbox, junk: junk == [b"1"], seconds=15)
     w.close()
     assert w.error is None and w.lines == []
 
@@ -212,7 +212,7 @@ def test_a_login_refused_on_reconnect_ends_it(dovecot, watching):
     w.stop.close()
 
 
-def test_the_first_connection_is_not_retried(dovecot):
+def test_the_first_connection_is_not_retried():
     def connect():
         raise ConnectionRefusedError(111, "Connection refused")
 
