@@ -96,7 +96,6 @@ NETWORK_ERRNOS = {
     errno.ECONNABORTED,
     errno.ECONNRESET,
     errno.ECONNREFUSED,
-    errno.EPIPE,
 }
 WAKE = ("EXISTS", "EXPUNGE", "FETCH", "RECENT")  # untagged responses saying the mailbox changed
 
@@ -393,8 +392,8 @@ def _dropped(exc: BaseException) -> bool:
     """Whether `exc` says the connection was lost (worth a reconnect), not
     that something else failed: a local file's OSError (a full disk, a
     permission) is not retried."""
-    if isinstance(exc, ssl.SSLCertVerificationError):
-        return False
+    if isinstance(exc, (ssl.SSLCertVerificationError, BrokenPipeError)):
+        return False  # a broken pipe is stdout's: imaplib says a socket's as `abort`
     if isinstance(exc, (imaplib.IMAP4.abort, ConnectionError, TimeoutError, ssl.SSLError, socket.gaierror)):
         return True
     if isinstance(exc, OSError):

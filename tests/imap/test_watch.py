@@ -253,6 +253,7 @@ def test_what_counts_as_a_lost_connection():
         imaplib.IMAP4.error("b'[AUTHENTICATIONFAILED] Authentication failed.'"),
         ssl.SSLCertVerificationError(1, "certificate verify failed"),
         NbcliError("no such model"),
+        BrokenPipeError(errno.EPIPE, "Broken pipe"),  # stdout closed: imaplib says a socket's as abort
     ]
     assert [_dropped(e) for e in lost] == [True] * len(lost)
     assert [_dropped(e) for e in not_lost] == [False] * len(not_lost)
