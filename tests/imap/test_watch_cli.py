@@ -168,8 +168,13 @@ def test_poll_seconds_without_idle_is_refused(dovecot, mail_model_copy, tmp_path
 def test_a_closed_stdout_ends_it_with_141_not_reconnects(dovecot, mail_model_copy, tmp_path):
     args = imap_args(dovecot, mail_model_copy, tmp_path / "state.json", "--idle", tls=False)
     process = subprocess.Popen([sys.executable, "-m", "nbcli", *map(str, args)], stdout=subprocess.PIPE)
-    assert process.stdout.readline().startswith(b"imap: ")
-    process.stdout.close()  # as `| head -1` would
-    (ham,) = samples("ham", 1)
-    append(dovecot, "INBOX", [ham])  # the next pass's summary has nowhere to go
-    assert process.wait(timeout=30) == 141
+    try:
+        assert process.stdout.readline().startswith(b"imap: ")
+        process.stdout.close()  # as `| head -1` would
+        (ham,) = samples("ham", 1)
+        append(dovecot, "INBOX", [ham])  # the next pass's summary has nowhere to go
+        assert process.wait(timeout=30) == 141
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
