@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme docs fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-cluster bench-dask bench-decide dist-check
+.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme docs fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-cluster bench-dask bench-decide bench-imap dist-check
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -84,6 +84,10 @@ bench-serve: $(VENV)/.installed-test
 ## bench-decide: train --decide f1 (issue 27) on skewed one-topic-against-the-rest tasks (20 Newsgroups, Reuters R8, SOTU) vs scikit-learn TunedThresholdClassifierCV -> docs/benchmarks.md
 bench-decide: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python decide.py
+
+## bench-imap: nbcli imap (issue 29) on a 10,000-message inbox in a local Dovecot: first pass beside nbcli filter, later passes with 10 and 100 new -> docs/benchmarks.md
+bench-imap: $(VENV)/.installed-test
+	cd benchmarks && ../$(BIN)/python imap.py
 
 ## bench-calibration: calibration maps (issue 16) on SpamAssassin splits, SOTU and the sample topics, with bogofilter's unsure band -> docs/benchmarks.md
 bench-calibration: $(VENV)/.installed-test

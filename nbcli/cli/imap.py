@@ -7,7 +7,11 @@ cron). The transport is --tls unless --starttls or --no-tls is given, or
 file its group or others may read is refused) or NBCLI_IMAP_PASSWORD,
 never from the command line. A pass that loses its connection exits 1 with
 one line saying how far it got; the next pass goes on from there (the
-state file is saved as the pass goes). A message that cannot be classified
+state file is saved as the pass goes). --idle is nbcli.imap.watch's loop
+(what wakes a pass, reconnecting, stopping: its docstring), with each
+pass's summary line printed as the pass ends; --poll-seconds is both its
+Junk check and its polling interval, one knob, since both are "how stale
+may a change be"; it is a float from 1 to 3600. A message that cannot be classified
 is a warning (the pass goes on, exit 0): the summary line counts it.
 """
 
@@ -16,7 +20,7 @@ from __future__ import annotations
 import click
 
 from nbcli.cli.option_bundles import cutoff_options, json_option, message_cap_option, quiet_option
-from nbcli.cli.options import check_cutoffs, cutoffs_given, make_diagnostics
+from nbcli.cli.options import check_cutoffs, cutoffs_given, is_given, make_diagnostics
 from nbcli.errors import NbcliError
 
 
@@ -46,6 +50,18 @@ from nbcli.errors import NbcliError
 )
 @click.option("--once", is_flag=True, help="One pass, then exit (the default).")
 @click.option(
+    "--idle",
+    is_flag=True,
+    help="Stay connected: a pass at start and whenever the inbox or the junk folder changes, until SIGTERM.",
+)
+@click.option(
+    "--poll-seconds",
+    type=click.FloatRange(1, 3600),
+    default=60,
+    show_default=True,
+    help="With --idle: seconds between checks of the junk folder, and of the inbox where the server has no IDLE.",
+)
+@click.option(
     "--learn-folder",
     "learn_folders",
     multiple=True,
@@ -71,6 +87,8 @@ def imap(
     junk,
     state,
     once,
+    idle,
+    poll_seconds,
     learn_folders,
     dry_run,
     batch,
@@ -99,19 +117,31 @@ def imap(
     file saved before messages move, so a pass killed at any point is
     finished by the next without learning or filing anything twice.
 
+    With --idle it stays connected: a pass at start, then one whenever the
+    server says the inbox changed (IDLE; a server without IDLE is asked
+    every --poll-seconds) or the junk folder changed (looked at every
+    --poll-seconds). A lost connection is tried again after a growing
+    delay, one line on stderr each time; a refused login ends it. SIGTERM
+    or Ctrl-C lets the pass in progress finish, logs out and exits 0.
+
     The summary goes to stdout as one line of key=value pairs (--json: a
-    JSON object); progress and skipped messages to stderr. Exit status: 0
-    after a pass, 1 on an error (a refused login, a missing folder, a lost
-    connection: one line, saying how far the pass got). Keywords, the
-    state file and crashes: docs/guide/imap.md.
+    JSON object), one per pass; progress and skipped messages to stderr.
+    Exit status: 0 after a pass (--idle: when stopped), 1 on an error (a
+    refused login, a missing folder, a lost connection without --idle: one
+    line, saying how far the pass got). Keywords, the state file and
+    crashes: docs/guide/imap.md.
 
     \b
     Example:
       # crontab: every 5 minutes
       */5 * * * * nbcli imap -q ~/.nbcli/mail.nb --host imap.example.org \\
           --user me@example.org --password-file ~/.nbcli/imap-password
+      # or as a service: new mail filed as it comes
+      nbcli imap -q ~/.nbcli/mail.nb --host imap.example.org --user me@example.org \\
+          --password-file ~/.nbcli/imap-password --idle
     """
     import imaplib
+    import sys
 
     from nbcli.cli.stdio import write, write_json
     from nbcli.imap.connection import connect, logout
@@ -119,6 +149,10 @@ def imap(
     from nbcli.imap.settings import Settings, parse_learn_folder, read_password
     from nbcli.run.updating import learn_into
 
+    if once and idle:
+        raise click.UsageError("--once and --idle contradict each other: give one")
+    if not idle and is_given(click.get_current_context(), "poll_seconds"):
+        raise click.UsageError("--poll-seconds is for --idle: a single pass does not wait")
     check_cutoffs(spam_cutoff, ham_cutoff)
     diagnostics = make_diagnostics(quiet)
     if security is None:
@@ -145,6 +179,28 @@ def imap(
         allow_plaintext=allow_plaintext,
     ).checked()
     settings.password = read_password(password_file)
+
+    def say(report: Report) -> None:
+        if as_json:
+            write_json({"host": host, "user": user, **report.as_dict()})
+        else:
+            write(report.line())
+
+    if idle:
+        from nbcli.imap.watch import watch
+
+        def one_pass(connection):
+            say(run_pass(connection, settings, learn_into, Report(dry_run=dry_run), diagnostics.info))
+            sys.stdout.flush()
+
+        try:
+            watch(
+                lambda: connect(settings), one_pass, inbox, junk, junk_seconds=poll_seconds, poll_seconds=poll_seconds
+            )
+        except imaplib.IMAP4.error as exc:
+            raise NbcliError(f"{host}: {exc}", hint="see the server's log") from None
+        diagnostics.finish()
+        return
     report = Report(dry_run=dry_run, stage="connecting")
     try:
         connection = connect(settings)
@@ -161,8 +217,5 @@ def imap(
         ) from None
     except imaplib.IMAP4.error as exc:
         raise NbcliError(f"{host}: {exc}", hint="see the server's log") from None
-    if as_json:
-        write_json({"host": host, "user": user, **report.as_dict()})
-    else:
-        write(report.line())
+    say(report)
     diagnostics.finish()
