@@ -176,6 +176,7 @@ def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, new_class
     elif not create:
         raise NbcliError(f"{model}: no such model file", hint="add --create to start a new model")
     else:
+        current = None
         analyzer_options, options = training_setup(kw)
         names = _new_classes(classes, label, as_spam or as_ham)
     docs = _documents(inputs, label, kw, diagnostics)
@@ -206,7 +207,7 @@ def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, new_class
         else:
             raise NbcliError(f"{model}: no such model file (it was removed meanwhile)", hint="add --create")
         if changed:
-            modelfile.save(updated, model)
+            modelfile.save(updated, model, since=current)  # a learn: appended to the model's journal
     _said(outcome, label, model, updated, as_json, diagnostics)
 
 
@@ -289,5 +290,5 @@ def forget(model, inputs, label, as_spam, as_ham, as_json, **kw):
         current = modelfile.load(model)
         updated, outcome = learning.forget(current, analysed)
         if outcome.forgotten:
-            modelfile.save(updated, model)
+            modelfile.save(updated, model, since=current)
     _said(outcome, label, model, updated, as_json, diagnostics)

@@ -78,7 +78,10 @@ def check_split_folder(folder: str, inputs) -> None:
 
 def file_stamp(path: str) -> tuple:
     """What changes when a model file is replaced (writers rename a new file
-    over it, so its inode changes): learn and calibrate compare the stamp
-    taken before reading with the one under the lock."""
+    over it, so its inode changes) or its journal is appended to (learn,
+    forget: store/journal.py): learn and calibrate compare the stamp taken
+    before reading with the one under the lock."""
+    from nbcli.store import journal
+
     st = os.stat(path)
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, journal.stamp(path))

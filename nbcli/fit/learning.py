@@ -45,7 +45,7 @@ import numpy as np
 from nbcli import __version__
 from nbcli.errors import NbcliError, ParameterError
 from nbcli.fit.analysed import Analysed
-from nbcli.nb.classifier import classifier_of
+from nbcli.nb.classifier import classifier_like, classifier_of
 from nbcli.nb.counts import DAY, Counts, gather_texts
 from nbcli.nb.record import Record
 
@@ -325,10 +325,6 @@ def _union(sorted_hashes: np.ndarray, more: np.ndarray) -> np.ndarray:
 def rebuild(counts: Counts, template, meta: dict):
     """The Classifier of `counts`, with the analyzer and event-model settings
     of `template` (a Classifier), derived by training's own code."""
-    model = template.model
-    settings = model.settings()
-    for key in ("doc_freq", "fit_count", "idf"):
-        settings.pop(key, None)
     meta = {
         **meta,
         "n_documents": int(round(float(counts.class_count.sum()))),
@@ -336,14 +332,7 @@ def rebuild(counts: Counts, template, meta: dict):
         "updated": _now_text(),
         "nbcli_version": __version__,
     }
-    rebuilt = classifier_of(
-        counts,
-        model.kind,
-        settings,
-        model.kind == "complement" and model.idf is not None,
-        template.analyzer_options,
-        meta,
-    )
+    rebuilt = classifier_like(counts, template, meta)
     return _with_decision(_with_calibration(rebuilt, template), template)
 
 
@@ -399,7 +388,20 @@ def learn(classifier, docs: Analysed) -> tuple[object, Outcome]:
     meta = classifier.meta
     if added:
         meta = {**meta, "added_classes": sorted(set(meta.get("added_classes", [])) | set(added))}
-    return rebuild(updated, classifier, meta), outcome
+    return _noted(rebuild(updated, classifier, meta), counts, updated, docs, changes, removed, entries), outcome
+
+
+def _noted(rebuilt, before: Counts, after: Counts, docs: Analysed, changes, removed, entries):
+    """`rebuilt`, carrying the change as an `Update` (nb/updates.py) in
+    `rebuilt.update`: what `modelfile.save(..., since=)` appends to the
+    model's journal instead of writing the whole model."""
+    from nbcli.nb.updates import Update
+
+    changed = np.unique([c[0] for c in changes]).astype(np.int64)
+    spans = [docs.pair_hash[docs.doc_ptr[d] : docs.doc_ptr[d + 1]] for d in changed.tolist()]
+    touched = np.concatenate(spans) if spans else np.zeros(0, np.uint64)
+    rebuilt.update = Update.of(before, after, touched, removed, entries, rebuilt.meta)
+    return rebuilt
 
 
 def forget(classifier, docs: Analysed) -> tuple[object, Outcome]:
@@ -420,7 +422,8 @@ def forget(classifier, docs: Analysed) -> tuple[object, Outcome]:
         meta = {k: v for k, v in meta.items() if k != "added_classes"}
         if added - empty:
             meta["added_classes"] = sorted(added - empty)
-    return rebuild(updated, classifier, meta), outcome
+    rebuilt = rebuild(updated, classifier, meta)
+    return _noted(rebuilt, counts, updated, docs, changes, removed, Record.empty()), outcome
 
 
 def create(analyzer_options, options, classes: list[str], docs: Analysed):
