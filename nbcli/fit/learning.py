@@ -46,7 +46,7 @@ from nbcli import __version__
 from nbcli.errors import NbcliError, ParameterError
 from nbcli.fit.analysed import Analysed
 from nbcli.nb.classifier import classifier_like, classifier_of
-from nbcli.nb.counts import DAY, Counts, gather_texts
+from nbcli.nb.counts import DAY, Counts, gather_texts, union_sorted
 from nbcli.nb.record import Record
 
 PRUNING_OPTIONS = (("min_df", 1), ("max_df", 1.0), ("max_features", None))
@@ -233,7 +233,7 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
     pair = np.repeat(docs.doc_ptr[doc] - np.cumsum(np.append(0, lengths[:-1])), lengths) + np.arange(lengths.sum())
     change_of_pair = np.repeat(np.arange(len(changes)), lengths)
     hashes = docs.pair_hash[pair]
-    merged = _union(counts.hashes, hashes)
+    merged = union_sorted(counts.hashes, hashes)
     n_classes, n_terms = len(counts.classes), len(merged)
     old_cols = np.searchsorted(merged, counts.hashes)
     cols = np.searchsorted(merged, hashes)
@@ -306,17 +306,6 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
         counts.expected_docs,
     )
     return out.settled()
-
-
-def _union(sorted_hashes: np.ndarray, more: np.ndarray) -> np.ndarray:
-    """np.union1d of a big sorted unique array and a few more values,
-    without sorting the big one again (one insertion pass)."""
-    extra = np.unique(more)
-    if len(sorted_hashes) == 0:
-        return extra
-    pos = np.searchsorted(sorted_hashes, extra)
-    present = sorted_hashes[np.minimum(pos, len(sorted_hashes) - 1)] == extra
-    return np.insert(sorted_hashes, pos[~present], extra[~present])
 
 
 # -- counts back to a classifier --------------------------------------------------

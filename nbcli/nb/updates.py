@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nbcli.nb.counts import Counts, gather_texts
+from nbcli.nb.counts import Counts, gather_texts, union_sorted
 from nbcli.nb.record import Record
 
 
@@ -109,7 +109,7 @@ def replay(base: Counts, updates: list[Update]) -> Counts:
     winners, first = np.unique(all_hashes[::-1], return_index=True)  # the last update touching each term
     last = len(all_hashes) - 1 - first
     win_update, win_col = which[last], col[last]
-    merged = np.union1d(base.hashes, winners).astype(np.uint64)
+    merged = union_sorted(np.asarray(base.hashes, dtype=np.uint64), winners)
     n_terms = len(merged)
     base_cols = np.searchsorted(merged, base.hashes)
     win_cols = np.searchsorted(merged, winners)

@@ -110,3 +110,30 @@ def test_classifier_of_refuses_a_prior_without_a_weight_for_every_class():
     counts = Counts.of(classifier).with_classes(["eggs"])
     with pytest.raises(NbcliError, match="gives weights for ham, spam only, so it cannot learn class eggs"):
         rebuilt(classifier, counts)
+
+
+@pytest.mark.parametrize("order", ["runs", "scattered"])
+def test_gather_texts_copies_runs_and_scattered_terms_alike(order):
+    """gather_texts copies long runs as slices and scattered terms byte by
+    byte: both give each term's text from its source."""
+    rng = np.random.default_rng(3)
+    sources, texts = [], []
+    for n in (500, 7):
+        words = [bytes(rng.integers(97, 123, rng.integers(0, 9)).astype(np.uint8)) for _ in range(n)]
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum([len(w) for w in words], out=offsets[1:])
+        sources.append((np.frombuffer(b"".join(words), dtype=np.uint8), offsets))
+        texts.append(words)
+    if order == "runs":  # a big vocabulary with a few terms inserted: few runs
+        which = np.zeros(507, dtype=np.int64)
+        cols = np.arange(507, dtype=np.int64)
+        inserted = np.sort(rng.choice(507, 7, replace=False))
+        which[inserted] = 1
+        cols[inserted] = np.arange(7)
+        cols[which == 0] = np.arange(500)
+    else:
+        which = rng.integers(0, 2, 300)
+        cols = np.where(which == 0, rng.integers(0, 500, 300), rng.integers(0, 7, 300))
+    blob, offsets = gather_texts(sources, which, cols)
+    got = [bytes(blob[offsets[i] : offsets[i + 1]]) for i in range(len(which))]
+    assert got == [texts[w][c] for w, c in zip(which.tolist(), cols.tolist())]
