@@ -478,10 +478,11 @@ def save(classifier, path: str, since=None) -> None:
     loaded from `path` under the lock the caller holds: then only the
     change is appended to the model's journal (`journal`), and the model is
     compacted (written whole, the journal emptied) once the journal passes
-    a quarter of the model file's size (`COMPACT_FRACTION`)."""
+    a quarter of the model file's size (`COMPACT_FRACTION`). A model file
+    under 4 MB (`JOURNAL_MIN_BYTES`) is written whole instead."""
     update = getattr(classifier, "update", None)
     state = getattr(since, "journal_state", None)
-    if update is None or state is None:
+    if update is None or state is None or state[2][2] < JOURNAL_MIN_BYTES:
         _write_whole(classifier, path)
         return
     base, end, base_stamp = state
@@ -496,12 +497,18 @@ def save(classifier, path: str, since=None) -> None:
                 f"{path} changed while the update was made (another writer); nothing was saved",
                 hint="run the command again",
             )
-        size = journal.append(snapshot, base, journal.encode(*_update_record(update)))
+        try:
+            size = journal.append(snapshot, base, journal.encode(*_update_record(update)))
+        except OSError as exc:
+            raise NbcliError(f"cannot write {snapshot.path}: {exc.strerror}; nothing was saved") from None
         if size > base_stamp[2] * COMPACT_FRACTION:
             _write_whole(classifier, path)
 
 
 COMPACT_FRACTION = 0.25  # a journal past this share of the model file's size is compacted into it
+# A smaller model file is written whole on every update, as before the journal:
+# writing it costs less than every reader's applying a journal to it would.
+JOURNAL_MIN_BYTES = 4 << 20
 
 
 def _write_whole(classifier, path: str) -> None:

@@ -27,6 +27,7 @@ def model(mail_model_copy, monkeypatch):
     from nbcli.store import modelfile
 
     monkeypatch.setattr(modelfile, "COMPACT_FRACTION", 1e9)  # in-process learners keep their journal
+    monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)  # the sample model is small
     return mail_model_copy
 
 
@@ -83,6 +84,7 @@ def test_learning_into_a_journal_equals_training_on_it(tmp_path, monkeypatch):
     from nbcli.store import modelfile
 
     monkeypatch.setattr(modelfile, "COMPACT_FRACTION", 1e9)
+    monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)
     corpus = tmp_path / "train"
     shutil.copytree(MAIL / "train", corpus)
     held_out = sorted((corpus / "spam").iterdir())[:6]
@@ -141,6 +143,7 @@ LEARNER = textwrap.dedent(
     from nbcli.text.sources import Document
 
     modelfile.COMPACT_FRACTION = float(sys.argv[2])
+    modelfile.JOURNAL_MIN_BYTES = 0
     path = sys.argv[1]
     for name in sys.argv[3:]:
         with modelfile.locked(path):

@@ -112,10 +112,12 @@ def test_classifier_of_refuses_a_prior_without_a_weight_for_every_class():
         rebuilt(classifier, counts)
 
 
-@pytest.mark.parametrize("order", ["runs", "scattered"])
-def test_gather_texts_copies_runs_and_scattered_terms_alike(order):
+@pytest.mark.parametrize("order", ["runs", "scattered", "scattered-chunks"])
+def test_gather_texts_copies_runs_and_scattered_terms_alike(order, monkeypatch):
     """gather_texts copies long runs as slices and scattered terms byte by
     byte: both give each term's text from its source."""
+    if order == "scattered-chunks":
+        monkeypatch.setattr("nbcli.nb.counts._GATHER_CHUNK", 16)  # a few terms at a time
     rng = np.random.default_rng(3)
     sources, texts = [], []
     for n in (500, 7):

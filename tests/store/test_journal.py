@@ -96,6 +96,7 @@ def run_sequence(folder, fields, ops, fraction, monkeypatch):
     rewriting the file gave), and through the model file and its journal
     (load, learn, save since=). Returns (in memory, the file's path)."""
     monkeypatch.setattr(modelfile, "COMPACT_FRACTION", fraction)
+    monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)  # the small test models keep a journal too
     path = os.path.join(folder, "m.nb")
     memory = trained(BASE, **fields)
     modelfile.save(memory, path)
@@ -155,6 +156,7 @@ def journalled(tmp_path, monkeypatch):
     """A model file with a journal of three learns: (path, the states after 0..3 updates)."""
     ops = [("learn", i, "ab"[i % 2]) for i in range(3)]
     monkeypatch.setattr(modelfile, "COMPACT_FRACTION", 1e9)
+    monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)
     path = str(tmp_path / "m.nb")
     modelfile.save(trained(BASE), path)
     states = [modelfile.load(path)]
@@ -272,6 +274,7 @@ def test_a_learn_appends_its_update_and_never_rewrites_the_model(journalled):
 
 
 def test_the_journal_is_compacted_once_it_passes_a_quarter_of_the_model(tmp_path, monkeypatch):
+    monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)
     path = str(tmp_path / "m.nb")
     modelfile.save(trained(BASE), path)
     model_size = os.path.getsize(path)
@@ -288,3 +291,15 @@ def test_the_journal_is_compacted_once_it_passes_a_quarter_of_the_model(tmp_path
         assert size <= max(model_size, os.path.getsize(path)) * modelfile.COMPACT_FRACTION + 4096
         assert_same(modelfile.load(path), updated)
     assert compactions >= 1
+
+
+def test_a_model_under_the_minimum_size_is_written_whole_and_keeps_no_journal(tmp_path):
+    path = str(tmp_path / "m.nb")
+    modelfile.save(trained(BASE), path)
+    assert os.path.getsize(path) < modelfile.JOURNAL_MIN_BYTES
+    inode = os.stat(path).st_ino
+    current = modelfile.load(path)
+    updated, _ = step(current, ("learn", 3, "a"), 3)
+    modelfile.save(updated, path, since=current)
+    assert os.stat(path).st_ino != inode and not os.path.exists(journal.path_of(path))
+    assert_same(modelfile.load(path), updated)
