@@ -206,6 +206,7 @@ def daemon(model: Path, messages: list[Path]) -> dict:
     worker reads the model and its journal again)."""
     import serve
 
+    serve.WORK.mkdir(parents=True, exist_ok=True)  # its log
     work = WORK / f"served-{model.stem}.nb"
     shutil.copyfile(model, work)
     Path(str(work) + ".journal").unlink(missing_ok=True)
