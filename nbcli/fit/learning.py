@@ -46,7 +46,7 @@ from nbcli import __version__
 from nbcli.errors import NbcliError, ParameterError
 from nbcli.fit.analysed import Analysed
 from nbcli.nb.classifier import classifier_like, classifier_of
-from nbcli.nb.counts import DAY, Counts, gather_texts, union_sorted
+from nbcli.nb.counts import DAY, Counts, gather_texts, insert_texts, union_sorted
 from nbcli.nb.record import Record
 
 PRUNING_OPTIONS = (("min_df", 1), ("max_df", 1.0), ("max_features", None))
@@ -285,11 +285,8 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
     if encoded:
         np.cumsum([len(e) for e in encoded], out=new_offsets[1:])
     new_blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    which = is_new.astype(np.int64)
-    source_col = np.empty(n_terms, dtype=np.int64)
-    source_col[old_cols] = np.arange(len(old_cols))
-    source_col[new_cols] = np.arange(len(new_cols))
-    blob, offsets = gather_texts([(counts.blob, counts.offsets), (new_blob, new_offsets)], which, source_col)
+    at = np.searchsorted(counts.hashes, merged[new_cols])
+    blob, offsets = insert_texts(counts.blob, counts.offsets, at, new_blob, new_offsets)
     out = Counts(
         counts.classes,
         class_count,

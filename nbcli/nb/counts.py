@@ -249,3 +249,17 @@ def union_sorted(sorted_hashes: np.ndarray, more: np.ndarray) -> np.ndarray:
     pos = np.searchsorted(sorted_hashes, extra)
     present = sorted_hashes[np.minimum(pos, len(sorted_hashes) - 1)] == extra
     return np.insert(sorted_hashes, pos[~present], extra[~present])
+
+
+def insert_texts(blob, offsets, at: np.ndarray, new_blob, new_offsets) -> tuple[np.ndarray, np.ndarray]:
+    """(blob, offsets) of a vocabulary's texts with new terms' texts put in:
+    new term j goes before old term at[j] (ascending; the old count: at the
+    end), as np.insert places values. One pass over the bytes, whatever
+    the size of the vocabulary (learning, a journal's replay)."""
+    lengths = np.diff(offsets)
+    new_lengths = np.diff(new_offsets)
+    out_blob = np.insert(blob, np.repeat(np.asarray(offsets)[at], new_lengths), new_blob)
+    out_lengths = np.insert(lengths, at, new_lengths)
+    out_offsets = np.zeros(len(out_lengths) + 1, dtype=np.int64)
+    np.cumsum(out_lengths, out=out_offsets[1:])
+    return np.asarray(out_blob, dtype=np.uint8), out_offsets

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nbcli.nb.counts import Counts, gather_texts, union_sorted
+from nbcli.nb.counts import Counts, gather_texts, insert_texts, union_sorted
 from nbcli.nb.record import Record
 
 
@@ -141,17 +141,17 @@ def replay(base: Counts, updates: list[Update]) -> Counts:
 
     last_seen = np.zeros(n_terms, dtype=np.int32)
     last_seen[base_cols] = base.last_seen
-    source_which = np.zeros(n_terms, dtype=np.int64)
-    source_col = np.zeros(n_terms, dtype=np.int64)
-    source_col[base_cols] = np.arange(len(base_cols))
     for r, u in enumerate(images):
         mine = win_update == r
         last_seen[win_cols[mine]] = u.last_seen[win_col[mine]]
-        source_which[win_cols[mine]] = r + 1
-        source_col[win_cols[mine]] = win_col[mine]
-    blob, offsets = gather_texts(
-        [(base.blob, base.offsets)] + [(u.blob, u.offsets) for u in images], source_which, source_col
-    )
+    # texts: a term of the base keeps its text (a hash names one term); the
+    # new ones come from the update that last touched them
+    at = np.searchsorted(base.hashes, winners)
+    new = np.flatnonzero(base.hashes[np.minimum(at, max(len(base.hashes) - 1, 0))] != winners)
+    if not len(base.hashes):
+        new = np.arange(len(winners))
+    new_blob, new_offsets = gather_texts([(u.blob, u.offsets) for u in images], win_update[new], win_col[new])
+    blob, offsets = insert_texts(base.blob, base.offsets, at[new], new_blob, new_offsets)
     expected_tf = expected_docs = None
     if base.expected_tf is not None and base.expected_docs is not None:
         to, frm = rows_of(base.classes)

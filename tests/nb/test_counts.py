@@ -139,3 +139,21 @@ def test_gather_texts_copies_runs_and_scattered_terms_alike(order, monkeypatch):
     blob, offsets = gather_texts(sources, which, cols)
     got = [bytes(blob[offsets[i] : offsets[i + 1]]) for i in range(len(which))]
     assert got == [texts[w][c] for w, c in zip(which.tolist(), cols.tolist())]
+
+
+def test_insert_texts_puts_new_terms_before_the_old_ones_they_precede():
+    from nbcli.nb.counts import insert_texts
+
+    def packed(words):
+        offsets = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum([len(w) for w in words], out=offsets[1:])
+        return np.frombuffer(b"".join(words), dtype=np.uint8), offsets
+
+    old = [b"bb", b"", b"dddd", b"f"]
+    new = [b"a", b"cc", b"", b"c2", b"zzz"]
+    at = np.array([0, 2, 2, 2, 4])  # ties keep their order; 4: after the last
+    blob, offsets = insert_texts(*packed(old), at, *packed(new))
+    got = [bytes(blob[offsets[i] : offsets[i + 1]]) for i in range(len(offsets) - 1)]
+    assert got == [b"a", b"bb", b"", b"cc", b"", b"c2", b"dddd", b"f", b"zzz"]
+    blob, offsets = insert_texts(*packed([]), np.array([0, 0]), *packed([b"x", b"yy"]))
+    assert bytes(blob) == b"xyy" and offsets.tolist() == [0, 1, 3]
