@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme docs fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-cluster bench-dask bench-decide bench-imap dist-check
+.PHONY: run test lint clean venv bench bench-online bench-learn-scale bench-serve bench-accuracy bench-calibration bench-models tune-mail readme docs fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-cluster bench-dask bench-decide bench-imap dist-check
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -76,6 +76,10 @@ bench: $(VENV)/.installed-test
 ## bench-online: the TREC online protocol on SpamAssassin (npm), nbcli vs bogofilter and spamprobe; learning speed -> docs/benchmarks.md
 bench-online: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python online.py
+
+## bench-learn-scale: one learn against one predict at 108k and 1.41M terms (SpamAssassin via npm), a run of single learns then a compaction against training afresh (issue 30) -> docs/benchmarks.md
+bench-learn-scale: $(VENV)/.installed-test
+	cd benchmarks && ../$(BIN)/python learn_scale.py
 
 ## bench-serve: the spamd daemon (nbcli serve): spamc round trip vs bogofilter and nbcli filter, throughput, TELL, memory -> docs/benchmarks.md
 bench-serve: $(VENV)/.installed-test

@@ -59,7 +59,7 @@ def calibrate(model, heldout, label_pairs, method, output, as_json, **kw):
     from nbcli.evaluate.calibration import summary
     from nbcli.run.parallel import score_labelled
     from nbcli.store import modelfile
-    from nbcli.store.integrity import file_stamp
+    from nbcli.store.modelfile import file_stamp
     from nbcli.text.sources import labeled_corpus, parse_label_pair
 
     diagnostics = make_diagnostics(kw["quiet"])

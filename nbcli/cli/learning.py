@@ -153,7 +153,7 @@ def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, new_class
     from nbcli.fit import learning
     from nbcli.run.updating import learn_into
     from nbcli.store import modelfile
-    from nbcli.store.integrity import file_stamp
+    from nbcli.store.modelfile import file_stamp
 
     label = _label(label, as_spam, as_ham)
     diagnostics = make_diagnostics(kw["quiet"])
@@ -282,5 +282,5 @@ def forget(model, inputs, label, as_spam, as_ham, as_json, **kw):
         current = modelfile.load(model)
         updated, outcome = learning.forget(current, analysed)
         if outcome.forgotten:
-            modelfile.save(updated, model)
+            modelfile.save(updated, model, since=current)
     _said(outcome, label, model, updated, as_json, diagnostics)

@@ -275,7 +275,7 @@ class _Pass:
     def load_model(self) -> None:
         from nbcli.spam.filtering import Verdicts
         from nbcli.store import modelfile
-        from nbcli.store.integrity import file_stamp
+        from nbcli.store.modelfile import file_stamp
 
         path, s = self.settings.model, self.settings
         try:

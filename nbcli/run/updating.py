@@ -4,7 +4,7 @@ model file: the one `nbcli learn` and `nbcli imap` (its corrections and
 
 The documents are read and analysed before the lock is taken (slow work
 outside it); then, under `modelfile.locked`, the model is read again if the
-file was replaced since the caller read it (its `store.integrity.file_stamp`
+file was replaced since the caller read it (its `store.modelfile.file_stamp`
 differs), checked, changed by `fit.learning.learn` (whose record makes a
 repeat harmless and a change of class a move) and replaced atomically, so
 concurrent learners take turns and a crash leaves the old model or the new
@@ -32,7 +32,7 @@ def learn_into(path: str, analysed, analyzer_options, read=None, check=None, cre
     something changed."""
     from nbcli.fit import learning
     from nbcli.store import modelfile
-    from nbcli.store.integrity import file_stamp
+    from nbcli.store.modelfile import file_stamp
 
     with modelfile.locked(path):
         if os.path.exists(path):
@@ -52,10 +52,11 @@ def learn_into(path: str, analysed, analyzer_options, read=None, check=None, cre
             updated, outcome = learning.learn(current, analysed)
             changed = updated is not current
         elif create is not None:
+            current = None  # a new model: written whole
             updated, outcome = create()
             changed = True
         else:
             raise NbcliError(f"{path}: no such model file (it was removed meanwhile)", hint="add --create")
         if changed:
-            modelfile.save(updated, path)
+            modelfile.save(updated, path, since=current)  # a learn: appended to the model's journal
     return updated, outcome

@@ -278,13 +278,14 @@ def write_payload(payload: dict, path: str, checksum: bool = True) -> None:
         raise NbcliError(f"cannot write model file {path}: {exc.strerror}") from None
 
 
-def replace_atomically(path: str, write, mode: int) -> None:
-    """Replace the file `path` (no link is followed) with what write(fh)
-    writes: a temporary file in its folder, fsynced, given `mode`, renamed
-    over it, the folder fsynced; a failure removes the temporary file and
-    raises (OSError). The model file's write, and `nbcli imap`'s state."""
+def replace_atomically(path: str, write, mode: int, prefix: str | None = None) -> None:
+    """Replace the file `path` (no link) by what `write(fh)` writes: into a
+    temporary file `.NAME.*.tmp` in its folder (`prefix`: another start of
+    that name), flushed, fsynced, given `mode`, renamed over `path`, and the
+    folder fsynced. Call it holding the lock of the model file it belongs to
+    (`locked` removes what a killed writer left)."""
     folder, name = os.path.split(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix=prefix or f".{name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
             write(fh)
@@ -299,14 +300,6 @@ def replace_atomically(path: str, write, mode: int) -> None:
             pass
         raise
     fsync_folder(folder)
-
-
-def file_stamp(path: str) -> tuple:
-    """What changes when a model file is replaced (writers rename a new file
-    over it, so its inode changes): learn and calibrate compare the stamp
-    taken before reading with the one under the lock."""
-    st = os.stat(path)
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def fsync_folder(folder: str) -> None:
