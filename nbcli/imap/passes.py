@@ -13,19 +13,21 @@ The order (each step saves the state file, `imap.state`, as it goes):
    loses `$Junk`);
 3. the inbox: a message with the user's `$Junk` is learned as spam and
    filed; an unsure one (`$NbcliUnsure`) on which the user set `$NotJunk`
-   is learned as ham and loses `$NbcliUnsure`; then the new messages, in batches of `Settings.batch`, fetched
-   with BODY.PEEK[] (\\Seen never changes): one nbcli filed (or learned as
-   spam) that shows up again was moved back by the user, and is learned as
-   ham (a move in the model's record, so it counts once), given
-   `$NotJunk` and not filed again; one with `$Junk` is learned as spam and
-   filed; one that already carries `$NotJunk` or `$NbcliUnsure` was
-   classified before (a re-scan) and is left alone; every other one is
-   classified by `spam.filtering.run`, the code `nbcli filter` runs, so it
-   gets the verdict filter gives it: spam gets `$Junk` and is moved to the
-   junk folder, ham gets `$NotJunk`, unsure stays in the inbox with
-   `$NbcliUnsure`. A message that cannot be classified is logged and
-   skipped (left as it is; the pass goes on), and one the user deleted
-   (\\Deleted, not expunged yet) is left alone, here and in the junk folder;
+   is learned as ham and loses `$NbcliUnsure`; then the new messages, in
+   batches of `Settings.batch`, fetched with BODY.PEEK[] (\\Seen never
+   changes): one nbcli filed (or learned as spam) that shows up again with
+   its `$Junk` (or the `$NotJunk` a mail program sets) was moved back by
+   the user, and is learned as ham (a move in the model's record, so it
+   counts once), given `$NotJunk` and not filed again; one with `$Junk` is
+   learned as spam and filed; one that already carries `$NotJunk` or
+   `$NbcliUnsure` was classified before (a re-scan) and is left alone;
+   every other one is classified by `spam.filtering.run`, the code `nbcli
+   filter` runs, so it gets the verdict filter gives it: spam gets `$Junk`
+   and is moved to the junk folder, ham gets `$NotJunk`, unsure stays in
+   the inbox with `$NbcliUnsure`. A message that cannot be classified is
+   logged and skipped (left as it is; the pass goes on), and one the user
+   deleted (\\Deleted, not expunged yet) is left alone, here and in the
+   junk folder;
 4. each --learn-folder FOLDER=CLASS: its messages above the last UID seen
    are learned as CLASS (the folder is opened read-only).
 
@@ -499,8 +501,8 @@ class _Pass:
                     continue
                 if m.digest and m.digest in self.refile:
                     to_file.append(m)
-                elif m.digest and m.digest in self.state.junk:
-                    moved_back.append(m)
+                elif m.digest in self.state.junk and m.flags & {JUNK.lower(), NOT_JUNK.lower()}:
+                    moved_back.append(m)  # a fresh copy of the same mail carries no keyword: classified
                 elif JUNK.lower() in m.flags:
                     marked.append(m)
                 elif not m.flags & {NOT_JUNK.lower(), UNSURE.lower()}:
