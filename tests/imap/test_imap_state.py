@@ -174,3 +174,41 @@ def test_a_model_that_cannot_learn_exactly_is_refused_before_the_pass(dovecot, t
     line = one_line_error(run(imap_args(dovecot, model, tmp_path / "state.json")))
     assert "--min-df" in line and "cannot learn exactly" in line
     assert not folder(dovecot, "Junk")
+
+
+def test_a_users_junk_filing_cut_short_is_never_learned_back_as_ham(dovecot, mail_model_copy, tmp_path, monkeypatch):
+    """A ham message carries nbcli's $NotJunk; the user marks it $Junk; the
+    pass learns it as spam and is killed before it moves it. The next pass
+    moves it with $NotJunk taken away, so in the junk folder it is not
+    taken for the user's "not junk"."""
+    from nbcli.imap import passes
+    from nbcli.imap.connection import connect, logout
+    from nbcli.run.updating import learn_into
+
+    state = tmp_path / "state.json"
+    append(dovecot, "INBOX", samples("ham", 3))
+    imap_pass(dovecot, mail_model_copy, state)
+    ham = next(u for u, (flags, _) in folder(dovecot, "INBOX").items() if "$notjunk" in flags)
+    with dovecot.client() as imap:
+        imap.select("INBOX")
+        assert imap.uid("STORE", str(ham), "+FLAGS", "($Junk)")[0] == "OK"
+    base = per_class(mail_model_copy)
+
+    def crash(self, uids):
+        raise Crash
+
+    real = passes._Pass.mark_and_move
+    monkeypatch.setattr(passes._Pass, "mark_and_move", crash)
+    settings = settings_for(dovecot, mail_model_copy, state)
+    imap = connect(settings)
+    with pytest.raises(Crash):
+        passes.run_pass(imap, settings, learn_into)
+    logout(imap)
+    assert per_class(mail_model_copy) == {"ham": base["ham"], "spam": base["spam"] + 1}
+    monkeypatch.setattr(passes._Pass, "mark_and_move", real)
+    for _ in range(2):
+        said = summary(imap_pass(dovecot, mail_model_copy, state))
+        assert said["learned_ham"] == 0
+    assert per_class(mail_model_copy) == {"ham": base["ham"], "spam": base["spam"] + 1}
+    ((flags, _),) = folder(dovecot, "Junk").values()
+    assert "$junk" in flags and "$notjunk" not in flags
