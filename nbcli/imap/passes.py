@@ -513,8 +513,9 @@ class _Pass:
                 elif not m.flags & {NOT_JUNK.lower(), UNSURE.lower()}:
                     fresh.append(m)
             if moved_back:
-                self.store([m.uid for m in moved_back], "-", (JUNK, UNSURE))
+                # $NotJunk first: cut short between the two, the message still counts as moved back
                 self.store([m.uid for m in moved_back], "+", (NOT_JUNK,))
+                self.store([m.uid for m in moved_back], "-", (JUNK, UNSURE))
                 self.report.learned["ham"] += self.learn(moved_back, "ham")
                 if not self.dry:
                     self.state.junk -= {m.digest for m in moved_back}
