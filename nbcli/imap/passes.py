@@ -13,19 +13,21 @@ The order (each step saves the state file, `imap.state`, as it goes):
    loses `$Junk`);
 3. the inbox: a message with the user's `$Junk` is learned as spam and
    filed; an unsure one (`$NbcliUnsure`) on which the user set `$NotJunk`
-   is learned as ham and loses `$NbcliUnsure`; then the new messages, in batches of `Settings.batch`, fetched
-   with BODY.PEEK[] (\\Seen never changes): one nbcli filed (or learned as
-   spam) that shows up again was moved back by the user, and is learned as
-   ham (a move in the model's record, so it counts once), given
-   `$NotJunk` and not filed again; one with `$Junk` is learned as spam and
-   filed; one that already carries `$NotJunk` or `$NbcliUnsure` was
-   classified before (a re-scan) and is left alone; every other one is
-   classified by `spam.filtering.run`, the code `nbcli filter` runs, so it
-   gets the verdict filter gives it: spam gets `$Junk` and is moved to the
-   junk folder, ham gets `$NotJunk`, unsure stays in the inbox with
-   `$NbcliUnsure`. A message that cannot be classified is logged and
-   skipped (left as it is; the pass goes on), and one the user deleted
-   (\\Deleted, not expunged yet) is left alone, here and in the junk folder;
+   is learned as ham and loses `$NbcliUnsure`; then the new messages, in
+   batches of `Settings.batch`, fetched with BODY.PEEK[] (\\Seen never
+   changes): one nbcli filed (or learned as spam) that shows up again with
+   its `$Junk` (or the `$NotJunk` a mail program sets) was moved back by
+   the user, and is learned as ham (a move in the model's record, so it
+   counts once), given `$NotJunk` and not filed again; one with `$Junk` is
+   learned as spam and filed; one that already carries `$NotJunk` or
+   `$NbcliUnsure` was classified before (a re-scan) and is left alone;
+   every other one is classified by `spam.filtering.run`, the code `nbcli
+   filter` runs, so it gets the verdict filter gives it: spam gets `$Junk`
+   and is moved to the junk folder, ham gets `$NotJunk`, unsure stays in
+   the inbox with `$NbcliUnsure`. A message that cannot be classified is
+   logged and skipped (left as it is; the pass goes on), and one the user
+   deleted (\\Deleted, not expunged yet) is left alone, here and in the
+   junk folder;
 4. each --learn-folder FOLDER=CLASS: its messages above the last UID seen
    are learned as CLASS (the folder is opened read-only).
 
@@ -395,8 +397,7 @@ class _Pass:
             still = [u for u in self.search("UID", _uid_set(intent["uids"])) if u in set(intent["uids"])]
             if still:
                 self.log(f"{self.settings.inbox}: completing the filing of {len(still)} message(s) a pass left undone")
-                self.store(still, "+", (JUNK,))
-                self.move(still, self.settings.junk)
+                self.mark_and_move(still)
         else:  # the UIDs name other messages now: the re-scan files them by digest
             self.refile = digests
         if not self.dry:
@@ -414,9 +415,7 @@ class _Pass:
         if not self.dry:
             self.state.intent = {"uidvalidity": uidvalidity, "uids": uids, "digests": digests}
             self.save()
-        self.store(uids, "-", (NOT_JUNK, UNSURE))
-        self.store(uids, "+", (JUNK,))
-        moved = self.move(uids, self.settings.junk)
+        moved = self.mark_and_move(uids)
         self.report.filed += len(uids)
         if not self.dry:
             self.state.junk |= set(digests)
@@ -425,6 +424,14 @@ class _Pass:
                 # the next pass need not fetch these to know them for nbcli's own
                 junk["own"] = sorted(set(junk.get("own", ())) | set(moved.values()))
             self.state.intent = None  # saved with the folder's progress, by the caller
+
+    def mark_and_move(self, uids: list[int]) -> dict[int, int]:
+        """Filing's changes, the same when a pass completes one cut short:
+        nbcli's $NotJunk and $NbcliUnsure off (in the junk folder a
+        $NotJunk is the user's), $Junk on, moved."""
+        self.store(uids, "-", (NOT_JUNK, UNSURE))
+        self.store(uids, "+", (JUNK,))
+        return self.move(uids, self.settings.junk)
 
     def junk_folder(self) -> None:
         s = self.settings
@@ -499,15 +506,16 @@ class _Pass:
                     continue
                 if m.digest and m.digest in self.refile:
                     to_file.append(m)
-                elif m.digest and m.digest in self.state.junk:
-                    moved_back.append(m)
+                elif m.digest in self.state.junk and m.flags & {JUNK.lower(), NOT_JUNK.lower()}:
+                    moved_back.append(m)  # a fresh copy of the same mail carries no keyword: classified
                 elif JUNK.lower() in m.flags:
                     marked.append(m)
                 elif not m.flags & {NOT_JUNK.lower(), UNSURE.lower()}:
                     fresh.append(m)
             if moved_back:
-                self.store([m.uid for m in moved_back], "-", (JUNK, UNSURE))
+                # $NotJunk first: cut short between the two, the message still counts as moved back
                 self.store([m.uid for m in moved_back], "+", (NOT_JUNK,))
+                self.store([m.uid for m in moved_back], "-", (JUNK, UNSURE))
                 self.report.learned["ham"] += self.learn(moved_back, "ham")
                 if not self.dry:
                     self.state.junk -= {m.digest for m in moved_back}
