@@ -13,18 +13,21 @@ The order (each step saves the state file, `imap.state`, as it goes):
    loses `$Junk`);
 3. the inbox: a message with the user's `$Junk` is learned as spam and
    filed; an unsure one (`$NbcliUnsure`) on which the user set `$NotJunk`
-   is learned as ham and loses `$NbcliUnsure`; then the new messages, in batches of `Settings.batch`, fetched
-   with BODY.PEEK[] (\\Seen never changes): one nbcli filed (or learned as
-   spam) that shows up again was moved back by the user, and is learned as
-   ham (a move in the model's record, so it counts once), given
-   `$NotJunk` and not filed again; one with `$Junk` is learned as spam and
-   filed; one that already carries `$NotJunk` or `$NbcliUnsure` was
-   classified before (a re-scan) and is left alone; every other one is
-   classified by `spam.filtering.run`, the code `nbcli filter` runs, so it
-   gets the verdict filter gives it: spam gets `$Junk` and is moved to the
-   junk folder, ham gets `$NotJunk`, unsure stays in the inbox with
-   `$NbcliUnsure`. A message that cannot be classified is logged and
-   skipped (left as it is; the pass goes on);
+   is learned as ham and loses `$NbcliUnsure`; then the new messages, in
+   batches of `Settings.batch`, fetched with BODY.PEEK[] (\\Seen never
+   changes): one nbcli filed (or learned as spam) that shows up again with
+   its `$Junk` (or the `$NotJunk` a mail program sets) was moved back by
+   the user, and is learned as ham (a move in the model's record, so it
+   counts once), given `$NotJunk` and not filed again; one with `$Junk` is
+   learned as spam and filed; one that already carries `$NotJunk` or
+   `$NbcliUnsure` was classified before (a re-scan) and is left alone;
+   every other one is classified by `spam.filtering.run`, the code `nbcli
+   filter` runs, so it gets the verdict filter gives it: spam gets `$Junk`
+   and is moved to the junk folder, ham gets `$NotJunk`, unsure stays in
+   the inbox with `$NbcliUnsure`. A message that cannot be classified is
+   logged and skipped (left as it is; the pass goes on), and one the user
+   deleted (\\Deleted, not expunged yet) is left alone, here and in the
+   junk folder;
 4. each --learn-folder FOLDER=CLASS: its messages above the last UID seen
    are learned as CLASS (the folder is opened read-only).
 
@@ -46,6 +49,12 @@ seen is taken as it is (nothing in it is learned: those messages did not
 UIDVALIDITY re-scans that folder: the state's digests and the model's
 record make the re-scan harmless (nothing is learned twice, nothing
 classified before is classified again).
+
+Work proportional to what is new: the UIDs the server gives the messages
+nbcli moves (COPYUID, which MOVE and UIDPLUS servers send) are kept in the
+junk folder's state (`own`), so the next pass does not fetch them to know
+them for nbcli's own; where a server gives none, the digest tells (the
+message is fetched once more).
 
 Learning goes through `run.updating.learn_into`, the locked update
 `nbcli learn` uses; the model is read again after each learning step, so
@@ -74,6 +83,7 @@ from nbcli.imap.settings import Settings
 from nbcli.imap.state import State, locked
 
 JUNK, NOT_JUNK, UNSURE = "$Junk", "$NotJunk", "$NbcliUnsure"
+DELETED = "\\deleted"  # as `Message.flags` hold it
 
 
 @dataclass
@@ -138,6 +148,18 @@ def _uid_set(uids) -> str:
     return ",".join(str(u) for u in sorted(uids))
 
 
+def _uid_list(text: bytes) -> list[int]:
+    """The UIDs of a sequence set ("1:3,7"), in order; [] for what is not one."""
+    out: list[int] = []
+    for part in text.decode("ascii", "replace").split(","):
+        low, _, high = part.partition(":")
+        if not low.isdigit() or (high and not high.isdigit()):
+            return []
+        a, b = int(low), int(high or low)
+        out.extend(range(a, b + 1) if a <= b else range(a, b - 1, -1))
+    return out
+
+
 _UID = re.compile(rb"\bUID (\d+)")
 _FLAGS = re.compile(rb"\bFLAGS \(([^)]*)\)")
 
@@ -172,6 +194,7 @@ class _Pass:
     def __init__(self, imap, settings: Settings, report: Report, log, learn_into):
         self.imap, self.settings, self.report, self.log = imap, settings, report, log
         self.learn_into = learn_into
+        self.moved_into: int | None = None  # the UIDVALIDITY of the last COPYUID
         self.dry = settings.dry_run
         self.where = settings.host
 
@@ -228,15 +251,26 @@ class _Pass:
         if uids and not self.dry:
             self._ok(self.imap.uid("STORE", _uid_set(uids), f"{change}FLAGS.SILENT", f"({' '.join(flags)})"), "STORE")
 
-    def move(self, uids, folder: str) -> None:
+    def move(self, uids, folder: str) -> dict[int, int]:
+        """Move `uids` to `folder`; returns {old UID: new UID} as far as the
+        server said (COPYUID, UIDPLUS; {} where it did not)."""
         if not uids or self.dry:
-            return
+            return {}
+        self.imap.untagged_responses.pop("COPYUID", None)
         if "MOVE" in self.imap.capabilities:
             self._ok(self.imap.uid("MOVE", _uid_set(uids), _quoted(folder)), "MOVE")
-            return
-        self._ok(self.imap.uid("COPY", _uid_set(uids), _quoted(folder)), "COPY")
-        self.store(uids, "+", ("\\Deleted",))
-        self._ok(self.imap.uid("EXPUNGE", _uid_set(uids)), "UID EXPUNGE")
+        else:
+            self._ok(self.imap.uid("COPY", _uid_set(uids), _quoted(folder)), "COPY")
+            self.store(uids, "+", ("\\Deleted",))
+            self._ok(self.imap.uid("EXPUNGE", _uid_set(uids)), "UID EXPUNGE")
+        moved = {}
+        for said in self.imap.untagged_responses.pop("COPYUID", None) or ():
+            parts = said.split() if isinstance(said, bytes) else []
+            if len(parts) == 3 and parts[0].isdigit():
+                pairs = zip(_uid_list(parts[1]), _uid_list(parts[2]))
+                moved.update({old: new for old, new in pairs if old in set(uids)})
+                self.moved_into = int(parts[0])  # the target's UIDVALIDITY
+        return moved
 
     # -- the model ---------------------------------------------------------------------
 
@@ -384,10 +418,14 @@ class _Pass:
             self.save()
         self.store(uids, "-", (NOT_JUNK, UNSURE))
         self.store(uids, "+", (JUNK,))
-        self.move(uids, self.settings.junk)
+        moved = self.move(uids, self.settings.junk)
         self.report.filed += len(uids)
         if not self.dry:
             self.state.junk |= set(digests)
+            junk = self.state.folders.get(self.settings.junk)
+            if moved and junk is not None and junk.get("uidvalidity") == self.moved_into:
+                # the next pass need not fetch these to know them for nbcli's own
+                junk["own"] = sorted(set(junk.get("own", ())) | set(moved.values()))
             self.state.intent = None  # saved with the folder's progress, by the caller
 
     def junk_folder(self) -> None:
@@ -401,15 +439,18 @@ class _Pass:
             place["last_uid"] = max(new, default=0)
             self.save()
             return
+        own = set(place.get("own", ()))  # what nbcli moved here (COPYUID): not fetched again
+        arrivals = [u for u in new if u not in own]
         done = set(place.get("not_junk", ()))
-        marked = [u for u in self.search("KEYWORD", NOT_JUNK) if u <= last and u not in done]
+        marked = [u for u in self.search("KEYWORD", NOT_JUNK) if (u <= last or u in own) and u not in done]
         for batch in self.fetch(marked):
             self.digests(batch)
             done = self.not_junk(batch, place, done)
-        for batch in self._progress(self.fetch(new), len(new), s.junk):
+        for batch in self._progress(self.fetch(arrivals), len(arrivals), s.junk):
             self.digests(batch)
             top = max((m.uid for m in batch), default=0)
-            batch = [m for m in batch if m.uid not in done]  # learned as ham already (a pass cut short)
+            # learned as ham already (a pass cut short), or deleted by the user: left alone
+            batch = [m for m in batch if m.uid not in done and DELETED not in m.flags]
             theirs = [m for m in batch if m.digest and m.digest not in self.state.junk]
             mine = [m for m in batch if m.digest in self.state.junk and NOT_JUNK.lower() in m.flags]
             done = self.not_junk(mine, place, done)  # nbcli's filing takes $NotJunk away: this one is the user's
@@ -418,6 +459,7 @@ class _Pass:
             self.report.learned["spam"] += self.learn(theirs, "spam")
             self.state.junk |= {m.digest for m in theirs}
             self.advance(place, top)
+        place["own"] = sorted(u for u in own if u > max(new, default=last))
         self.advance(place, max(new, default=0))
 
     def not_junk(self, messages: list[Message], place: dict, done: set) -> set:
@@ -455,10 +497,12 @@ class _Pass:
             self.digests(batch)
             to_file, moved_back, marked, fresh = [], [], [], []
             for m in batch:
+                if DELETED in m.flags:  # the user deleted it (not expunged yet): left alone
+                    continue
                 if m.digest and m.digest in self.refile:
                     to_file.append(m)
-                elif m.digest and m.digest in self.state.junk:
-                    moved_back.append(m)
+                elif m.digest in self.state.junk and m.flags & {JUNK.lower(), NOT_JUNK.lower()}:
+                    moved_back.append(m)  # a fresh copy of the same mail carries no keyword: classified
                 elif JUNK.lower() in m.flags:
                     marked.append(m)
                 elif not m.flags & {NOT_JUNK.lower(), UNSURE.lower()}:

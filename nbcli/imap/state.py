@@ -5,13 +5,16 @@ A JSON document:
 
     {"format": "nbcli-imap-state", "version": 1,
      "folders": {"INBOX": {"uidvalidity": 7, "last_uid": 40},
-                 "Junk": {"uidvalidity": 9, "last_uid": 12, "not_junk": [3, 5]}, ...},
+                 "Junk": {"uidvalidity": 9, "last_uid": 12, "not_junk": [3, 5], "own": [13, 14]},
+                 ...},
      "junk": ["<32 hex digits>", ...],
      "intent": {"uidvalidity": 7, "uids": [41, 44], "digests": [...]} | null}
 
 - per folder, its UIDVALIDITY and the highest UID a pass has dealt with
   (for the junk folder also the UIDs whose user-set `$NotJunk` was
-  learned); a changed UIDVALIDITY makes the folder new again;
+  learned, and `own`: the UIDs there of messages nbcli moved in since,
+  as the server's COPYUID gave them, which the next pass need not fetch);
+  a changed UIDVALIDITY makes the folder new again;
 - `junk`: the content digests (the model record's, `text.identity`) of the
   messages nbcli holds to be in the junk folder: those it filed, and
   those it learned as spam there; a message whose digest is here and that

@@ -134,7 +134,7 @@ def test_without_move_spam_is_copied_and_only_its_uids_expunged(make_dovecot, ma
     said = summary(imap_pass(server, mail_model_copy, tmp_path / "s.json"))
     inbox, junk = folder(server, "INBOX"), folder(server, "Junk")
     assert said["filed"] == len(junk) >= 3
-    assert "\\deleted" in inbox[1][0]  # still there
+    assert inbox[1][0] - {"\\recent"} == {"\\deleted"}  # still there, left alone
     assert len(inbox) == 11 - said["filed"]
     assert all("$junk" in flags and "\\deleted" not in flags for flags, _ in junk.values())
 

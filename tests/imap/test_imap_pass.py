@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from imap_helpers import append, folder, imap_pass, samples, summary
 
 from conftest import model_info, run
@@ -147,3 +148,26 @@ def test_a_correction_is_the_document_nbcli_learn_would_learn(dovecot, mail_mode
     assert "1 document(s) already learned as spam; not counted again" in again.stderr
     moved = run(["learn", mail_model_copy, "--ham", ham])
     assert "moved 1 document(s) from spam to ham" in moved.stderr
+
+
+@pytest.mark.parametrize("capabilities", [None, "IMAP4rev1 LITERAL+ UIDPLUS"], ids=["move", "copy-expunge"])
+def test_a_second_pass_fetches_only_what_is_new(make_dovecot, mail_model_copy, tmp_path, monkeypatch, capabilities):
+    """nbcli's own filings are known by the UIDs the server gave them
+    (COPYUID), so the next pass does not fetch them again: its work is
+    the new messages', not the mailbox's."""
+    from nbcli.imap import passes
+
+    server, state = make_dovecot(capabilities=capabilities), tmp_path / "state.json"
+    append(server, "INBOX", samples("spam", 8) + samples("ham", 4))
+    assert summary(imap_pass(server, mail_model_copy, state))["filed"] >= 5
+    fetched = []
+    fetch = passes._Pass.fetch
+
+    def counted(self, uids):
+        fetched.extend((self.folder, u) for u in uids)
+        return fetch(self, uids)
+
+    monkeypatch.setattr(passes._Pass, "fetch", counted)
+    append(server, "INBOX", samples("ham", 5)[4:])
+    assert summary(imap_pass(server, mail_model_copy, state))["classified"] == 1
+    assert fetched == [("INBOX", 13)]
