@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test lint clean venv bench bench-online bench-serve bench-accuracy bench-calibration bench-models tune-mail readme docs fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-cluster bench-dask bench-decide dist-check
+.PHONY: run test lint clean venv bench bench-online bench-learn-scale bench-serve bench-accuracy bench-calibration bench-models tune-mail readme docs fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-cluster bench-dask bench-decide bench-imap dist-check
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -77,6 +77,10 @@ bench: $(VENV)/.installed-test
 bench-online: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python online.py
 
+## bench-learn-scale: one learn against one predict at 108k and 1.41M terms (SpamAssassin via npm), a run of single learns then a compaction against training afresh (issue 30) -> docs/benchmarks.md
+bench-learn-scale: $(VENV)/.installed-test
+	cd benchmarks && ../$(BIN)/python learn_scale.py
+
 ## bench-serve: the spamd daemon (nbcli serve): spamc round trip vs bogofilter and nbcli filter, throughput, TELL, memory -> docs/benchmarks.md
 bench-serve: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python serve.py
@@ -84,6 +88,10 @@ bench-serve: $(VENV)/.installed-test
 ## bench-decide: train --decide f1 (issue 27) on skewed one-topic-against-the-rest tasks (20 Newsgroups, Reuters R8, SOTU) vs scikit-learn TunedThresholdClassifierCV -> docs/benchmarks.md
 bench-decide: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python decide.py
+
+## bench-imap: nbcli imap (issue 29) on a 10,000-message inbox in a local Dovecot: first pass beside nbcli filter, later passes with 10 and 100 new -> docs/benchmarks.md
+bench-imap: $(VENV)/.installed-test
+	cd benchmarks && ../$(BIN)/python imap.py
 
 ## bench-calibration: calibration maps (issue 16) on SpamAssassin splits, SOTU and the sample topics, with bogofilter's unsure band -> docs/benchmarks.md
 bench-calibration: $(VENV)/.installed-test

@@ -29,6 +29,7 @@ import imaplib
 import os
 import pwd
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
@@ -155,6 +156,7 @@ class Dovecot:
 
     def stop(self) -> None:
         """Stop the server (every connection drops); the mail stays."""
+        children = _children(self.process.pid) if self.process is not None else []
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
@@ -163,6 +165,14 @@ class Dovecot:
                 self.process.kill()
                 self.process.wait()
         self.process = None
+        # the master leaves its imap (and log, stats) processes running: a
+        # client would keep its session across the "restart"
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while any(Path(f"/proc/{pid}").exists() for pid in children) and time.monotonic() < deadline:
+            time.sleep(0.02)
         with contextlib.suppress(FileNotFoundError):  # a master that was killed leaves its pid file
             (self.root / "run" / "master.pid").unlink()
 
@@ -203,6 +213,16 @@ class Dovecot:
         finally:
             with contextlib.suppress(imaplib.IMAP4.error, OSError):
                 imap.logout()
+
+
+def _children(parent: int) -> list[int]:
+    """The processes whose parent is `parent` (Linux's /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                found.append(int(stat.parent.name))
+    return found
 
 
 def dovecot_binary() -> str:

@@ -34,6 +34,7 @@ GUIDE = [
     "text-classification",
     "evaluation",
     "mail",
+    "imap",
     "learning",
     "calibration",
     "daemon",

@@ -76,6 +76,10 @@ EXIT_FILTER = (
 ENVIRONMENT = [
     ("NBCLI_DEBUG", "Set (to anything), an internal error shows its Python traceback instead of one line."),
     (
+        "NBCLI_IMAP_PASSWORD",
+        "The password nbcli imap logs in with when no --password-file is given (never given on the command line).",
+    ),
+    (
         "NBCLI_CLUSTER_TIMEOUT",
         "Seconds to wait for a Dask scheduler given by --cluster to answer (default 10).",
     ),

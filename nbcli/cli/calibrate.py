@@ -55,10 +55,11 @@ def calibrate(model, heldout, label_pairs, method, output, as_json, **kw):
     """
     import numpy as np
 
-    from nbcli.cli.paths import check_output, file_stamp
+    from nbcli.cli.paths import check_output
     from nbcli.evaluate.calibration import summary
     from nbcli.run.parallel import score_labelled
     from nbcli.store import modelfile
+    from nbcli.store.modelfile import file_stamp
     from nbcli.text.sources import labeled_corpus, parse_label_pair
 
     diagnostics = make_diagnostics(kw["quiet"])

@@ -149,9 +149,11 @@ def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, new_class
       nbcli learn mail.nb --ham ~/Mail/misfiled/
       nbcli learn --create mail.nb --spam spam.mbox   # start from nothing
     """
-    from nbcli.cli.paths import check_output, file_stamp
+    from nbcli.cli.paths import check_output
     from nbcli.fit import learning
+    from nbcli.run.updating import learn_into
     from nbcli.store import modelfile
+    from nbcli.store.modelfile import file_stamp
 
     label = _label(label, as_spam, as_ham)
     diagnostics = make_diagnostics(kw["quiet"])
@@ -182,31 +184,22 @@ def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, new_class
     from nbcli.text.analyzer import Analyzer
 
     analysed = _analysed(Analyzer(analyzer_options), docs, workers, diagnostics)
-    with modelfile.locked(model):
-        if os.path.exists(model):
-            if not exists or file_stamp(model) != stamp:  # changed since it was read: read it as it is now
-                current = modelfile.load(model)
-            learning.check_learnable(current, model)
-            if not new_class:
-                _check_classes(current, learning.new_classes(current, analysed), model, "learned")
-            if current.analyzer_options != analyzer_options:  # replaced meanwhile by another kind of model
-                raise NbcliError(
-                    f"{model} was replaced by a model with other analyzer options while the input was read; "
-                    "nothing was learned",
-                    hint="run the command again",
-                )
-            updated, outcome = learning.learn(current, analysed)
-            changed = updated is not current
-        elif create:
-            if exists:  # removed meanwhile: start afresh with the training options
-                analyzer_options, options = training_setup(kw)
-                names = _new_classes(classes, label, as_spam or as_ham)
-            updated, outcome = learning.create(analyzer_options, options, names, analysed)
-            changed = True
-        else:
+
+    def check(current):
+        if not new_class:
+            _check_classes(current, learning.new_classes(current, analysed), model, "learned")
+
+    def start_afresh():
+        if not create:
             raise NbcliError(f"{model}: no such model file (it was removed meanwhile)", hint="add --create")
-        if changed:
-            modelfile.save(updated, model)
+        if exists:  # removed meanwhile: start afresh with the training options
+            fresh, fresh_options = training_setup(kw)
+            return learning.create(fresh, fresh_options, _new_classes(classes, label, as_spam or as_ham), analysed)
+        return learning.create(analyzer_options, options, names, analysed)
+
+    updated, outcome = learn_into(
+        model, analysed, analyzer_options, (current, stamp) if exists else None, check, start_afresh
+    )
     _said(outcome, label, model, updated, as_json, diagnostics)
 
 
@@ -289,5 +282,5 @@ def forget(model, inputs, label, as_spam, as_ham, as_json, **kw):
         current = modelfile.load(model)
         updated, outcome = learning.forget(current, analysed)
         if outcome.forgotten:
-            modelfile.save(updated, model)
+            modelfile.save(updated, model, since=current)
     _said(outcome, label, model, updated, as_json, diagnostics)

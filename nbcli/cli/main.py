@@ -1,7 +1,8 @@
 """The command line: the `nbcli` click group, its error boundary, and the
 registration of the commands, each of which (or each family of which) is a
 module of its own: train, predict, evaluate (eval), tune, info, filter,
-tokens, learning (learn, forget), model_files (merge, dump, load, prune),
+tokens, learning (learn, forget), model_files (merge, dump, load, prune,
+compact),
 calibrate, cluster and serve. Commands are thin: they parse, call the
 library and write its answer.
 
@@ -140,9 +141,10 @@ from nbcli.cli.calibrate import calibrate  # noqa: E402
 from nbcli.cli.cluster import cluster  # noqa: E402
 from nbcli.cli.evaluate import eval_  # noqa: E402
 from nbcli.cli.filter import filter_  # noqa: E402
+from nbcli.cli.imap import imap  # noqa: E402
 from nbcli.cli.info import info  # noqa: E402
 from nbcli.cli.learning import forget, learn  # noqa: E402
-from nbcli.cli.model_files import dump, load_, merge, prune  # noqa: E402
+from nbcli.cli.model_files import compact, dump, load_, merge, prune  # noqa: E402
 from nbcli.cli.predict import predict  # noqa: E402
 from nbcli.cli.serve import serve  # noqa: E402
 from nbcli.cli.tokens import tokens  # noqa: E402
@@ -167,6 +169,8 @@ for _command in (
     calibrate,
     cluster,
     serve,
+    imap,
+    compact,
 ):
     cli.add_command(_command)
 

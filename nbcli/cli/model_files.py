@@ -167,3 +167,37 @@ def prune(model, min_count, max_terms, unseen_since, output, dry_run, as_json, q
     )
     if as_json:
         write_json({"model": target, "dry_run": dry_run, **report})
+
+
+@click.command()
+@click.argument("model")
+@click.option(
+    "--drop-bad-tail",
+    is_flag=True,
+    help="If the journal is corrupt, keep the updates before the damage and drop the rest.",
+)
+@quiet_option
+def compact(model, drop_bad_tail, quiet):
+    """Write a model's journal of learned updates into the model file.
+
+    learn, forget and serve's TELL append each update to MODEL.journal
+    beside the model instead of writing the whole model; every command
+    reads the model through it. compact writes the model with the updates
+    in it and empties the journal, in one locked, atomic step (learning
+    does this by itself once the journal passes a quarter of the model's
+    size). Compact before copying a model, or copy both files.
+
+    \b
+    Example:
+      nbcli compact mail.nb
+      nbcli compact mail.nb --drop-bad-tail   # a damaged journal: keep what is good
+    """
+    from nbcli.store import modelfile
+
+    diagnostics = make_diagnostics(quiet)
+    applied, size = modelfile.compact(model, drop_bad_tail=drop_bad_tail)
+    if applied:
+        diagnostics.info(f"{model}: compacted {applied} update(s) ({size} bytes of journal) into the model")
+    else:
+        diagnostics.info(f"{model}: no updates to compact")
+    diagnostics.finish()

@@ -74,11 +74,3 @@ def check_split_folder(folder: str, inputs) -> None:
             )
         if not is_folder and os.path.dirname(real) == out and real.endswith(".mbox"):
             raise NbcliError(f"--split {folder} could append to the input {given}", hint="sort into another folder")
-
-
-def file_stamp(path: str) -> tuple:
-    """What changes when a model file is replaced (writers rename a new file
-    over it, so its inode changes): learn and calibrate compare the stamp
-    taken before reading with the one under the lock."""
-    st = os.stat(path)
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)

@@ -45,8 +45,8 @@ import numpy as np
 from nbcli import __version__
 from nbcli.errors import NbcliError, ParameterError
 from nbcli.fit.analysed import Analysed
-from nbcli.nb.classifier import classifier_of
-from nbcli.nb.counts import DAY, Counts, gather_texts
+from nbcli.nb.classifier import classifier_like, classifier_of
+from nbcli.nb.counts import DAY, Counts, gather_texts, insert_texts, union_sorted
 from nbcli.nb.record import Record
 
 PRUNING_OPTIONS = (("min_df", 1), ("max_df", 1.0), ("max_features", None))
@@ -233,7 +233,7 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
     pair = np.repeat(docs.doc_ptr[doc] - np.cumsum(np.append(0, lengths[:-1])), lengths) + np.arange(lengths.sum())
     change_of_pair = np.repeat(np.arange(len(changes)), lengths)
     hashes = docs.pair_hash[pair]
-    merged = _union(counts.hashes, hashes)
+    merged = union_sorted(counts.hashes, hashes)
     n_classes, n_terms = len(counts.classes), len(merged)
     old_cols = np.searchsorted(merged, counts.hashes)
     cols = np.searchsorted(merged, hashes)
@@ -285,11 +285,8 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
     if encoded:
         np.cumsum([len(e) for e in encoded], out=new_offsets[1:])
     new_blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    which = is_new.astype(np.int64)
-    source_col = np.empty(n_terms, dtype=np.int64)
-    source_col[old_cols] = np.arange(len(old_cols))
-    source_col[new_cols] = np.arange(len(new_cols))
-    blob, offsets = gather_texts([(counts.blob, counts.offsets), (new_blob, new_offsets)], which, source_col)
+    at = np.searchsorted(counts.hashes, merged[new_cols])
+    blob, offsets = insert_texts(counts.blob, counts.offsets, at, new_blob, new_offsets)
     out = Counts(
         counts.classes,
         class_count,
@@ -308,27 +305,12 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
     return out.settled()
 
 
-def _union(sorted_hashes: np.ndarray, more: np.ndarray) -> np.ndarray:
-    """np.union1d of a big sorted unique array and a few more values,
-    without sorting the big one again (one insertion pass)."""
-    extra = np.unique(more)
-    if len(sorted_hashes) == 0:
-        return extra
-    pos = np.searchsorted(sorted_hashes, extra)
-    present = sorted_hashes[np.minimum(pos, len(sorted_hashes) - 1)] == extra
-    return np.insert(sorted_hashes, pos[~present], extra[~present])
-
-
 # -- counts back to a classifier --------------------------------------------------
 
 
 def rebuild(counts: Counts, template, meta: dict):
     """The Classifier of `counts`, with the analyzer and event-model settings
     of `template` (a Classifier), derived by training's own code."""
-    model = template.model
-    settings = model.settings()
-    for key in ("doc_freq", "fit_count", "idf"):
-        settings.pop(key, None)
     meta = {
         **meta,
         "n_documents": int(round(float(counts.class_count.sum()))),
@@ -336,14 +318,7 @@ def rebuild(counts: Counts, template, meta: dict):
         "updated": _now_text(),
         "nbcli_version": __version__,
     }
-    rebuilt = classifier_of(
-        counts,
-        model.kind,
-        settings,
-        model.kind == "complement" and model.idf is not None,
-        template.analyzer_options,
-        meta,
-    )
+    rebuilt = classifier_like(counts, template, meta)
     return _with_decision(_with_calibration(rebuilt, template), template)
 
 
@@ -399,7 +374,20 @@ def learn(classifier, docs: Analysed) -> tuple[object, Outcome]:
     meta = classifier.meta
     if added:
         meta = {**meta, "added_classes": sorted(set(meta.get("added_classes", [])) | set(added))}
-    return rebuild(updated, classifier, meta), outcome
+    return _noted(rebuild(updated, classifier, meta), counts, updated, docs, changes, removed, entries), outcome
+
+
+def _noted(rebuilt, before: Counts, after: Counts, docs: Analysed, changes, removed, entries):
+    """`rebuilt`, carrying the change as an `Update` (nb/updates.py) in
+    `rebuilt.update`: what `modelfile.save(..., since=)` appends to the
+    model's journal instead of writing the whole model."""
+    from nbcli.nb.updates import Update
+
+    changed = np.unique([c[0] for c in changes]).astype(np.int64)
+    spans = [docs.pair_hash[docs.doc_ptr[d] : docs.doc_ptr[d + 1]] for d in changed.tolist()]
+    touched = np.concatenate(spans) if spans else np.zeros(0, np.uint64)
+    rebuilt.update = Update.of(before, after, touched, removed, entries, rebuilt.meta)
+    return rebuilt
 
 
 def forget(classifier, docs: Analysed) -> tuple[object, Outcome]:
@@ -420,7 +408,8 @@ def forget(classifier, docs: Analysed) -> tuple[object, Outcome]:
         meta = {k: v for k, v in meta.items() if k != "added_classes"}
         if added - empty:
             meta["added_classes"] = sorted(added - empty)
-    return rebuild(updated, classifier, meta), outcome
+    rebuilt = rebuild(updated, classifier, meta)
+    return _noted(rebuilt, counts, updated, docs, changes, removed, Record.empty()), outcome
 
 
 def create(analyzer_options, options, classes: list[str], docs: Analysed):

@@ -245,3 +245,16 @@ def classifier_of(counts: Counts, kind: str, settings: dict, idf: bool, analyzer
     if counts.expected_tf is not None and counts.expected_docs is not None:  # an EM model has both
         classifier.expected = (counts.expected_tf, counts.expected_docs)
     return classifier
+
+
+def classifier_like(counts: Counts, template, meta: dict) -> Classifier:
+    """The Classifier of `counts` with the analyzer and event-model settings
+    of `template` (a Classifier) and `meta`: what learning rebuilds
+    (`fit.learning.rebuild`) and what a model's journal is replayed into
+    (`store.modelfile.load`)."""
+    model = template.model
+    settings = model.settings()
+    for key in ("doc_freq", "fit_count", "idf"):
+        settings.pop(key, None)
+    idf = model.kind == "complement" and model.idf is not None
+    return classifier_of(counts, model.kind, settings, idf, template.analyzer_options, meta)

@@ -373,7 +373,9 @@ class Worker(Connections):
 
     def model(self, path: str):
         """(classifier, verdicts, model id) of the model file at `path`, read
-        again if the file was replaced.
+        again if the file was replaced or its journal changed (a TELL, a
+        learn: store/journal.py; a damaged journal keeps the last good model
+        serving, as a damaged replacement does).
 
         A model of up to COPY_LIMIT bytes is read into memory, not mapped,
         so a file rewritten in place (`cp new.nb mail.nb` truncates it
@@ -385,16 +387,16 @@ class Worker(Connections):
         (--models-dir) are kept for the --model-cache most recently used."""
         from nbcli.errors import ModelFileError
         from nbcli.spam.filtering import Verdicts
-        from nbcli.store import modelfile
+        from nbcli.store import journal, modelfile
 
         try:
             st = os.stat(path)
         except FileNotFoundError:
             raise ModelFileError(f"{path}: no such model file (removed?)") from None
-        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, journal.stamp(path))  # a TELL appends
         held = self.models.pop(path, None)  # put back last: the most recently used
-        if held is not None and held[0] != identity and not held[4] and held[0][:2] == identity[:2]:
-            held = None  # mapped, and changed in place: its pages may be gone
+        if held is not None and held[0][:4] != identity[:4] and not held[4] and held[0][:2] == identity[:2]:
+            held = None  # mapped, and changed in place: its pages may be gone (not for a journal appended to)
         if held is None or held[0] != identity:
             copy = st.st_size <= COPY_LIMIT
             try:
@@ -572,10 +574,9 @@ class Worker(Connections):
                     updated, outcome = learning.forget(current, analysed)
                     changed = outcome.forgotten > 0
                 if changed:
-                    payload = modelfile.to_payload(updated)
                     if do_set:
-                        self._check_model_size(path, modelfile.payload_bytes(payload))
-                    modelfile.write_payload(payload, path)
+                        self._check_model_size(path, modelfile.payload_bytes(modelfile.to_payload(updated)))
+                    modelfile.save(updated, path, since=current)  # appended to the model's journal
         except NbcliError as exc:
             if do_remove and "never learned" in str(exc):
                 return spamd.tell_reply(False, False)  # nothing to remove: no DidRemove, as spamd

@@ -271,26 +271,35 @@ def write_payload(payload: dict, path: str, checksum: bool = True) -> None:
 
     check_writable(path)
     resolved = target(path)
-    folder, name = os.path.split(resolved)
     try:
         with locked(path):
-            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    dump_payload(payload, fh)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                os.chmod(tmp, _new_file_mode(resolved))
-                os.replace(tmp, resolved)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
-            fsync_folder(folder)
+            replace_atomically(resolved, lambda fh: dump_payload(payload, fh), _new_file_mode(resolved))
     except OSError as exc:
         raise NbcliError(f"cannot write model file {path}: {exc.strerror}") from None
+
+
+def replace_atomically(path: str, write, mode: int, prefix: str | None = None) -> None:
+    """Replace the file `path` (no link) by what `write(fh)` writes: into a
+    temporary file `.NAME.*.tmp` in its folder (`prefix`: another start of
+    that name), flushed, fsynced, given `mode`, renamed over `path`, and the
+    folder fsynced. Call it holding the lock of the model file it belongs to
+    (`locked` removes what a killed writer left)."""
+    folder, name = os.path.split(path)
+    fd, tmp = tempfile.mkstemp(prefix=prefix or f".{name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    fsync_folder(folder)
 
 
 def fsync_folder(folder: str) -> None:

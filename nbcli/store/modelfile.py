@@ -24,20 +24,23 @@ cost.
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterator
 
 import numpy as np
 
 from nbcli.errors import ModelFileError, NbcliError
+from nbcli.store import journal
 from nbcli.store.codec import FORMAT_VERSION
-from nbcli.store.integrity import check_writable, locked, read_payload, write_payload
-from nbcli.store.payload import model_id, payload_bytes, to_payload
+from nbcli.store.integrity import CHECKSUM_KEY, check_writable, locked, read_payload, target, write_payload
+from nbcli.store.payload import _plain, model_id, payload_bytes, to_payload
 
 __all__ = [
     "FORMAT_VERSION",
     "calibration_of",
     "check_writable",
+    "compact",
     "dump_lines",
     "from_payload",
     "load",
@@ -350,10 +353,34 @@ def _log_prior(a: np.ndarray, class_count: np.ndarray) -> np.ndarray:
 
 
 def load(path: str, copy: bool = False):
-    """Read a Classifier from a model file (see the module docstring); a
-    model of several mixture components per class answers for its classes
+    """Read a Classifier from a model file (see the module docstring), with
+    the updates of its journal applied (`journal`; `applied`); a model of
+    several mixture components per class answers for its classes
     (`classifier.wrap_components`). copy: see `read_payload`."""
-    classifier = from_payload(read_payload(path, copy), path)
+    return _load(path, copy)[0]
+
+
+def _load(path: str, copy: bool = False, drop_bad_tail: bool = False):
+    """(the Classifier of model file `path` with its journal applied, the
+    number of updates applied). The journal is read before the model file:
+    a compaction in between renames a new model file in, whose checksum
+    disowns the journal read, so a reader sees the old file with the old
+    journal, or the new file (see `journal`). drop_bad_tail: apply the
+    updates before a corrupt one instead of refusing (`compact`)."""
+    snapshot = journal.read(path)
+    p = read_payload(path, copy)
+    base = p.get(CHECKSUM_KEY)
+    bound = snapshot.bound_to(base)
+    if snapshot.problem is not None and (bound or snapshot.base is None) and not drop_bad_tail:
+        raise snapshot.error()
+    classifier = from_payload(p, path)
+    applied = 0
+    if bound and snapshot.bodies:
+        classifier = _replayed(classifier, snapshot, path)
+        applied = len(snapshot.bodies)
+    if base is not None and getattr(classifier.model, "kind", None) != "table":
+        st = os.stat(target(path))
+        setattr(classifier, "journal_state", (base, snapshot.end if bound else 0, _file_stamp(st)))  # noqa: B010
     if "components" in classifier.meta:
         from nbcli.nb.classifier import wrap_components
 
@@ -361,7 +388,19 @@ def load(path: str, copy: bool = False):
             classifier = wrap_components(classifier)
         except NbcliError as exc:
             raise ModelFileError(f"{path} is corrupt ({exc.message})", hint="train the model again") from None
-    return classifier
+    return classifier, applied
+
+
+def _file_stamp(st) -> tuple:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def file_stamp(path: str) -> tuple:
+    """What changes when a model is changed: its file replaced (writers
+    rename a new file over it, so its inode changes) or its journal appended
+    to (learn, forget: store/journal.py). learn, calibrate and `nbcli imap`
+    compare the stamp taken before reading with the one under the lock."""
+    return (*_file_stamp(os.stat(path)), journal.stamp(path))
 
 
 def _table_from_payload(p: dict, path: str):
@@ -439,9 +478,180 @@ def _calibration(p: dict, n_classes: int):
         raise _Corrupt("calibration", f"is damaged: {detail}") from None
 
 
-def save(classifier, path: str) -> None:
-    """Write a Classifier to `path` atomically, with its checksum."""
-    write_payload(to_payload(classifier), path)
+def save(classifier, path: str, since=None) -> None:
+    """Write a Classifier to `path` atomically, with its checksum.
+
+    since: the Classifier that `classifier` was made from by one learn or
+    forget (`fit.learning`, which notes the change as `classifier.update`),
+    loaded from `path` under the lock the caller holds: then only the
+    change is appended to the model's journal (`journal`), and the model is
+    compacted (written whole, the journal emptied) once the journal passes
+    a quarter of the model file's size (`COMPACT_FRACTION`). A model file
+    under 4 MB (`JOURNAL_MIN_BYTES`) is written whole instead."""
+    update = getattr(classifier, "update", None)
+    state = getattr(since, "journal_state", None)
+    if update is None or state is None or state[2][2] < JOURNAL_MIN_BYTES:
+        _write_whole(classifier, path)
+        return
+    base, end, base_stamp = state
+    with locked(path):
+        snapshot = journal.read(path)
+        try:
+            now = _file_stamp(os.stat(target(path)))
+        except FileNotFoundError:
+            now = None
+        if now != base_stamp or (snapshot.end if snapshot.bound_to(base) else 0) != end:
+            raise NbcliError(
+                f"{path} changed while the update was made (another writer); nothing was saved",
+                hint="run the command again",
+            )
+        try:
+            size = journal.append(snapshot, base, journal.encode(*_update_record(update)))
+        except OSError as exc:
+            raise NbcliError(f"cannot write {snapshot.path}: {exc.strerror}; nothing was saved") from None
+        if size > base_stamp[2] * COMPACT_FRACTION:
+            _write_whole(classifier, path)
+
+
+COMPACT_FRACTION = 0.25  # a journal past this share of the model file's size is compacted into it
+# A smaller model file is written whole on every update, as before the journal:
+# writing it costs less than every reader's applying a journal to it would.
+JOURNAL_MIN_BYTES = 4 << 20
+
+
+def _write_whole(classifier, path: str) -> None:
+    """Write `classifier` over `path` and retire its journal: the new file
+    carries a fresh `journal_nonce`, so its checksum disowns the old
+    journal even if a crash comes before the journal is removed."""
+    payload = to_payload(classifier)
+    with locked(path):
+        if os.path.lexists(journal.path_of(path)):
+            payload["journal_nonce"] = journal.new_nonce()
+        write_payload(payload, path)
+        journal.remove(path)
+
+
+def compact(path: str, drop_bad_tail: bool = False) -> tuple[int, int]:
+    """Write the model file `path` with its journal's updates applied and
+    empty the journal, in one locked step (`nbcli compact`). Returns (the
+    updates compacted, the journal's bytes before). drop_bad_tail: keep
+    the updates before a corrupt one, drop the rest."""
+    with locked(path):
+        snapshot = journal.read(path)
+        if snapshot.size == 0 and not os.path.lexists(snapshot.path):
+            read_payload(path)  # its one-line error if there is no model
+            return 0, 0
+        classifier, applied = _load(path, drop_bad_tail=drop_bad_tail)
+        if applied:
+            _write_whole(classifier, path)
+        else:
+            journal.remove(path)
+        return applied, snapshot.size
+
+
+def _update_record(update) -> tuple[dict, dict]:
+    """An Update (nb/updates.py) as a journal record's plain values and arrays."""
+    image = update.image
+    plain = {
+        "classes": list(image.classes),
+        "known": list(update.known),
+        "mail_docs": int(image.mail_docs),
+        "meta": _plain(update.meta),
+    }
+    arrays = {
+        "class_count": np.asarray(image.class_count, dtype=np.float64),
+        "hashes": image.hashes,
+        "blob": image.blob,
+        "offsets": image.offsets,
+        "tf": image.tf,
+        "last_seen": image.last_seen,
+        "removed_digest": update.removed_digest,
+        "removed_label": update.removed_label,
+        **{f"added_{k}": v for k, v in image.record.arrays().items()},
+    }
+    for name in ("df", "fit"):
+        if getattr(image, name) is not None:
+            arrays[name] = getattr(image, name)
+    return plain, arrays
+
+
+def _update_of(body: bytes):
+    """The Update of a journal record, every invariant a model file's loader
+    checks of the same values checked (_Corrupt otherwise)."""
+    from nbcli.nb.counts import Counts
+    from nbcli.nb.record import Record
+    from nbcli.nb.updates import Update
+
+    try:
+        plain, a = journal.decode(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _Corrupt("update", f"is damaged ({exc})") from None
+    classes = _classes({"classes": plain.get("classes")})
+    known = _classes({"classes": plain.get("known")}) if len(plain.get("known") or []) >= 2 else None
+    if known is None:
+        raise _Corrupt("update", "has bad classes")
+    mail_docs = plain.get("mail_docs")
+    if type(mail_docs) is not int or mail_docs < 0:
+        raise _Corrupt("update", "has a bad mail_docs")
+    meta = _meta(plain.get("meta"))
+    c = len(classes)
+    hashes = _array(a, "hashes", "u", (None,))
+    k = len(hashes)
+    if hashes.dtype != np.uint64 or (k > 1 and not (hashes[1:] > hashes[:-1]).all()):
+        raise _Corrupt("hashes", "is not strictly ascending")
+    blob = _array(a, "blob", "u", (None,))
+    offsets = _array(a, "offsets", "i", (k + 1,))
+    if offsets[0] != 0 or offsets[-1] != len(blob) or (offsets[1:] < offsets[:-1]).any():
+        raise _Corrupt("offsets")
+    tables = {
+        name: _within(_array(a, name, "iuf", (c, k), optional=name != "tf"), name, 0, _MAX_COUNT)
+        for name in ("tf", "df", "fit")
+    }
+    class_count = _within(_array(a, "class_count", "f", (c,)), "class_count", 0, _MAX_COUNT)
+    removed_digest = _array(a, "removed_digest", "u", (None, 2))
+    removed_label = _array(a, "removed_label", "i", (len(removed_digest),))
+    if len(removed_label) and not (0 <= removed_label.min() and removed_label.max() < len(known)):
+        raise _Corrupt("removed_label")
+    try:
+        added = Record.from_arrays(
+            {k2[len("added_") :]: v for k2, v in a.items() if k2.startswith("added_")}, len(known)
+        )
+    except ValueError as exc:
+        raise _Corrupt(f"added {exc}") from None
+    image = Counts(
+        classes,
+        class_count,
+        hashes,
+        blob,
+        offsets,
+        tables["tf"],
+        tables["df"],
+        tables["fit"],
+        _array(a, "last_seen", "i", (k,)).astype(np.int32),
+        added,
+        mail_docs,
+    )
+    return Update(image, known, meta, removed_digest, removed_label.astype(np.int32))
+
+
+def _replayed(classifier, snapshot, path: str):
+    """`classifier` (a model file's) with the journal's updates applied,
+    exactly as learning them one after another (`nb.updates`)."""
+    from nbcli.nb.classifier import classifier_like
+    from nbcli.nb.counts import Counts
+    from nbcli.nb.updates import replay
+
+    try:
+        updates = [_update_of(body) for body in snapshot.bodies]
+        counts = replay(Counts.of(classifier), updates)
+    except _Corrupt as exc:
+        raise ModelFileError(f"{snapshot.path} is corrupt ({exc})", hint=snapshot.error().hint) from None
+    except (TypeError, ValueError, IndexError, KeyError) as exc:
+        raise ModelFileError(f"{snapshot.path} does not fit {path} ({exc})", hint=snapshot.error().hint) from None
+    replayed = classifier_like(counts, classifier, updates[-1].meta)
+    if all(list(u.image.classes) == list(classifier.classes) for u in updates):  # as learning keeps a calibration
+        replayed.calibration = classifier.calibration
+    return replayed
 
 
 def dump_lines(classifier) -> Iterator[str]:

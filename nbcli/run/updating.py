@@ -1,0 +1,62 @@
+"""The locked, crash-safe update that learns analysed documents into a
+model file: the one `nbcli learn` and `nbcli imap` (its corrections and
+--learn-folder) both use, so there is one place where learning persists.
+
+The documents are read and analysed before the lock is taken (slow work
+outside it); then, under `modelfile.locked`, the model is read again if the
+file was replaced since the caller read it (its `store.modelfile.file_stamp`
+differs), checked, changed by `fit.learning.learn` (whose record makes a
+repeat harmless and a change of class a move) and replaced atomically, so
+concurrent learners take turns and a crash leaves the old model or the new
+one.
+"""
+
+from __future__ import annotations
+
+import os
+
+from nbcli.errors import NbcliError
+
+
+def learn_into(path: str, analysed, analyzer_options, read=None, check=None, create=None):
+    """Learn `analysed` (`fit.analysed.Analysed`) into model file `path`
+    under its lock; returns (model as saved or as it was, `learning.Outcome`).
+
+    analyzer_options: those the documents were analysed with (a model
+    replaced meanwhile by one with other options is refused). read: the
+    (classifier, stamp) the caller read before analysing, or None when it
+    read none; it is reused when the file is unchanged. check(current): the
+    caller's refusals, on the model as it is under the lock (after
+    `learning.check_learnable`). create(): (model, outcome) for a file that
+    does not exist (now); None refuses it. The file is written only when
+    something changed."""
+    from nbcli.fit import learning
+    from nbcli.store import modelfile
+    from nbcli.store.modelfile import file_stamp
+
+    with modelfile.locked(path):
+        if os.path.exists(path):
+            if read is not None and file_stamp(path) == read[1]:
+                current = read[0]
+            else:  # changed since it was read (or never read): read it as it is now
+                current = modelfile.load(path)
+            learning.check_learnable(current, path)
+            if check is not None:
+                check(current)
+            if current.analyzer_options != analyzer_options:  # replaced meanwhile by another kind of model
+                raise NbcliError(
+                    f"{path} was replaced by a model with other analyzer options while the input was read; "
+                    "nothing was learned",
+                    hint="run the command again",
+                )
+            updated, outcome = learning.learn(current, analysed)
+            changed = updated is not current
+        elif create is not None:
+            current = None  # a new model: written whole
+            updated, outcome = create()
+            changed = True
+        else:
+            raise NbcliError(f"{path}: no such model file (it was removed meanwhile)", hint="add --create")
+        if changed:
+            modelfile.save(updated, path, since=current)  # a learn: appended to the model's journal
+    return updated, outcome

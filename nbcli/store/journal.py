@@ -1,0 +1,246 @@
+"""A model's journal: the file `MODEL.journal` beside a model file, which
+learn, forget and the daemon's TELL append their updates to instead of
+writing the whole model again. This module is its bytes; what an update
+holds is `nb.updates.Update`, and `modelfile` reads the model through it
+(`load`), appends to it (`save(..., since=)`) and compacts it (`compact`).
+
+The file:
+
+    header   b"nbcli-journal 1 " + the base model file's checksum + b"\\n"
+    record   b"NBJR" | u64 length | u32 CRC-32 of the length's 8 bytes and the body | body
+    body     u32 n | n bytes of JSON (the plain values, and the arrays' names, types, shapes) | the arrays' bytes
+
+(little-endian). A record is appended with one write(2) and fsynced under
+the model's lock (`integrity.locked`), so writers take turns.
+
+Binding: the header names the checksum of the model file the records apply
+to (`integrity.payload_checksum`, over everything in the file). A journal
+whose header names another checksum belongs to a model that has since been
+replaced, by a compaction or another writer: it is ignored, never applied,
+and the next writer replaces it. Every full write of a model that has a
+journal stores a random `journal_nonce` in the file (`modelfile.save`), so
+no two bases share a checksum even if their counts agree.
+
+Damage: a record cut short (kill -9 or a power cut part-way through an
+append: its length runs past the end, or it is the last record and fails
+its checksum, or the tail is zeros) is a torn tail, which readers ignore
+and the next writer cuts off. A record that fails its checksum with more
+records after it, or that is not a record at all, is corruption: readers
+stop with a one-line error naming the journal (`JournalError`), and
+`nbcli compact MODEL --drop-bad-tail` keeps the updates before it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import struct
+import zlib
+
+import numpy as np
+
+from nbcli.errors import ModelFileError
+from nbcli.store.integrity import replace_atomically, target
+
+SUFFIX = ".journal"
+_MAGIC = b"nbcli-journal 1 "
+_RECORD = b"NBJR"
+_HEAD = struct.Struct("<4sQI")  # record magic, body length, CRC-32
+_DTYPES = {"<u8", "<i8", "<f8", "<i4", "|u1"}
+_MAX_BODY = 1 << 34
+
+
+class JournalError(ModelFileError):
+    """A journal that is not what nbcli wrote: where, and how many good
+    updates come before the damage (`good`)."""
+
+    def __init__(self, message: str, hint: str | None = None, good: int = 0):
+        super().__init__(message, hint=hint)
+        self.good = good
+
+
+def path_of(model: str) -> str:
+    """The journal of model file `model` (beside the file a link points to)."""
+    return target(model) + SUFFIX
+
+
+def stamp(model: str) -> tuple | None:
+    """What changes when the journal of `model` changes (appended to,
+    replaced, removed): None when there is none."""
+    try:
+        st = os.stat(path_of(model))
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def new_nonce() -> str:
+    return secrets.token_hex(16)
+
+
+def header(base: str) -> bytes:
+    return _MAGIC + base.encode("ascii") + b"\n"
+
+
+class Snapshot:
+    """The journal as one read found it: the base it is bound to (None: no
+    journal), the records' bodies, the byte offset where the good records
+    end (`end`), its size, and the damage found (`torn`: a torn tail;
+    `problem`: corruption, what and where)."""
+
+    def __init__(self, model: str, data: bytes | None):
+        self.model = model
+        self.path = path_of(model)
+        self.base: str | None = None
+        self.bodies: list[bytes] = []
+        self.end = 0
+        self.size = 0 if data is None else len(data)
+        self.torn = False
+        self.problem: str | None = None
+        if data is not None:
+            self._parse(data)
+
+    def _parse(self, data: bytes) -> None:
+        stop = data.find(b"\n", 0, 200)
+        if not data.startswith(_MAGIC) or stop < 0:
+            if _MAGIC.startswith(data[: len(_MAGIC)]) and stop < 0 and len(data) < 200:
+                self.torn = True  # a header cut short: a journal never written to
+                return
+            self.problem = "it is not an nbcli journal"
+            return
+        try:
+            self.base = data[len(_MAGIC) : stop].decode("ascii")
+        except UnicodeDecodeError:
+            self.problem = "its header is damaged"
+            return
+        pos = stop + 1
+        self.end = pos
+        while pos < len(data):
+            rest = data[pos:]
+            if len(rest) < _HEAD.size or not rest.strip(b"\0"):
+                self.torn = True
+                return
+            magic, length, crc = _HEAD.unpack_from(data, pos)
+            body_end = pos + _HEAD.size + length
+            if magic != _RECORD:
+                self.problem = f"byte {pos} does not start an update"
+                return
+            if body_end > len(data):
+                self.torn = True
+                return
+            body = data[pos + _HEAD.size : body_end]
+            if zlib.crc32(body, zlib.crc32(data[pos + 4 : pos + 12])) != crc:
+                if body_end == len(data):
+                    self.torn = True
+                else:
+                    self.problem = f"the update at byte {pos} fails its checksum"
+                return
+            self.bodies.append(body)
+            pos = self.end = body_end
+
+    def bound_to(self, base: str | None) -> bool:
+        """Whether the records apply to a model file of checksum `base`."""
+        return base is not None and self.base == base
+
+    def error(self) -> JournalError:
+        jpath = self.path
+        return JournalError(
+            f"{jpath} is corrupt ({self.problem})",
+            hint=f"'nbcli compact {self.model} --drop-bad-tail' keeps the {len(self.bodies)} update(s) before it "
+            f"(or move {jpath} away to read the model without its updates)",
+            good=len(self.bodies),
+        )
+
+
+def read(model: str) -> Snapshot:
+    """The journal of `model` as it is now (a Snapshot; read it before the
+    model file: see `modelfile.load`)."""
+    try:
+        with open(path_of(model), "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        data = None
+    except OSError as exc:
+        raise ModelFileError(f"cannot read {path_of(model)}: {exc.strerror}") from None
+    return Snapshot(model, data)
+
+
+def encode(plain: dict, arrays: dict[str, np.ndarray]) -> bytes:
+    """One record: plain values (JSON) and arrays."""
+    specs, chunks = [], []
+    for name, array in arrays.items():
+        array = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+        specs.append([name, array.dtype.str, list(array.shape)])
+        chunks.append(array.tobytes())
+    text = json.dumps({**plain, "arrays": specs}, sort_keys=True, allow_nan=False).encode("ascii")
+    body = struct.pack("<I", len(text)) + text + b"".join(chunks)
+    length = struct.pack("<Q", len(body))
+    return _RECORD + length + struct.pack("<I", zlib.crc32(body, zlib.crc32(length))) + body
+
+
+def decode(body: bytes) -> tuple[dict, dict[str, np.ndarray]]:
+    """(plain values, arrays) of a record's body; ValueError if it is not one."""
+    if len(body) < 4:
+        raise ValueError("a record too short")
+    (n,) = struct.unpack_from("<I", body)
+    plain = json.loads(body[4 : 4 + n].decode("ascii"))
+    if not isinstance(plain, dict) or not isinstance(plain.get("arrays"), list):
+        raise ValueError("a record without arrays")
+    pos, arrays = 4 + n, {}
+    for spec in plain.pop("arrays"):
+        if not (isinstance(spec, list) and len(spec) == 3 and spec[1] in _DTYPES and isinstance(spec[2], list)):
+            raise ValueError("a bad array")
+        name, dtype, shape = spec
+        if not all(type(d) is int and 0 <= d < _MAX_BODY for d in shape) or len(shape) > 2:
+            raise ValueError(f"a bad shape of {name}")
+        size = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        if pos + size > len(body):
+            raise ValueError(f"{name} runs past the record")
+        arrays[str(name)] = np.frombuffer(
+            body, dtype=dtype, count=size // np.dtype(dtype).itemsize, offset=pos
+        ).reshape(shape)
+        pos += size
+    if pos != len(body):
+        raise ValueError("bytes after the arrays")
+    return plain, arrays
+
+
+def append(snapshot: Snapshot, base: str, record: bytes) -> int:
+    """Append `record` to the journal of `snapshot.model`, bound to the
+    model file of checksum `base`: under the model's lock, with `snapshot`
+    read under it. A journal bound to another base (or none) is replaced
+    by a fresh one first (written aside, fsynced and renamed); a torn tail
+    is cut off. Returns the journal's size after."""
+    jpath = snapshot.path
+    if snapshot.problem is not None:
+        raise snapshot.error()
+    if not snapshot.bound_to(base):
+        model = target(snapshot.model)
+        mode = os.stat(model).st_mode & 0o666  # readable by whoever reads the model
+        prefix = f".{os.path.basename(model)}.journal-"  # what `integrity.locked` tidies up after a kill
+        replace_atomically(jpath, lambda fh: fh.write(header(base)), mode, prefix)
+        end = len(header(base))
+    else:
+        end = snapshot.end
+    fd = os.open(jpath, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        if os.fstat(fd).st_size != end:
+            os.ftruncate(fd, end)  # a torn tail: what a killed writer left
+        os.lseek(fd, end, os.SEEK_SET)
+        view = memoryview(record)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+        return end + len(record)
+    finally:
+        os.close(fd)
+
+
+def remove(model: str) -> None:
+    """Remove the journal of `model` (it was compacted into the model file,
+    whose new checksum already disowns it: this only tidies up)."""
+    try:
+        os.unlink(path_of(model))
+    except FileNotFoundError:
+        pass

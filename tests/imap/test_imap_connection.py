@@ -1,0 +1,147 @@
+"""`nbcli imap`: connecting (TLS, STARTTLS, loopback plain text), the
+password's sources, and the one-line errors of what goes wrong before and
+during a pass, against a real Dovecot."""
+
+from __future__ import annotations
+
+import imaplib
+import os
+import socket
+
+import pytest
+from dovecot import free_port
+from imap_helpers import append, folder, imap_args, imap_pass, samples, summary
+
+from conftest import one_line_error, run
+
+
+def test_tls_starttls_and_loopback_plain_text_all_log_in(dovecot, mail_model_copy, tmp_path):
+    state = tmp_path / "state.json"
+    assert summary(imap_pass(dovecot, mail_model_copy, state))["classified"] == 0
+    args = imap_args(dovecot, mail_model_copy, state)
+    at = args.index("--tls")
+    starttls = args[: at - 2] + ["--port", dovecot.port, "--starttls"] + args[at + 1 :]
+    assert run(starttls).exit_code == 0
+    append(dovecot, "INBOX", samples("ham", 2))
+    said = summary(imap_pass(dovecot, mail_model_copy, state, tls=False))  # 127.0.0.1: plain text allowed
+    assert said["classified"] == 2
+
+
+def test_a_refused_connection_is_one_line(mail_model_copy, tmp_path, dovecot):
+    args = imap_args(dovecot, mail_model_copy, tmp_path / "s.json")
+    args[args.index("--port") + 1] = free_port()
+    line = one_line_error(run(args))
+    assert "connection refused" in line and "check --host and --port" in line
+
+
+def test_a_certificate_that_does_not_verify_is_refused(dovecot, mail_model_copy, tmp_path):
+    args = imap_args(dovecot, mail_model_copy, tmp_path / "s.json")
+    at = args.index("--cafile")
+    del args[at : at + 2]
+    line = one_line_error(run(args))
+    assert "could not be verified" in line and "--cafile" in line
+    assert not (tmp_path / "s.json").exists()
+
+
+def test_a_refused_login_never_shows_the_password(dovecot, mail_model_copy, tmp_path):
+    wrong = tmp_path / "wrong"
+    wrong.write_text("not-the-Passw0rd-xyz\n")
+    wrong.chmod(0o600)
+    args = imap_args(dovecot, mail_model_copy, tmp_path / "s.json")
+    args[args.index("--password-file") + 1] = wrong
+    result = run(args)
+    line = one_line_error(result)
+    assert f"refused the login as {dovecot.user}" in line and "NBCLI_IMAP_PASSWORD" in line
+    assert "not-the-Passw0rd-xyz" not in result.stdout + result.stderr
+
+
+def test_the_password_from_the_environment_and_files_others_may_read(dovecot, mail_model_copy, tmp_path):
+    args = imap_args(dovecot, mail_model_copy, tmp_path / "s.json")
+    at = args.index("--password-file")
+    shared = args[at + 1]
+    del args[at : at + 2]
+    assert run(args, env={"NBCLI_IMAP_PASSWORD": dovecot.password}).exit_code == 0
+    line = one_line_error(run(args, env={"NBCLI_IMAP_PASSWORD": None}))
+    assert "no password" in line and "--password-file" in line
+    args = imap_args(dovecot, mail_model_copy, tmp_path / "s.json")  # (writes the file again, 0600)
+    os.chmod(shared, 0o640)
+    line = one_line_error(run(args))
+    assert "may be read by others" in line and "chmod 600" in line
+
+
+def test_plain_text_to_a_host_that_is_not_loopback_is_refused(mail_model_copy, tmp_path):
+    password = tmp_path / "pw"
+    password.write_text("x\n")
+    password.chmod(0o600)
+    args = ["imap", mail_model_copy, "--host", "imap.example.org", "--no-tls", "--user", "u"]
+    line = one_line_error(run([*args, "--password-file", password]))
+    assert "plain text" in line and "--allow-plaintext" in line
+
+
+def test_a_missing_folder_names_the_folders_there_are(dovecot, mail_model_copy, tmp_path):
+    line = one_line_error(run(imap_args(dovecot, mail_model_copy, tmp_path / "s.json", "--junk", "Spam")))
+    assert "has no folder 'Spam'" in line and "INBOX" in line and "Junk" in line
+
+
+def test_a_lost_connection_says_how_far_the_pass_got_and_the_next_goes_on(
+    dovecot, mail_model_copy, tmp_path, monkeypatch
+):
+    from nbcli.imap import passes
+
+    state = tmp_path / "state.json"
+    append(dovecot, "INBOX", samples("spam", 3) + samples("ham", 3))
+    inbox = passes._Pass.inbox
+
+    def dropped(self):
+        self.imap.sock.shutdown(socket.SHUT_RDWR)  # the connection drops (a stopped Dovecot keeps its clients)
+        return inbox(self)
+
+    monkeypatch.setattr(passes._Pass, "inbox", dropped)
+    line = one_line_error(run(imap_args(dovecot, mail_model_copy, state)))
+    assert "the connection to localhost was lost" in line and "while classifying the inbox INBOX" in line
+    assert "so far: classified=0" in line and "run it again" in line
+    monkeypatch.setattr(passes._Pass, "inbox", inbox)
+    assert summary(imap_pass(dovecot, mail_model_copy, state))["classified"] == 6
+
+
+def test_run_pass_lets_a_dropped_connection_out(dovecot, mail_model_copy, tmp_path):
+    from nbcli.imap.connection import connect
+    from nbcli.imap.passes import run_pass
+    from nbcli.imap.settings import Settings
+    from nbcli.run.updating import learn_into
+
+    append(dovecot, "INBOX", samples("ham", 2))
+    settings = Settings(
+        "localhost",
+        dovecot.user,
+        dovecot.password,
+        str(mail_model_copy),
+        port=dovecot.tls_port,
+        cafile=str(dovecot.cafile),
+        state=str(tmp_path / "s.json"),
+    )
+    imap = connect(settings)
+    imap.sock.shutdown(socket.SHUT_RDWR)
+    with pytest.raises((OSError, imaplib.IMAP4.abort)):
+        run_pass(imap, settings, learn_into)
+    assert "password=" not in repr(settings) and dovecot.password not in repr(settings)
+
+
+def test_without_move_spam_is_copied_and_only_its_uids_expunged(make_dovecot, mail_model_copy, tmp_path):
+    server = make_dovecot(capabilities="IMAP4rev1 LITERAL+ UIDPLUS")
+    append(server, "INBOX", samples("ham", 1), flags="(\\Deleted)")  # the user's, not expunged yet
+    append(server, "INBOX", samples("spam", 5) + samples("ham", 5))
+    said = summary(imap_pass(server, mail_model_copy, tmp_path / "s.json"))
+    inbox, junk = folder(server, "INBOX"), folder(server, "Junk")
+    assert said["filed"] == len(junk) >= 3
+    assert inbox[1][0] - {"\\recent"} == {"\\deleted"}  # still there, left alone
+    assert len(inbox) == 11 - said["filed"]
+    assert all("$junk" in flags and "\\deleted" not in flags for flags, _ in junk.values())
+
+
+def test_a_server_without_move_or_uidplus_is_refused_before_anything_changes(make_dovecot, mail_model_copy, tmp_path):
+    server = make_dovecot(capabilities="IMAP4rev1 LITERAL+")
+    append(server, "INBOX", samples("spam", 2))
+    line = one_line_error(run(imap_args(server, mail_model_copy, tmp_path / "s.json")))
+    assert "neither MOVE nor UIDPLUS" in line
+    assert len(folder(server, "INBOX")) == 2 and not folder(server, "Junk")
