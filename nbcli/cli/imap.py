@@ -28,10 +28,18 @@ from nbcli.errors import NbcliError
 @click.argument("model")
 @click.option("--host", required=True, help="The IMAP server.")
 @click.option("--port", type=click.IntRange(1, 65535), help="Its port (default 993 with TLS, else 143).")
-@click.option("--tls", "security", flag_value="tls", help="Implicit TLS (the default; port 993).")
-@click.option("--starttls", "security", flag_value="starttls", help="A plain connection upgraded to TLS (port 143).")
+@click.option("--tls", "security", flag_value="tls", help="Implicit TLS (the default, but with --port 143; port 993).")
 @click.option(
-    "--no-tls", "security", flag_value="none", help="Plain text: refused for a host that is not loopback (see below)."
+    "--starttls",
+    "security",
+    flag_value="starttls",
+    help="A plain connection upgraded to TLS (port 143; the default with --port 143).",
+)
+@click.option(
+    "--no-tls",
+    "security",
+    flag_value="none",
+    help="Plain text: refused for a host that is not loopback, unless --allow-plaintext.",
 )
 @click.option("--allow-plaintext", is_flag=True, help="Let --no-tls send the password to a host that is not loopback.")
 @click.option("--cafile", metavar="PEM", help="Verify the server's certificate with this CA (a private CA).")

@@ -397,8 +397,7 @@ class _Pass:
             still = [u for u in self.search("UID", _uid_set(intent["uids"])) if u in set(intent["uids"])]
             if still:
                 self.log(f"{self.settings.inbox}: completing the filing of {len(still)} message(s) a pass left undone")
-                self.store(still, "+", (JUNK,))
-                self.move(still, self.settings.junk)
+                self.mark_and_move(still)
         else:  # the UIDs name other messages now: the re-scan files them by digest
             self.refile = digests
         if not self.dry:
@@ -416,9 +415,7 @@ class _Pass:
         if not self.dry:
             self.state.intent = {"uidvalidity": uidvalidity, "uids": uids, "digests": digests}
             self.save()
-        self.store(uids, "-", (NOT_JUNK, UNSURE))
-        self.store(uids, "+", (JUNK,))
-        moved = self.move(uids, self.settings.junk)
+        moved = self.mark_and_move(uids)
         self.report.filed += len(uids)
         if not self.dry:
             self.state.junk |= set(digests)
@@ -427,6 +424,14 @@ class _Pass:
                 # the next pass need not fetch these to know them for nbcli's own
                 junk["own"] = sorted(set(junk.get("own", ())) | set(moved.values()))
             self.state.intent = None  # saved with the folder's progress, by the caller
+
+    def mark_and_move(self, uids: list[int]) -> dict[int, int]:
+        """Filing's changes, the same when a pass completes one cut short:
+        nbcli's $NotJunk and $NbcliUnsure off (in the junk folder a
+        $NotJunk is the user's), $Junk on, moved."""
+        self.store(uids, "-", (NOT_JUNK, UNSURE))
+        self.store(uids, "+", (JUNK,))
+        return self.move(uids, self.settings.junk)
 
     def junk_folder(self) -> None:
         s = self.settings
@@ -508,8 +513,9 @@ class _Pass:
                 elif not m.flags & {NOT_JUNK.lower(), UNSURE.lower()}:
                     fresh.append(m)
             if moved_back:
-                self.store([m.uid for m in moved_back], "-", (JUNK, UNSURE))
+                # $NotJunk first: cut short between the two, the message still counts as moved back
                 self.store([m.uid for m in moved_back], "+", (NOT_JUNK,))
+                self.store([m.uid for m in moved_back], "-", (JUNK, UNSURE))
                 self.report.learned["ham"] += self.learn(moved_back, "ham")
                 if not self.dry:
                     self.state.junk -= {m.digest for m in moved_back}

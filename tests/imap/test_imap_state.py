@@ -35,13 +35,26 @@ def settings_for(server, model, state):
     )
 
 
+def crashed_pass(server, model, state, monkeypatch, step: str, crash) -> None:
+    """A pass whose `_Pass.<step>` is `crash` (which raises Crash), run
+    through the library; the crash is let out, as a kill would end it."""
+    from nbcli.imap import passes
+    from nbcli.imap.connection import connect, logout
+    from nbcli.run.updating import learn_into
+
+    monkeypatch.setattr(passes._Pass, step, crash)
+    settings = settings_for(server, model, state)
+    imap = connect(settings)
+    with pytest.raises(Crash):
+        passes.run_pass(imap, settings, learn_into)
+    logout(imap)
+
+
 @pytest.mark.parametrize("moved", [False, True], ids=["before-the-move", "after-the-move"])
 def test_a_filing_cut_short_is_completed_and_never_taken_for_a_correction(
     dovecot, mail_model_copy, tmp_path, monkeypatch, moved
 ):
     from nbcli.imap import passes
-    from nbcli.imap.connection import connect, logout
-    from nbcli.run.updating import learn_into
 
     state = tmp_path / "state.json"
     imap_pass(dovecot, mail_model_copy, state)  # first contact with an empty mailbox
@@ -53,12 +66,7 @@ def test_a_filing_cut_short_is_completed_and_never_taken_for_a_correction(
             real_move(self, uids, where)
         raise Crash
 
-    monkeypatch.setattr(passes._Pass, "move", crash)
-    settings = settings_for(dovecot, mail_model_copy, state)
-    imap = connect(settings)
-    with pytest.raises(Crash):
-        passes.run_pass(imap, settings, learn_into)
-    logout(imap)
+    crashed_pass(dovecot, mail_model_copy, state, monkeypatch, "move", crash)
     intent = json.loads(state.read_text())["intent"]
     assert intent and len(intent["uids"]) >= 3
     monkeypatch.setattr(passes._Pass, "move", real_move)
@@ -174,3 +182,34 @@ def test_a_model_that_cannot_learn_exactly_is_refused_before_the_pass(dovecot, t
     line = one_line_error(run(imap_args(dovecot, model, tmp_path / "state.json")))
     assert "--min-df" in line and "cannot learn exactly" in line
     assert not folder(dovecot, "Junk")
+
+
+def test_a_users_junk_filing_cut_short_is_never_learned_back_as_ham(dovecot, mail_model_copy, tmp_path, monkeypatch):
+    """A ham message carries nbcli's $NotJunk; the user marks it $Junk; the
+    pass learns it as spam and is killed before it moves it. The next pass
+    moves it with $NotJunk taken away, so in the junk folder it is not
+    taken for the user's "not junk"."""
+    from nbcli.imap import passes
+
+    state = tmp_path / "state.json"
+    append(dovecot, "INBOX", samples("ham", 3))
+    imap_pass(dovecot, mail_model_copy, state)
+    ham = next(u for u, (flags, _) in folder(dovecot, "INBOX").items() if "$notjunk" in flags)
+    with dovecot.client() as imap:
+        imap.select("INBOX")
+        assert imap.uid("STORE", str(ham), "+FLAGS", "($Junk)")[0] == "OK"
+    base = per_class(mail_model_copy)
+
+    def crash(self, uids):
+        raise Crash
+
+    real = passes._Pass.mark_and_move
+    crashed_pass(dovecot, mail_model_copy, state, monkeypatch, "mark_and_move", crash)
+    assert per_class(mail_model_copy) == {"ham": base["ham"], "spam": base["spam"] + 1}
+    monkeypatch.setattr(passes._Pass, "mark_and_move", real)
+    for _ in range(2):
+        said = summary(imap_pass(dovecot, mail_model_copy, state))
+        assert said["learned_ham"] == 0
+    assert per_class(mail_model_copy) == {"ham": base["ham"], "spam": base["spam"] + 1}
+    ((flags, _),) = folder(dovecot, "Junk").values()
+    assert "$junk" in flags and "$notjunk" not in flags
