@@ -447,7 +447,8 @@ def markdown(m: dict, notes: list[str]) -> str:
                 [
                     "new messages",
                     "classified",
-                    "seconds",
+                    "seconds (median)",
+                    "runs, min to max",
                     "beyond the empty pass",
                     "ms per new message",
                     "first pass's time for as many",
@@ -458,6 +459,7 @@ def markdown(m: dict, notes: list[str]) -> str:
                         f"{r['new']}",
                         f"{r['classified']}",
                         f"{r['seconds']:.2f}",
+                        f"{min(r['runs']):.2f} to {max(r['runs']):.2f}",
                         "" if r["new"] == 0 else f"{r['seconds'] - base:.2f}",
                         "" if r["new"] == 0 else f"{1000 * (r['seconds'] - base) / r['new']:.1f}",
                         f"{r['new'] * per_message:.2f}",
@@ -488,8 +490,13 @@ def markdown(m: dict, notes: list[str]) -> str:
             "mbox (a pass also fetches them over IMAP, keeps the state file as it goes and files each batch), with the "
             "same "
             f"verdicts. A later pass with 10 new messages took {ten['seconds']:.2f} s, "
-            f"{100 * ten['seconds'] / p['first']:.1f}% of the first pass: the fixed cost of a pass plus "
-            f"{1000 * (ten['seconds'] - base):.0f} ms for the 10, in proportion to the new messages, not to the {N:,}.",
+            f"{100 * ten['seconds'] / p['first']:.1f}% of the first pass: the fixed cost of a pass, and "
+            + (
+                f"{1000 * (ten['seconds'] - base):.0f} ms more for the 10"
+                if ten["seconds"] > base
+                else "no time for the 10 that stands out of the runs' spread"
+            )
+            + f": in proportion to the new messages, not to the {N:,}.",
             "",
         ]
     lines += notes

@@ -53,8 +53,9 @@ Decisions:
   together), reset by a completed pass; one line on stderr per attempt. A
   pass runs at once after a reconnect. Anything else (a login refused with a
   wrong password, a certificate that no longer verifies, a local OSError
-  such as a full disk, an NbcliError of the pass) ends the watch: it is not
-  retried. The very first connection is not retried either: failing there
+  such as a full disk, a broken pipe, which is stdout's since imaplib
+  reports a socket's as `abort`, an NbcliError of the pass) ends the
+  watch: it is not retried. The very first connection is not retried either: failing there
   is most likely the configuration (host, port, certificate), better said at
   once; a service manager restarts the command if wanted.
 - **Stopping.** SIGTERM or SIGINT asks to stop: a pass in progress finishes
