@@ -185,6 +185,7 @@ def imap(
         cutoffs_given=cutoffs_given(),
         max_message_bytes=max_message_bytes,
         allow_plaintext=allow_plaintext,
+        wait_for_state=idle,
     ).checked()
     settings.password = read_password(password_file)
 

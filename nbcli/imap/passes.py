@@ -134,7 +134,7 @@ def run_pass(imap: imaplib.IMAP4, settings: Settings, learn, report: Report | No
     here would make the import chain from `nbcli` one module too long:
     tests/test_imports.py)."""
     report = report if report is not None else Report(dry_run=settings.dry_run)
-    with locked(settings.state_path):
+    with locked(settings.state_path, wait=settings.wait_for_state):
         _Pass(imap, settings, report, log or (lambda text: None), learn).run()
     report.stage = "done"
     return report

@@ -52,6 +52,7 @@ class Settings:
     cutoffs_given: bool = False
     max_message_bytes: int | None = None
     allow_plaintext: bool = False
+    wait_for_state: bool = False  # --idle: wait for another pass on the state file, not refuse
 
     @property
     def port_number(self) -> int:

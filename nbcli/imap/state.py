@@ -96,10 +96,12 @@ def write_atomically(path: str, data: bytes) -> None:
 
 
 @contextmanager
-def locked(path: str):
+def locked(path: str, wait: bool = False):
     """Hold `.NAME.lock` beside the state file for a pass: a second pass on
     the same state at once (cron overlapping a slow pass) is refused, not
-    queued. flock(2): a killed pass never leaves it held."""
+    queued; with `wait` (`--idle`, which must not end because a one-off pass
+    happens to run when mail comes) it waits its turn. flock(2): a killed
+    pass never leaves it held."""
     import fcntl
 
     folder, name = os.path.split(os.path.abspath(path))
@@ -110,7 +112,7 @@ def locked(path: str):
         raise NbcliError(f"cannot lock the state file {path}: {exc.strerror}") from None
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise NbcliError(
                 f"another nbcli imap pass is using {path}", hint="wait for it to end, or give another --state"

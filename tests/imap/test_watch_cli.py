@@ -178,3 +178,28 @@ def test_a_closed_stdout_ends_it_with_141_not_reconnects(dovecot, mail_model_cop
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_a_pass_that_holds_the_state_makes_idle_wait_not_end(dovecot, watching, spam_message, tmp_path):
+    """A one-off pass (cron, or --learn-folder from a shell) holding the state file when mail comes: the
+    --idle process waits for it and then files the mail, where it used to end with 'another pass is using'."""
+    import fcntl
+    import os
+    import time
+
+    watch = watching("--poll-seconds", 1)
+    assert watch.summary()["classified"] == 0
+    fd = os.open(tmp_path / ".state.json.lock", os.O_RDWR)  # what a pass in progress holds
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        append(dovecot, "INBOX", [spam_message])
+        time.sleep(2)
+        assert watch.process.poll() is None and watch.out.empty()  # waiting, not gone, not done
+    finally:
+        os.close(fd)
+    said = watch.summary()
+    while said["classified"] == 0:
+        said = watch.summary()
+    assert (said["spam"], said["filed"]) == (1, 1)
+    assert watch.stop() == 0
+    assert watch.err.empty()
