@@ -154,11 +154,12 @@ class Dovecot:
                 time.sleep(0.05)
         raise RuntimeError(f"dovecot did not answer on port {self.port}: {self.log()[-2000:]}")
 
-    def stop(self) -> None:
-        """Stop the server (every connection drops); the mail stays."""
+    def stop(self, at_once: bool = False) -> None:
+        """Stop the server (every connection drops); the mail stays. at_once:
+        kill -9 rather than SIGTERM (a graceful stop takes 1-3 s)."""
         children = _children(self.process.pid) if self.process is not None else []
         if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
+            self.process.kill() if at_once else self.process.terminate()
             try:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
@@ -169,16 +170,17 @@ class Dovecot:
         # client would keep its session across the "restart"
         for pid in children:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, signal.SIGKILL if at_once else signal.SIGTERM)
         deadline = time.monotonic() + 10
-        while any(Path(f"/proc/{pid}").exists() for pid in children) and time.monotonic() < deadline:
-            time.sleep(0.02)
+        while any(map(_running, children)) and time.monotonic() < deadline:
+            time.sleep(0.01)
         with contextlib.suppress(FileNotFoundError):  # a master that was killed leaves its pid file
             (self.root / "run" / "master.pid").unlink()
 
     def close(self) -> None:
-        """Stop the server, and remove its folder when it made it."""
-        self.stop()
+        """End the server at once (a test's server: nothing is kept) and
+        remove its folder when it made it."""
+        self.stop(at_once=True)
         if self.own_root:
             shutil.rmtree(self.root, ignore_errors=True)
 
@@ -213,6 +215,15 @@ class Dovecot:
         finally:
             with contextlib.suppress(imaplib.IMAP4.error, OSError):
                 imap.logout()
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie, dead but not yet reaped
+    by whoever adopted it, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def _children(parent: int) -> list[int]:
