@@ -305,17 +305,11 @@ class _Pass:
     def digests(self, messages: list[Message]) -> None:
         """Each message's content digest, the model record's (text.identity);
         a message the analyzer cannot take keeps the digest ''."""
-        from nbcli.fit.analysed import analyse_batch
+        from nbcli.text.identity import digests
 
-        def one(batch):
-            found = analyse_batch(
-                self.classifier.analyzer,
-                [str(m.uid) for m in batch],
-                [m.data for m in batch],
-                ["mail"] * len(batch),
-                [None] * len(batch),
-            )
-            for m, d in zip(batch, found.digest):
+        def one(batch):  # the analysis and the digest only: what learning adds to it is not needed here
+            tokens = self.classifier.analyzer.analyze([m.data for m in batch], ["mail"] * len(batch))
+            for m, d in zip(batch, digests(tokens.hashes, tokens.doc_ptr)):
                 m.digest = d.tobytes().hex()
 
         try:
