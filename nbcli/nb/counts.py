@@ -254,21 +254,29 @@ class Counts:
 def gather_texts(sources, which: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(blob, offsets) of terms taken from several (blob, offsets) sources:
     term k is term cols[k] of sources[which[k]]. One gather of bytes."""
-    blobs, starts, ends, base = [], [], [], 0
-    for blob, offsets in sources:
-        blobs.append(blob)
-        starts.append(offsets[:-1] + base)
-        ends.append(offsets[1:] + base)
-        base += len(blob)
-    first = np.cumsum([0] + [len(o) - 1 for _, o in sources])[:-1]
-    index = np.asarray(first, dtype=np.int64)[which] + cols
-    start = np.concatenate(starts)[index] if len(index) else np.zeros(0, np.int64)
-    length = (np.concatenate(ends)[index] - start) if len(index) else np.zeros(0, np.int64)
+    if len(sources) == 1:  # a few terms of one big vocabulary (a learn): O(those terms), no copy of it
+        joined, source_offsets = sources[0]
+        index = np.asarray(cols, dtype=np.int64)
+        start = np.asarray(source_offsets, dtype=np.int64)[index]
+        length = np.asarray(source_offsets, dtype=np.int64)[index + 1] - start
+    else:
+        blobs, starts, ends, base = [], [], [], 0
+        for blob, offsets in sources:
+            blobs.append(blob)
+            starts.append(offsets[:-1] + base)
+            ends.append(offsets[1:] + base)
+            base += len(blob)
+        first = np.cumsum([0] + [len(o) - 1 for _, o in sources])[:-1]
+        index = np.asarray(first, dtype=np.int64)[which] + cols
+        start = np.concatenate(starts)[index] if len(index) else np.zeros(0, np.int64)
+        length = (np.concatenate(ends)[index] - start) if len(index) else np.zeros(0, np.int64)
+        joined = None
     offsets = np.zeros(len(index) + 1, dtype=np.int64)
     np.cumsum(length, out=offsets[1:])
     if offsets[-1] == 0:
         return np.zeros(0, np.uint8), offsets
-    joined = np.concatenate(blobs)
+    if joined is None:
+        joined = np.concatenate(blobs)
     # runs of terms whose texts lie one after another in the sources (learning
     # a message inserts a few terms into a big vocabulary: a few runs) are
     # copied as slices; other terms a chunk at a time, through an index of each
