@@ -550,7 +550,10 @@ class Worker(Connections):
         from whichever class the record holds it in. What one TELL may add
         is bounded: a message over --max-size is not learned, the model's
         analysis cap applies as in training, and a model that would grow
-        past --max-model-size is refused (prune it)."""
+        past --max-model-size is refused (prune it). A model that keeps a
+        journal is not rebuilt: the Update of the message's terms is
+        appended (`learning.learn_update`, `modelfile.append_update`), and
+        the worker reads the model through its journal on the next request."""
         from nbcli.fit import learning
         from nbcli.fit.analysed import analyse_for_learning
         from nbcli.store import modelfile
