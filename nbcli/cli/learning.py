@@ -280,7 +280,13 @@ def forget(model, inputs, label, as_spam, as_ham, as_json, **kw):
     analysed = _analysed(current.analyzer, docs, kw["jobs"], diagnostics)
     with modelfile.locked(model):
         current = modelfile.load(model)
-        updated, outcome = learning.forget(current, analysed)
-        if outcome.forgotten:
-            modelfile.save(updated, model, since=current)
+        direct = learning.learn_update(current, analysed, forgetting=True) if modelfile.keeps_journal(current) else None
+        if direct is not None:  # the change alone, appended to the journal (run/updating.py)
+            update, outcome, updated = direct
+            if update is not None:
+                modelfile.append_update(model, update, since=current)
+        else:
+            updated, outcome = learning.forget(current, analysed)
+            if outcome.forgotten:
+                modelfile.save(updated, model, since=current)
     _said(outcome, label, model, updated, as_json, diagnostics)

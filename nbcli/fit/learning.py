@@ -310,7 +310,20 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
 
 def rebuild(counts: Counts, template, meta: dict):
     """The Classifier of `counts`, with the analyzer and event-model settings
-    of `template` (a Classifier), derived by training's own code."""
+    of `template` (a Classifier), derived by training's own code; it keeps
+    `template`'s calibration while its classes are the same."""
+    rebuilt = classifier_like(counts, template, meta_after(counts, template, meta))
+    if template.calibration is not None and list(rebuilt.classes) == list(template.classes):
+        rebuilt.calibration = template.calibration
+    return rebuilt
+
+
+def meta_after(counts: Counts, template, meta: dict) -> dict:
+    """The meta of the model of `counts` made from `template` by an update
+    (`rebuild`; `learn_update` writes it into the journal without building
+    the model): its totals and time, and `template`'s calibration and
+    decision threshold noted while its classes are the same (a map per
+    class cannot follow a new class: it is dropped, and said once)."""
     meta = {
         **meta,
         "n_documents": int(round(float(counts.class_count.sum()))),
@@ -318,31 +331,15 @@ def rebuild(counts: Counts, template, meta: dict):
         "updated": _now_text(),
         "nbcli_version": __version__,
     }
-    rebuilt = classifier_like(counts, template, meta)
-    return _with_decision(_with_calibration(rebuilt, template), template)
-
-
-def _with_calibration(classifier, template):
-    """`classifier` keeping `template`'s calibration while its classes are
-    the same (a map per class cannot follow a new class: it is dropped)."""
-    calibration = template.calibration
-    if calibration is None:
-        if (classifier.meta.get("calibration") or {}).get("dropped"):  # said once, when it was dropped
-            classifier.meta = {k: v for k, v in classifier.meta.items() if k != "calibration"}
-        return classifier
-    if list(classifier.classes) == list(template.classes):
-        classifier.calibration = calibration
-    else:
-        classifier.meta = {**classifier.meta, "calibration": {"dropped": "the model's classes changed"}}
-    return classifier
-
-
-def _with_decision(classifier, template):
-    """`classifier` keeping `template`'s decision threshold (`deciding`, in
-    the meta) while its classes are the same; dropped with them."""
-    if "decision" in classifier.meta and list(classifier.classes) != list(template.classes):
-        classifier.meta = {k: v for k, v in classifier.meta.items() if k != "decision"}
-    return classifier
+    same = list(counts.classes) == list(template.classes)
+    if template.calibration is None:
+        if (meta.get("calibration") or {}).get("dropped"):  # said once, when it was dropped
+            meta = {k: v for k, v in meta.items() if k != "calibration"}
+    elif not same:
+        meta = {**meta, "calibration": {"dropped": "the model's classes changed"}}
+    if "decision" in meta and not same:  # chosen for these classes (`deciding`)
+        meta = {k: v for k, v in meta.items() if k != "decision"}
+    return meta
 
 
 def _transforms(classifier):
@@ -364,17 +361,29 @@ def learn(classifier, docs: Analysed) -> tuple[object, Outcome]:
     that forgetting their last document takes them out again), and what
     happened."""
     check_learnable(classifier)
-    added = new_classes(classifier, docs)
     counts = Counts.of(classifier).with_classes(set(docs.labels))
     changes, entries, removed, outcome = plan_learning(counts, docs)
     updated = apply(counts, docs, changes, _transforms(classifier))
     updated.record = counts.record.without(removed).plus(entries)
     if not changes:
         return classifier, outcome
+    meta = _learned_meta(classifier, docs)
+    return _noted(rebuild(updated, classifier, meta), counts, updated, docs, changes, removed, entries), outcome
+
+
+def _learned_meta(classifier, docs: Analysed) -> dict:
+    added = new_classes(classifier, docs)
     meta = classifier.meta
     if added:
         meta = {**meta, "added_classes": sorted(set(meta.get("added_classes", [])) | set(added))}
-    return _noted(rebuild(updated, classifier, meta), counts, updated, docs, changes, removed, entries), outcome
+    return meta
+
+
+def _touched(docs: Analysed, changes) -> np.ndarray:
+    """The term hashes of the documents that `changes` change."""
+    changed = np.unique([c[0] for c in changes]).astype(np.int64)
+    spans = [docs.pair_hash[docs.doc_ptr[d] : docs.doc_ptr[d + 1]] for d in changed.tolist()]
+    return np.concatenate(spans) if spans else np.zeros(0, np.uint64)
 
 
 def _noted(rebuilt, before: Counts, after: Counts, docs: Analysed, changes, removed, entries):
@@ -383,10 +392,7 @@ def _noted(rebuilt, before: Counts, after: Counts, docs: Analysed, changes, remo
     model's journal instead of writing the whole model."""
     from nbcli.nb.updates import Update
 
-    changed = np.unique([c[0] for c in changes]).astype(np.int64)
-    spans = [docs.pair_hash[docs.doc_ptr[d] : docs.doc_ptr[d + 1]] for d in changed.tolist()]
-    touched = np.concatenate(spans) if spans else np.zeros(0, np.uint64)
-    rebuilt.update = Update.of(before, after, touched, removed, entries, rebuilt.meta)
+    rebuilt.update = Update.of(before, after, _touched(docs, changes), removed, entries, rebuilt.meta)
     return rebuilt
 
 
@@ -398,6 +404,15 @@ def forget(classifier, docs: Analysed) -> tuple[object, Outcome]:
     counts = Counts.of(classifier)
     changes, removed, outcome = plan_forgetting(counts, docs)
     check_learnable(classifier)
+    updated, meta = _forgotten(classifier, counts, docs, changes, removed)
+    rebuilt = rebuild(updated, classifier, meta)
+    return _noted(rebuilt, counts, updated, docs, changes, removed, Record.empty()), outcome
+
+
+def _forgotten(classifier, counts: Counts, docs: Analysed, changes, removed) -> tuple[Counts, dict]:
+    """(the counts after forgetting's `changes` (the record without the
+    entries `removed`), without the classes learning added that they leave
+    empty, and the meta before its totals)."""
     updated = apply(counts, docs, changes, _transforms(classifier))
     updated.record = counts.record.without(removed)
     meta = classifier.meta
@@ -408,8 +423,74 @@ def forget(classifier, docs: Analysed) -> tuple[object, Outcome]:
         meta = {k: v for k, v in meta.items() if k != "added_classes"}
         if added - empty:
             meta["added_classes"] = sorted(added - empty)
-    rebuilt = rebuild(updated, classifier, meta)
-    return _noted(rebuilt, counts, updated, docs, changes, removed, Record.empty()), outcome
+    return updated, meta
+
+
+# -- an update without the model it makes ------------------------------------------
+
+
+@dataclass
+class Learned:
+    """What the commands say of a model after a direct update
+    (`learn_update`): the parts of a Classifier that `cli.output.model_counts`
+    and the calibration and decision notes read, without building it."""
+
+    classes: list
+    model: object  # .class_count
+    vocabulary: range  # its len(): the terms
+    meta: dict
+    calibration: object
+    expected = None
+
+
+def learn_update(classifier, docs: Analysed, forgetting: bool = False):
+    """The journal's `Update` of learning (forgetting: of forgetting) the
+    analysed documents into `classifier`, computed from the counts of the
+    documents' terms alone (`Counts.of_terms`), not from a new model: the
+    same Update, array for array, that `learn` or `forget` notes after
+    building the whole model (the same `apply`, on the same values of the
+    touched columns; an update holds only those columns, the totals, the
+    record's changes and the meta). Returns (Update or None when nothing
+    changes, Outcome, a `Learned` or `classifier` itself when nothing
+    changes), or None for a model whose counts must be read whole (EM's
+    expected counts): learn it with `learn` or `forget`."""
+    from nbcli.nb.updates import Update
+
+    if getattr(classifier, "expected", None) is not None:
+        return None
+    if not forgetting:
+        check_learnable(classifier)
+    counts = Counts.of_terms(classifier, docs.pair_hash)
+    if forgetting:
+        changes, removed, outcome = plan_forgetting(counts, docs)
+        check_learnable(classifier)
+        entries = Record.empty()
+        after, meta = _forgotten(classifier, counts, docs, changes, removed)
+    else:
+        counts = counts.with_classes(set(docs.labels))
+        changes, entries, removed, outcome = plan_learning(counts, docs)
+        after = apply(counts, docs, changes, _transforms(classifier)) if changes else counts
+        meta = _learned_meta(classifier, docs)
+    if not changes:
+        return None, outcome, classifier
+    meta = meta_after(after, classifier, meta)
+    update = Update.of(counts, after, _touched(docs, changes), removed, entries, meta)
+    left = np.isin(counts.hashes, after.hashes, invert=True).sum()
+    new = np.isin(after.hashes, counts.hashes, invert=True).sum()
+    same = list(after.classes) == list(classifier.classes)
+    learned = Learned(
+        list(after.classes),
+        _ClassCounts(after.class_count),
+        range(len(classifier.vocabulary) + int(new) - int(left)),
+        meta,
+        classifier.calibration if same else None,
+    )
+    return update, outcome, learned
+
+
+@dataclass
+class _ClassCounts:
+    class_count: np.ndarray
 
 
 def create(analyzer_options, options, classes: list[str], docs: Analysed):

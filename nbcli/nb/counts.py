@@ -22,6 +22,15 @@ def _today() -> int:
     return int(datetime.datetime.now(datetime.UTC).timestamp() // DAY)
 
 
+def _creation_day(classifier) -> int:
+    """The day a model was created (its meta), or today: the last-seen day
+    of the terms of a model from before nbcli kept one."""
+    try:
+        return int(datetime.datetime.fromisoformat(classifier.meta.get("created")).timestamp() // DAY)
+    except (TypeError, ValueError):
+        return _today()
+
+
 @dataclass
 class Counts:
     """A model's sufficient statistics (see `fit.learning`).
@@ -70,12 +79,7 @@ class Counts:
             fit = np.asarray(model.fit_count, dtype=np.float64)
         last_seen = classifier.last_seen
         if last_seen is None:  # a model from before nbcli kept it: its creation day
-            created = classifier.meta.get("created")
-            try:
-                day = int(datetime.datetime.fromisoformat(created).timestamp() // DAY)
-            except (TypeError, ValueError):
-                day = _today()
-            last_seen = np.full(n_terms, day, dtype=np.int32)
+            last_seen = np.full(n_terms, _creation_day(classifier), dtype=np.int32)
         return cls(
             list(model.classes),
             np.asarray(model.class_count, dtype=np.float64).copy()
@@ -92,6 +96,56 @@ class Counts:
             int(classifier.meta.get("mail_documents", 0)),
             None if expected is None else np.asarray(expected[0], dtype=np.float64).copy(),
             None if expected is None else np.asarray(expected[1], dtype=np.float64).copy(),
+        )
+
+    @classmethod
+    def of_terms(cls, classifier, hashes: np.ndarray) -> Counts:
+        """`Counts.of(classifier)` restricted to the terms of `hashes` the
+        model has (any order, repeats allowed): what a learn or forget of
+        documents of those terms reads (`fit.learning.learn_update`), in
+        O(terms) time and memory, not O(model). Every value is the one
+        `Counts.of` gives for the same column, dtypes included (a float
+        table is int64 when the whole of it is integral, as there). Not for
+        a model trained by EM (its expected counts: `Counts.of`)."""
+        model, vocab = classifier.model, classifier.vocabulary
+        if getattr(classifier, "expected", None) is not None:
+            raise ValueError("an EM model's counts are read whole (Counts.of)")
+        full = np.asarray(vocab.hashes, dtype=np.uint64)
+        want = np.unique(np.asarray(hashes, dtype=np.uint64))
+        pos = np.minimum(np.searchsorted(full, want), max(len(full) - 1, 0))
+        cols = pos[full[pos] == want] if len(full) else np.zeros(0, np.int64)
+        whole = np.asarray(model.feature_count)
+        tf = whole[:, cols]
+        integral = whole.dtype.kind in "iu" or all(
+            np.array_equal(part, np.round(part)) for part in np.array_split(whole, max(1, whole.size >> 20), axis=1)
+        )
+        tf = tf.astype(np.int64) if integral else tf.astype(float)
+        df = None if model.doc_freq is None else np.asarray(model.doc_freq)[:, cols].astype(np.float64).astype(np.int64)
+        fit = None
+        if model.kind == "complement" and (model.tf_log or model.length_norm) and model.fit_count is not None:
+            fit = np.asarray(model.fit_count, dtype=np.float64)[:, cols]
+        last_seen = classifier.last_seen
+        if last_seen is None:
+            last_seen = np.full(len(cols), _creation_day(classifier), dtype=np.int32)
+        else:
+            last_seen = np.asarray(last_seen, dtype=np.int32)[cols]
+        blob, offsets = gather_texts(
+            [(np.asarray(vocab.blob, dtype=np.uint8), np.asarray(vocab.offsets, dtype=np.int64))],
+            np.zeros(len(cols), np.int64),
+            cols,
+        )
+        return cls(
+            list(model.classes),
+            np.asarray(model.class_count, dtype=np.float64).copy(),
+            full[cols],
+            blob,
+            offsets,
+            tf,
+            df,
+            fit,
+            last_seen,
+            classifier.record if classifier.record is not None else Record.empty(),
+            int(classifier.meta.get("mail_documents", 0)),
         )
 
     @classmethod
@@ -200,21 +254,29 @@ class Counts:
 def gather_texts(sources, which: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(blob, offsets) of terms taken from several (blob, offsets) sources:
     term k is term cols[k] of sources[which[k]]. One gather of bytes."""
-    blobs, starts, ends, base = [], [], [], 0
-    for blob, offsets in sources:
-        blobs.append(blob)
-        starts.append(offsets[:-1] + base)
-        ends.append(offsets[1:] + base)
-        base += len(blob)
-    first = np.cumsum([0] + [len(o) - 1 for _, o in sources])[:-1]
-    index = np.asarray(first, dtype=np.int64)[which] + cols
-    start = np.concatenate(starts)[index] if len(index) else np.zeros(0, np.int64)
-    length = (np.concatenate(ends)[index] - start) if len(index) else np.zeros(0, np.int64)
+    if len(sources) == 1:  # a few terms of one big vocabulary (a learn): O(those terms), no copy of it
+        joined, source_offsets = sources[0]
+        index = np.asarray(cols, dtype=np.int64)
+        start = np.asarray(source_offsets, dtype=np.int64)[index]
+        length = np.asarray(source_offsets, dtype=np.int64)[index + 1] - start
+    else:
+        blobs, starts, ends, base = [], [], [], 0
+        for blob, offsets in sources:
+            blobs.append(blob)
+            starts.append(offsets[:-1] + base)
+            ends.append(offsets[1:] + base)
+            base += len(blob)
+        first = np.cumsum([0] + [len(o) - 1 for _, o in sources])[:-1]
+        index = np.asarray(first, dtype=np.int64)[which] + cols
+        start = np.concatenate(starts)[index] if len(index) else np.zeros(0, np.int64)
+        length = (np.concatenate(ends)[index] - start) if len(index) else np.zeros(0, np.int64)
+        joined = None
     offsets = np.zeros(len(index) + 1, dtype=np.int64)
     np.cumsum(length, out=offsets[1:])
     if offsets[-1] == 0:
         return np.zeros(0, np.uint8), offsets
-    joined = np.concatenate(blobs)
+    if joined is None:
+        joined = np.concatenate(blobs)
     # runs of terms whose texts lie one after another in the sources (learning
     # a message inserts a few terms into a big vocabulary: a few runs) are
     # copied as slices; other terms a chunk at a time, through an index of each

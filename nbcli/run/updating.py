@@ -9,6 +9,13 @@ differs), checked, changed by `fit.learning.learn` (whose record makes a
 repeat harmless and a change of class a move) and replaced atomically, so
 concurrent learners take turns and a crash leaves the old model or the new
 one.
+
+A model that keeps a journal (`modelfile.keeps_journal`: a file of at
+least `modelfile.JOURNAL_MIN_BYTES`) is not rebuilt at all: the journal's
+Update is computed from the counts of the documents' terms alone
+(`learning.learn_update`) and appended (`modelfile.append_update`), so a
+learn costs the message, not the model; what is returned then is a
+`learning.Learned`, the parts of the new model the commands report.
 """
 
 from __future__ import annotations
@@ -49,6 +56,13 @@ def learn_into(path: str, analysed, analyzer_options, read=None, check=None, cre
                     "nothing was learned",
                     hint="run the command again",
                 )
+            if modelfile.keeps_journal(current):
+                direct = learning.learn_update(current, analysed)
+                if direct is not None:  # the change alone: no new model is built
+                    update, outcome, learned = direct
+                    if update is not None:
+                        modelfile.append_update(path, update, since=current)
+                    return learned, outcome
             updated, outcome = learning.learn(current, analysed)
             changed = updated is not current
         elif create is not None:

@@ -216,6 +216,19 @@ def bind_metrics(address: str):
     return sock
 
 
+def _journaled_bytes(path: str, update) -> int:
+    """What --max-model-size weighs for a TELL appended to a model's journal
+    (`modelfile.append_update`): the model file, its journal and the
+    update's record. An upper bound on the model the journal makes (a
+    record holds the touched terms whole, where the model grows only by the
+    new ones), found without building that model."""
+    from nbcli.store import journal, modelfile
+
+    stamp = journal.stamp(path)
+    record = journal.encode(*modelfile.update_record(update))
+    return os.stat(path).st_size + (stamp[1] if stamp else 0) + len(record)
+
+
 def _kill(pid: int, sig) -> None:
     try:
         os.kill(pid, sig)
@@ -537,7 +550,10 @@ class Worker(Connections):
         from whichever class the record holds it in. What one TELL may add
         is bounded: a message over --max-size is not learned, the model's
         analysis cap applies as in training, and a model that would grow
-        past --max-model-size is refused (prune it)."""
+        past --max-model-size is refused (prune it). A model that keeps a
+        journal is not rebuilt: the Update of the message's terms is
+        appended (`learning.learn_update`, `modelfile.append_update`), and
+        the worker reads the model through its journal on the next request."""
         from nbcli.fit import learning
         from nbcli.fit.analysed import analyse_for_learning
         from nbcli.store import modelfile
@@ -567,13 +583,23 @@ class Worker(Connections):
             with modelfile.locked(path):
                 current = self.model(path)[0]  # as it is now (read again only if it was replaced)
                 analysed = analyse_for_learning(current.analyzer, docs)
-                if do_set:
+                direct = None
+                if modelfile.keeps_journal(current):  # the change alone (run/updating.py)
+                    direct = learning.learn_update(current, analysed, forgetting=not do_set)
+                if direct is not None:
+                    update, outcome, _ = direct
+                    changed = update is not None
+                    if changed:
+                        if do_set:  # the file as it will be read: the model and its journal with this update
+                            self._check_model_size(path, _journaled_bytes(path, update))
+                        modelfile.append_update(path, update, since=current)
+                elif do_set:
                     updated, outcome = learning.learn(current, analysed)
                     changed = updated is not current
                 else:
                     updated, outcome = learning.forget(current, analysed)
                     changed = outcome.forgotten > 0
-                if changed:
+                if changed and direct is None:
                     if do_set:
                         self._check_model_size(path, modelfile.payload_bytes(modelfile.to_payload(updated)))
                     modelfile.save(updated, path, since=current)  # appended to the model's journal

@@ -40,9 +40,11 @@ __all__ = [
     "FORMAT_VERSION",
     "calibration_of",
     "check_writable",
+    "append_update",
     "compact",
     "dump_lines",
     "from_payload",
+    "keeps_journal",
     "load",
     "load_lines",
     "locked",
@@ -52,6 +54,7 @@ __all__ = [
     "save",
     "settings_of",
     "to_payload",
+    "update_record",
     "write_payload",
 ]
 
@@ -489,11 +492,36 @@ def save(classifier, path: str, since=None) -> None:
     a quarter of the model file's size (`COMPACT_FRACTION`). A model file
     under 4 MB (`JOURNAL_MIN_BYTES`) is written whole instead."""
     update = getattr(classifier, "update", None)
-    state = getattr(since, "journal_state", None)
-    if update is None or state is None or state[2][2] < JOURNAL_MIN_BYTES:
+    if update is None or not keeps_journal(since):
         _write_whole(classifier, path)
-        return
-    base, end, base_stamp = state
+    elif _append(update, path, since):
+        _write_whole(classifier, path)
+
+
+def keeps_journal(classifier) -> bool:
+    """Whether `classifier`, loaded from a model file, is updated through its
+    journal (its file is at least JOURNAL_MIN_BYTES), so that a learn or
+    forget appends an Update (`append_update`) instead of writing it whole."""
+    state = getattr(classifier, "journal_state", None)
+    return state is not None and state[2][2] >= JOURNAL_MIN_BYTES
+
+
+def append_update(path: str, update, since) -> None:
+    """Append `update` (nb/updates.py: `fit.learning.learn_update`'s, made
+    from `since`, loaded from `path` under the lock the caller holds) to the
+    model's journal, with `save`'s binding and checks; past the compaction
+    threshold the model is compacted (`compact`: read through its journal,
+    written whole), the cost `save` pays there too. `since` must keep a
+    journal (`keeps_journal`)."""
+    if _append(update, path, since):
+        compact(path)
+
+
+def _append(update, path: str, since) -> bool:
+    """Append `update` to the journal of `path`, bound to the model file
+    `since` was read from (NbcliError if another writer changed it
+    meanwhile); whether the journal is now due for compaction."""
+    base, end, base_stamp = since.journal_state
     with locked(path):
         snapshot = journal.read(path)
         try:
@@ -506,11 +534,10 @@ def save(classifier, path: str, since=None) -> None:
                 hint="run the command again",
             )
         try:
-            size = journal.append(snapshot, base, journal.encode(*_update_record(update)))
+            size = journal.append(snapshot, base, journal.encode(*update_record(update)))
         except OSError as exc:
             raise NbcliError(f"cannot write {snapshot.path}: {exc.strerror}; nothing was saved") from None
-        if size > base_stamp[2] * COMPACT_FRACTION:
-            _write_whole(classifier, path)
+        return size > base_stamp[2] * COMPACT_FRACTION
 
 
 COMPACT_FRACTION = 0.25  # a journal past this share of the model file's size is compacted into it
@@ -549,7 +576,7 @@ def compact(path: str, drop_bad_tail: bool = False) -> tuple[int, int]:
         return applied, snapshot.size
 
 
-def _update_record(update) -> tuple[dict, dict]:
+def update_record(update) -> tuple[dict, dict]:
     """An Update (nb/updates.py) as a journal record's plain values and arrays."""
     image = update.image
     plain = {

@@ -223,3 +223,45 @@ def test_a_compaction_killed_at_any_moment_leaves_the_same_model(model, monkeypa
         os.replace(model.parent / "restore", model)
         (model.parent / "restore").write_bytes(journal)
         os.replace(model.parent / "restore", journal_of(model))
+
+
+def test_learn_and_forget_of_a_journalled_model_build_no_model_and_say_what_a_whole_write_says(
+    mail_model_copy, tmp_path, monkeypatch
+):
+    """A journalled model's learn and forget append the Update made from the
+    message's terms (fit.learning.learn_update) without rebuilding the model,
+    and say on stdout (--json) and stderr exactly what the same commands say
+    when the model is written whole; both models end with the same id."""
+    import shutil
+
+    from nbcli.fit import learning
+    from nbcli.store import modelfile
+
+    whole = tmp_path / "whole.nb"
+    shutil.copyfile(mail_model_copy, whole)
+    steps = [
+        ["learn", "--spam", SPAM[0]],
+        ["learn", "--ham", SPAM[0]],  # a move
+        ["learn", "--class", "news", "--new-class", HAM[0]],  # a class new to the model
+        ["forget", HAM[0]],  # its last document: the class goes again
+        ["forget", "--ham", SPAM[0]],
+    ]
+
+    def rebuilt(*args, **kwargs):
+        raise AssertionError("a journalled model was rebuilt to learn")
+
+    monkeypatch.setattr(modelfile, "COMPACT_FRACTION", 1e9)
+    said = {}
+    for path, minimum in ((whole, 1 << 40), (mail_model_copy, 0)):
+        monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", minimum)
+        if minimum == 0:
+            monkeypatch.setattr(learning, "rebuild", rebuilt)
+        for command, *rest in steps:
+            result = run([command, path, *rest, "--json"])
+            assert result.exit_code == 0, result.stderr
+            said.setdefault(minimum, []).append(
+                (result.stdout.replace(str(path), "MODEL"), result.stderr.replace(str(path), "MODEL"))
+            )
+    assert said[0] == said[1 << 40]
+    assert journal_of(mail_model_copy).exists() and not journal_of(whole).exists()
+    assert info(mail_model_copy)["model_id"] == info(whole)["model_id"]

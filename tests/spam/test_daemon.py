@@ -158,3 +158,45 @@ def test_a_model_without_the_spam_class_is_named_by_parameter_and_the_cli_and_it
             + b" has classes astronomy, cooking, football, programming; a spamd server needs a two-class model with"
             b" a 'spam' class; name the spam class with " + said + b"\r\n"
         )
+
+
+def test_a_tell_into_a_journalled_model_appends_the_update_of_its_terms_and_builds_no_model(
+    served, tmp_path, monkeypatch
+):
+    """A worker's TELL on a model that keeps a journal appends the Update
+    made from the message's terms (learning.learn_update) without
+    rebuilding the model: the model read through the journal is the one a
+    TELL on the same model written whole gives (same replies, same model
+    id), for a learn, a move and a forget; --max-model-size weighs the file,
+    its journal and the new record."""
+    from nbcli.fit import learning
+    from nbcli.store import modelfile
+
+    whole = tmp_path / "whole.nb"
+    shutil.copyfile(served, whole)
+    tells = [
+        (b"TELL SPAMC/1.5\r\nMessage-class: spam\r\nSet: local\r\n", SPAM_FILE),
+        (b"TELL SPAMC/1.5\r\nMessage-class: spam\r\nSet: local\r\n", HAM_FILE),
+        (b"TELL SPAMC/1.5\r\nMessage-class: ham\r\nSet: local\r\n", HAM_FILE),  # a move
+        (b"TELL SPAMC/1.5\r\nRemove: local\r\n", SPAM_FILE),  # forgotten from where the record holds it
+    ]
+
+    def rebuilt(*args, **kwargs):
+        raise AssertionError("a journalled model was rebuilt to learn")
+
+    monkeypatch.setattr(modelfile, "COMPACT_FRACTION", 1e9)
+    replies = {}
+    for path, minimum in ((whole, 1 << 40), (served, 0)):
+        monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", minimum)
+        if minimum == 0:
+            monkeypatch.setattr(learning, "rebuild", rebuilt)
+        worker = daemon.Worker(Settings(str(path), None, None, [], 1, allow_tell=True), [])
+        replies[minimum] = [ask(worker, head, body.read_bytes()) for head, body in tells]
+    assert replies[0] == replies[1 << 40]
+    assert b"DidSet" in replies[0][0] and b"DidRemove" in replies[0][3]
+    assert (tmp_path / "mail.nb.journal").exists() and not (tmp_path / "whole.nb.journal").exists()
+    assert modelfile.model_id(modelfile.load(str(served))) == modelfile.model_id(modelfile.load(str(whole)))
+    stamp = os.path.getsize(served) + os.path.getsize(tmp_path / "mail.nb.journal")
+    worker = daemon.Worker(Settings(str(served), None, None, [], 1, allow_tell=True, max_model_size=stamp), [])
+    with pytest.raises(spamd.ProtocolError, match="over --max-model-size"):
+        ask(worker, tells[0][0], sorted(SPAM_FILE.parent.iterdir())[4].read_bytes())

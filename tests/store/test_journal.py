@@ -34,9 +34,9 @@ KINDS = {
 }
 PROPERTY = settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 OPS = st.lists(
-    st.tuples(st.sampled_from(["learn", "learn", "forget"]), st.integers(0, len(POOL) - 1), st.sampled_from("aab")),
+    st.tuples(st.sampled_from(["learn", "learn", "forget"]), st.integers(0, len(POOL) - 1), st.sampled_from("aabc")),
     min_size=1,
-    max_size=8,
+    max_size=10,
 )
 
 
@@ -91,10 +91,15 @@ def step(classifier, op, n, docs=None):
         return None
 
 
-def run_sequence(folder, fields, ops, fraction, monkeypatch):
+def run_sequence(folder, fields, ops, fraction, monkeypatch, direct=False):
     """Learn and forget `ops` two ways: in memory, model to model (what
     rewriting the file gave), and through the model file and its journal
-    (load, learn, save since=). Returns (in memory, the file's path)."""
+    (load, learn, save since=; direct: the Update `learning.learn_update`
+    computes without building the model, which must equal the one `learn`
+    or `forget` notes array for array, appended by `append_update`).
+    Returns (in memory, the file's path)."""
+    if direct:
+        monkeypatch.setattr(learning, "_now_text", lambda: "2026-11-26T06:00:00+00:00")
     monkeypatch.setattr(modelfile, "COMPACT_FRACTION", fraction)
     monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)  # the small test models keep a journal too
     path = os.path.join(folder, "m.nb")
@@ -108,27 +113,82 @@ def run_sequence(folder, fields, ops, fraction, monkeypatch):
             done = step(current, op, n, docs)
             expected = step(memory, op, n, docs)
             assert (done is None) == (expected is None)
+            quick = direct_step(current, op, docs) if direct else None
+            assert not direct or (quick is None) == (done is None)
             if done is None:
                 continue
-            if done[1]:
+            if quick is not None:
+                update, _, learned = quick
+                assert (update is not None) == done[1]
+                if update is not None:
+                    assert_same_update(update, done[0].update)
+                    assert learned.classes == done[0].classes
+                    assert np.array_equal(learned.model.class_count, done[0].model.class_count)
+                    assert len(learned.vocabulary) == len(done[0].vocabulary)
+                    assert learned.meta == done[0].meta
+                    assert learned.calibration is done[0].calibration
+                    modelfile.append_update(path, update, since=current)
+            elif done[1]:
                 modelfile.save(done[0], path, since=current)
             memory = expected[0]
     return memory, path
 
 
+def direct_step(classifier, op, docs):
+    """`learning.learn_update` of `op`: (Update or None, outcome, learned), or None if refused."""
+    try:
+        return learning.learn_update(classifier, docs, forgetting=op[0] == "forget")
+    except NbcliError:
+        return None
+
+
+def assert_same_update(a, b):
+    """Two journal Updates (nb/updates.py) equal array for array, dtypes included."""
+    assert a.known == b.known and a.meta == b.meta
+    assert a.image.classes == b.image.classes and a.image.mail_docs == b.image.mail_docs
+    for name in ("class_count", "hashes", "blob", "offsets", "tf", "df", "fit", "last_seen"):
+        x, y = getattr(a.image, name), getattr(b.image, name)
+        assert (x is None) == (y is None), name
+        if x is not None:
+            assert x.dtype == y.dtype and np.array_equal(x, y), name
+    for name, x in a.image.record.arrays().items():
+        y = b.image.record.arrays()[name]
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+    for x, y in ((a.removed_digest, b.removed_digest), (a.removed_label, b.removed_label)):
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+    assert modelfile.update_record(a)[0] == modelfile.update_record(b)[0]
+
+
+@pytest.mark.parametrize("direct", [False, True], ids=["save-since", "direct"])
 @pytest.mark.parametrize("fraction", [1e9, 0.02], ids=["journal-only", "compacting"])
 @pytest.mark.parametrize("kind", list(KINDS))
 @given(ops=OPS)
 @PROPERTY
 def test_the_model_read_through_the_journal_is_the_model_learned_in_memory_and_compacts_to_it(
-    kind, fraction, ops, monkeypatch
+    kind, fraction, direct, ops, monkeypatch
 ):
+    """Learns, moves (the same text in another class), forgets and a class
+    new to the model (c), journalled by save(since=) or, direct, by
+    `learning.learn_update`'s Update (no model built), which equals the one
+    `learn`/`forget` note array for array (`run_sequence`)."""
     with tempfile.TemporaryDirectory() as folder:
-        memory, path = run_sequence(folder, KINDS[kind], ops, fraction, monkeypatch)
+        memory, path = run_sequence(folder, KINDS[kind], ops, fraction, monkeypatch, direct)
         assert_same(modelfile.load(path), memory)
         modelfile.compact(path)
         assert not os.path.exists(journal.path_of(path))
         assert_same(modelfile.load(path), memory)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_learning_directly_through_the_journal_is_training_on_all_the_documents(kind, tmp_path, monkeypatch):
+    later = [(POOL[i], "ab"[i % 2]) for i in range(8)]
+    ops = [("learn", i, label) for i, (_, label) in enumerate(later)]
+    memory, path = run_sequence(str(tmp_path), KINDS[kind], ops, 1e9, monkeypatch, direct=True)
+    assert len(journal.read(path).bodies) == len(later)
+    scratch = trained(BASE + later, **KINDS[kind])
+    through = modelfile.load(path)
+    assert modelfile.model_id(through) == modelfile.model_id(scratch)
+    assert np.array_equal(through.log_proba(TEST_TEXTS), scratch.log_proba(TEST_TEXTS))
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
