@@ -266,7 +266,7 @@ def forget(model, inputs, label, as_spam, as_ham, as_json, **kw):
       nbcli forget mail.nb --spam < message
       nbcli forget mail.nb < message       # from whichever class it was learned in
     """
-    from nbcli.fit import learning
+    from nbcli.run.updating import change_locked
     from nbcli.store import modelfile
     from nbcli.text.sources import labeled_corpus
 
@@ -279,14 +279,5 @@ def forget(model, inputs, label, as_spam, as_ham, as_json, **kw):
     docs = labeled_corpus([], [(label, path) for path in inputs or ("-",)], read_opts(kw, diagnostics))
     analysed = _analysed(current.analyzer, docs, kw["jobs"], diagnostics)
     with modelfile.locked(model):
-        current = modelfile.load(model)
-        direct = learning.learn_update(current, analysed, forgetting=True) if modelfile.keeps_journal(current) else None
-        if direct is not None:  # the change alone, appended to the journal (run/updating.py)
-            update, outcome, updated = direct
-            if update is not None:
-                modelfile.append_update(model, update, since=current)
-        else:
-            updated, outcome = learning.forget(current, analysed)
-            if outcome.forgotten:
-                modelfile.save(updated, model, since=current)
+        updated, outcome, _ = change_locked(model, modelfile.load(model), analysed, forgetting=True)
     _said(outcome, label, model, updated, as_json, diagnostics)

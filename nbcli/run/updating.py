@@ -56,21 +56,49 @@ def learn_into(path: str, analysed, analyzer_options, read=None, check=None, cre
                     "nothing was learned",
                     hint="run the command again",
                 )
-            if modelfile.keeps_journal(current):
-                direct = learning.learn_update(current, analysed)
-                if direct is not None:  # the change alone: no new model is built
-                    update, outcome, learned = direct
-                    if update is not None:
-                        modelfile.append_update(path, update, since=current)
-                    return learned, outcome
-            updated, outcome = learning.learn(current, analysed)
-            changed = updated is not current
+            updated, outcome, _ = change_locked(path, current, analysed)
         elif create is not None:
-            current = None  # a new model: written whole
             updated, outcome = create()
-            changed = True
+            modelfile.save(updated, path)  # a new model: written whole
         else:
             raise NbcliError(f"{path}: no such model file (it was removed meanwhile)", hint="add --create")
-        if changed:
-            modelfile.save(updated, path, since=current)  # a learn: appended to the model's journal
     return updated, outcome
+
+
+def change_locked(path: str, current, analysed, forgetting: bool = False, limit=None):
+    """Learn (forgetting: forget) the analysed documents into `current`, the
+    model file `path` as read under its lock (the caller holds it), and
+    persist the change: where the model keeps a journal
+    (`modelfile.keeps_journal`), the journal's update of the documents'
+    terms alone (`learning.learn_update`), appended, and no new model is
+    built; else the whole changed model (`learning.learn` or `forget`),
+    saved. `learn_into` and `nbcli forget` persist a change here; spamd's
+    TELL (spam/daemon.py) takes the same steps written out, since importing
+    this module from the daemon would make the import chain one module
+    longer than tests/test_imports.py allows. limit(size): called, before anything is written, with
+    a function giving the size the model will have (an upper bound for an
+    appended update): spamd's --max-model-size. Returns (the model as saved,
+    or the `learning.Learned` of an appended update, or `current` when
+    nothing changed; the `learning.Outcome`; whether anything was written)."""
+    from nbcli.fit import learning
+    from nbcli.store import modelfile
+
+    direct = learning.learn_update(current, analysed, forgetting) if modelfile.keeps_journal(current) else None
+    if direct is not None:  # the change alone
+        update, outcome, learned = direct
+        if update is not None:
+            if limit is not None:
+                limit(lambda: modelfile.journaled_bytes(path, update))
+            modelfile.append_update(path, update, since=current)
+        return learned, outcome, update is not None
+    if forgetting:
+        updated, outcome = learning.forget(current, analysed)
+        changed = outcome.forgotten > 0
+    else:
+        updated, outcome = learning.learn(current, analysed)
+        changed = updated is not current
+    if changed:
+        if limit is not None:
+            limit(lambda: modelfile.payload_bytes(modelfile.to_payload(updated)))
+        modelfile.save(updated, path, since=current)  # its difference appended to the journal, or written whole
+    return updated, outcome, changed

@@ -216,19 +216,6 @@ def bind_metrics(address: str):
     return sock
 
 
-def _journaled_bytes(path: str, update) -> int:
-    """What --max-model-size weighs for a TELL appended to a model's journal
-    (`modelfile.append_update`): the model file, its journal and the
-    update's record. An upper bound on the model the journal makes (a
-    record holds the touched terms whole, where the model grows only by the
-    new ones), found without building that model."""
-    from nbcli.store import journal, modelfile
-
-    stamp = journal.stamp(path)
-    record = journal.encode(*modelfile.update_record(update))
-    return os.stat(path).st_size + (stamp[1] if stamp else 0) + len(record)
-
-
 def _kill(pid: int, sig) -> None:
     try:
         os.kill(pid, sig)
@@ -584,14 +571,16 @@ class Worker(Connections):
                 current = self.model(path)[0]  # as it is now (read again only if it was replaced)
                 analysed = analyse_for_learning(current.analyzer, docs)
                 direct = None
-                if modelfile.keeps_journal(current):  # the change alone (run/updating.py)
+                # run.updating.change_locked's steps, written out: importing it here would make the import
+                # chain from nbcli.__main__ one module longer than tests/test_imports.py allows
+                if modelfile.keeps_journal(current):  # the change alone
                     direct = learning.learn_update(current, analysed, forgetting=not do_set)
                 if direct is not None:
                     update, outcome, _ = direct
                     changed = update is not None
                     if changed:
                         if do_set:  # the file as it will be read: the model and its journal with this update
-                            self._check_model_size(path, _journaled_bytes(path, update))
+                            self._check_model_size(path, modelfile.journaled_bytes(path, update))
                         modelfile.append_update(path, update, since=current)
                 elif do_set:
                     updated, outcome = learning.learn(current, analysed)

@@ -517,6 +517,17 @@ def append_update(path: str, update, since) -> None:
         compact(path)
 
 
+def journaled_bytes(path: str, update) -> int:
+    """The size a model's file and journal will have once `update` is
+    appended (`append_update`): an upper bound on the model the journal
+    makes (a record holds the touched terms whole, where the model grows
+    only by the new ones), found without building that model (spamd's
+    --max-model-size)."""
+    stamp = journal.stamp(path)
+    record = journal.encode(*update_record(update))
+    return os.stat(path).st_size + (stamp[1] if stamp else 0) + len(record)
+
+
 def _append(update, path: str, since) -> bool:
     """Append `update` to the journal of `path`, bound to the model file
     `since` was read from (NbcliError if another writer changed it

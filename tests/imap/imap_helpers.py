@@ -22,6 +22,21 @@ def append(server, folder: str, messages, flags=None) -> None:
             assert typ == "OK"
 
 
+def settings_for(server, model, state):
+    """The library's Settings of a pass over `server` (TLS, its CA), as the command makes them."""
+    from nbcli.imap.settings import Settings
+
+    return Settings(
+        "localhost",
+        server.user,
+        server.password,
+        str(model),
+        port=server.tls_port,
+        cafile=str(server.cafile),
+        state=str(state),
+    )
+
+
 def imap_args(server, model, state, *more, tls: bool = True) -> list:
     connection = ["--port", server.tls_port, "--tls"] if tls else ["--port", server.port, "--no-tls"]
     return [

@@ -10,7 +10,7 @@ import socket
 
 import pytest
 from dovecot import free_port
-from imap_helpers import append, folder, imap_args, imap_pass, samples, summary
+from imap_helpers import append, folder, imap_args, imap_pass, samples, settings_for, summary
 
 from conftest import one_line_error, run
 
@@ -107,19 +107,10 @@ def test_a_lost_connection_says_how_far_the_pass_got_and_the_next_goes_on(
 def test_run_pass_lets_a_dropped_connection_out(dovecot, mail_model_copy, tmp_path):
     from nbcli.imap.connection import connect
     from nbcli.imap.passes import run_pass
-    from nbcli.imap.settings import Settings
     from nbcli.run.updating import learn_into
 
     append(dovecot, "INBOX", samples("ham", 2))
-    settings = Settings(
-        "localhost",
-        dovecot.user,
-        dovecot.password,
-        str(mail_model_copy),
-        port=dovecot.tls_port,
-        cafile=str(dovecot.cafile),
-        state=str(tmp_path / "s.json"),
-    )
+    settings = settings_for(dovecot, mail_model_copy, tmp_path / "s.json")
     imap = connect(settings)
     imap.sock.shutdown(socket.SHUT_RDWR)
     with pytest.raises((OSError, imaplib.IMAP4.abort)):

@@ -8,7 +8,7 @@ import json
 import re
 
 import pytest
-from imap_helpers import append, folder, imap_args, imap_pass, samples, summary
+from imap_helpers import append, folder, imap_args, imap_pass, samples, settings_for, summary
 
 from conftest import model_info, one_line_error, run
 
@@ -19,20 +19,6 @@ def per_class(model) -> dict:
 
 class Crash(Exception):
     pass
-
-
-def settings_for(server, model, state):
-    from nbcli.imap.settings import Settings
-
-    return Settings(
-        "localhost",
-        server.user,
-        server.password,
-        str(model),
-        port=server.tls_port,
-        cafile=str(server.cafile),
-        state=str(state),
-    )
 
 
 def crashed_pass(server, model, state, monkeypatch, step: str, crash) -> None:
