@@ -39,9 +39,18 @@ from pathlib import Path
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_ports(1)[0]
+
+
+def free_ports(n: int) -> list[int]:
+    """n distinct free loopback ports: the sockets are held until all are
+    bound (one closed before the next bind can be handed out again, which
+    gave Dovecot two listeners on one port)."""
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket()) for _ in range(n)]
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in socks]
 
 
 def _certificate(folder: Path) -> tuple[Path, Path]:
@@ -82,7 +91,7 @@ class Dovecot:
         self.binary = dovecot
         self.user, self.password = user, "s3cret-pass phrase"
         self.capabilities = capabilities
-        self.port, self.tls_port = free_port(), free_port()
+        self.port, self.tls_port = free_ports(2)
         self.process: subprocess.Popen | None = None
         for sub in ("run", "state", "mail", "home"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)

@@ -163,7 +163,7 @@ def learn(ctx, model, inputs, label, as_spam, as_ham, create, classes, new_class
     trained_with = [name for name, _ in given_options(ctx, TRAINING_PARAM_NAMES)]
     if exists:
         stamp = file_stamp(model)  # before reading: a file replaced meanwhile then differs
-        current = modelfile.load(model)
+        current = modelfile.load_view(model)
         _spam_shortcut(current, label, as_spam, as_ham, model)
         learning.check_learnable(current, model)
         if label is not None and not new_class:
@@ -272,12 +272,12 @@ def forget(model, inputs, label, as_spam, as_ham, as_json, **kw):
 
     label = _label(label, as_spam, as_ham)
     diagnostics = make_diagnostics(kw["quiet"])
-    current = modelfile.load(model)
+    current = modelfile.load_view(model)
     _spam_shortcut(current, label, as_spam, as_ham, model)
     if label is not None:
         _check_classes(current, [label], model, "forgotten")
     docs = labeled_corpus([], [(label, path) for path in inputs or ("-",)], read_opts(kw, diagnostics))
     analysed = _analysed(current.analyzer, docs, kw["jobs"], diagnostics)
     with modelfile.locked(model):
-        updated, outcome, _ = change_locked(model, modelfile.load(model), analysed, forgetting=True)
+        updated, outcome, _ = change_locked(model, modelfile.load_view(model), analysed, forgetting=True)
     _said(outcome, label, model, updated, as_json, diagnostics)

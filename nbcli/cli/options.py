@@ -413,7 +413,7 @@ def load_model(path: str, max_message_bytes: int | None = None):
     `option_bundles.message_cap_option`)."""
     from nbcli.store import modelfile
 
-    classifier = modelfile.load(path)
+    classifier = modelfile.load_view(path)
     classifier.check_ready(path)
     return classifier.with_message_cap(max_message_bytes)
 

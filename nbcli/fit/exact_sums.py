@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-FIT_SCALE = float(1 << 36)  # fixed-point unit of CountTable's transformed sums (a value <= 1 is exact to 1.5e-11)
+from nbcli.nb.smoothing import SUM_SCALE
+
+FIT_SCALE = SUM_SCALE  # fixed-point unit of CountTable's transformed sums (a value <= 1 is exact to 1.5e-11)
 
 
 def doc_norms(doc_of: np.ndarray, values: np.ndarray, n_docs: int) -> np.ndarray:

@@ -284,7 +284,7 @@ class _Pass:
             stamp = file_stamp(path)
         except OSError as exc:
             raise NbcliError(f"cannot read model {path}: {exc.strerror}", hint="train one with 'nbcli train'") from None
-        raw = modelfile.load(path)
+        raw = modelfile.load_view(path)
         raw.check_ready(path)
         if not self.dry:  # refused before the pass, not at its first correction
             from nbcli.fit.learning import check_learnable

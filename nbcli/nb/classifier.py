@@ -8,22 +8,21 @@ later documents are still being read.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbcli.nb.classifier_base import BaseClassifier
 from nbcli.nb.event_models import EventModel
+from nbcli.nb.scoring import TextScoring
 from nbcli.text.analyzer import Analyzer, AnalyzerOptions
-from nbcli.text.sources import Document, batches
+from nbcli.text.sources import batches
 from nbcli.text.vectorize import SparseCounts, Vocabulary, known_counts
 
 if TYPE_CHECKING:
     from nbcli.nb.counts import Counts
 
 
-class Classifier(BaseClassifier):
+class Classifier(TextScoring):
     """analyzer_options: how text becomes terms; vocabulary: term -> column;
     model: the event model over those columns; meta: how it was trained;
     record: the documents its counts hold (`record.Record`, None: not kept);
@@ -77,19 +76,6 @@ class Classifier(BaseClassifier):
         raw.expected = self.expected
         return raw
 
-    def check_ready(self, name: str = "the model") -> None:
-        """Refuse (NbcliError) a model that cannot classify yet: one learning
-        from nothing that has no documents of some class (its fitted prior
-        for that class is zero)."""
-        from nbcli.errors import NbcliError
-
-        empty = [c for c, n in zip(self.classes, self.model.class_count) if n == 0]
-        if empty:
-            raise NbcliError(
-                f"{name} has no documents of class {', '.join(empty)} yet, so it cannot classify",
-                hint=f"learn some: nbcli learn {name} --class {empty[0]} FILE...",
-            )
-
     @property
     def analyzer(self) -> Analyzer:
         if self._analyzer is None:
@@ -101,44 +87,12 @@ class Classifier(BaseClassifier):
         batch = self.analyzer.analyze(docs, kinds)
         return known_counts(batch, self.vocabulary.lookup(batch.hashes), len(self.vocabulary))
 
-    def score(self, docs: list, kinds: list[str] | None = None, explain: int = 0):
-        """`log_proba`, or with explain > 0 (log_proba, `explain`), from one
-        analysis of the documents. Calibrated if the model is; the
-        explanations are of the event model's own (raw) log-odds."""
-        X = self.counts(docs, kinds)
-        log_proba = self.model.predict_log_proba(X)
-        if self.calibration is not None:
-            log_proba = self.calibration.apply(log_proba)
-        return (log_proba, self._explanations(X, explain)) if explain else log_proba
-
-    def _explanations(self, X, top: int) -> list[dict]:
-        """Per document, the `top` terms that pushed it most toward its class
-        against the runner-up (see `explain.explain`), as JSON-ready dicts:
-        {"versus", "log_odds", "prior", "unknown": {"count", "contribution"},
-        "terms": [{"term", "count", "contribution"}], "unit": `explain.unit`}."""
-        from nbcli.nb.explain import explain, unit
-
-        out = []
-        for e in explain(self.model, X, top):
-            names = self.vocabulary.terms(np.array([t[0] for t in e["terms"]], dtype=np.int64))
-            out.append(
-                {
-                    "versus": self.classes[e["versus"]],
-                    "log_odds": e["log_odds"],
-                    "prior": e["prior"],
-                    "unknown": {"count": e["unknown"][0], "contribution": e["unknown"][1]},
-                    "terms": [{"term": n, "count": t[1], "contribution": t[2]} for n, t in zip(names, e["terms"])],
-                    "unit": unit(self.calibration is not None),
-                }
-            )
-        return out
-
-    def evaluate(self, docs: Iterable[Document], options=None, progress=None) -> dict:
-        """Classify labelled documents and report the metrics (see `evaluation`)."""
-        from nbcli.evaluate.report import report
-
-        true_labels, log_proba = self.score_labelled(docs, progress)
-        return report(true_labels, log_proba, self.classes, options, decision=self.meta.get("decision"))
+    def scoring(self, docs: list, kinds: list[str] | None = None):
+        """(counts X of the documents, the event model and the vocabulary
+        that score them): the model's own, over its whole vocabulary; a
+        model read through its journal (`nb.overlay.JournalView`) derives
+        a model over the documents' terms alone."""
+        return self.counts(docs, kinds), self.model, self.vocabulary
 
 
 class ComponentClassifier(Classifier):
@@ -181,7 +135,7 @@ class ComponentClassifier(Classifier):
         log_proba = np.full((per_component.shape[0], len(self._classes)), -np.inf)
         for c in range(len(self._classes)):
             log_proba[:, c] = np.logaddexp.reduce(per_component[:, self._of == c], axis=1)
-        return (log_proba, self._explanations(X, explain)) if explain else log_proba
+        return (log_proba, self._explanations(X, explain, self.model, self.vocabulary)) if explain else log_proba
 
 
 def wrap_components(classifier):

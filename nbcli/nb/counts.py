@@ -61,6 +61,9 @@ class Counts:
 
     @classmethod
     def of(cls, classifier) -> Counts:
+        whole = getattr(classifier, "whole_counts", None)
+        if whole is not None:  # a model read through its journal (`nb.overlay.JournalView`)
+            return whole()
         model, vocab = classifier.model, classifier.vocabulary
         n_terms = len(vocab)
         tf = np.asarray(model.feature_count)
@@ -107,6 +110,9 @@ class Counts:
         `Counts.of` gives for the same column, dtypes included (a float
         table is int64 when the whole of it is integral, as there). Not for
         a model trained by EM (its expected counts: `Counts.of`)."""
+        own = getattr(classifier, "counts_of_terms", None)
+        if own is not None:  # a model read through its journal (`nb.overlay.JournalView`)
+            return own(hashes)
         model, vocab = classifier.model, classifier.vocabulary
         if getattr(classifier, "expected", None) is not None:
             raise ValueError("an EM model's counts are read whole (Counts.of)")

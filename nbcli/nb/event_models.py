@@ -45,12 +45,15 @@ import numpy as np
 from nbcli.errors import NbcliError, ParameterError
 from nbcli.nb.logmath import log_softmax
 from nbcli.nb.smoothing import (
+    ExactTotals,
     check_alpha,
     check_estimate,
     check_m_estimate,
     check_prior_alpha,
     dirichlet_log_estimate,
+    log_estimate_columns,
     log_prior,
+    pseudo_count,
 )
 
 UNKNOWN_TERMS = ("skip", "smooth")
@@ -290,16 +293,28 @@ class MultinomialNB(EventModel):
     def derive(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(log_prior (C,), weights (V, C), bias (C,), unknown_weight (C,))
         from the counts."""
-        counts = np.asarray(self.feature_count, dtype=np.float64)
-        beta = self.beta(counts.shape[1])
-        log_theta = dirichlet_log_estimate(counts, beta, self.estimate)
-        n_classes = len(self.classes)
-        unknown = np.zeros(n_classes)
-        if self.unknown == "smooth":
-            # a term seen 0 times, in a vocabulary of |V| terms
-            pseudo = beta - (self.estimate == "map")
-            unknown = np.log(pseudo) - np.log(counts.sum(axis=1) + pseudo * counts.shape[1])
-        return self._log_prior(), np.ascontiguousarray(log_theta.T), np.zeros(n_classes), unknown
+        totals = ExactTotals.of(self.feature_count)
+        n_terms = np.shape(self.feature_count)[1]
+        weights = self.column_weights(self.feature_count, totals, n_terms)
+        return self._log_prior(), weights, np.zeros(len(self.classes)), self.unknown_of(totals.floats(), n_terms)
+
+    def column_weights(self, counts: np.ndarray, totals: ExactTotals, n_terms: int) -> np.ndarray:
+        """The weights (k, C) of k terms whose counts are `counts` (C, k), in
+        a model of n_terms terms whose term totals are `totals`: derive's
+        table, column for column (`nb.overlay` scores a few terms so)."""
+        counts = np.asarray(counts, dtype=np.float64)
+        log_theta = log_estimate_columns(counts, totals.floats(), n_terms, self.beta(n_terms), self.estimate)
+        return np.ascontiguousarray(log_theta.T)
+
+    def unknown_of(self, totals: np.ndarray, n_terms: int) -> np.ndarray:
+        """What a term outside the vocabulary adds to each class's score:
+        with unknown 'smooth', the estimate of a term seen 0 times in a
+        vocabulary of n_terms terms (the classes' term totals `totals`);
+        else nothing."""
+        if self.unknown != "smooth":
+            return np.zeros(len(self.classes))
+        pseudo = pseudo_count(self.beta(n_terms), self.estimate)
+        return np.log(pseudo) - np.log(np.asarray(totals, dtype=np.float64) + pseudo * n_terms)
 
     @property
     def log_theta(self) -> np.ndarray:
@@ -385,9 +400,9 @@ class ComplementNB(EventModel):
         return self.tf_log or self.idf is not None or self.length_norm
 
     def derive(self):
-        counts = np.asarray(self.fit_count if self.fit_count is not None else self.feature_count, dtype=np.float64)
-        complement = counts.sum(axis=0) - counts
-        logged = dirichlet_log_estimate(complement, self.beta(counts.shape[1]), self.estimate)
+        raw = self.fit_count if self.fit_count is not None else self.feature_count
+        n_terms = np.shape(raw)[1]
+        logged = self._complement_logged(raw, ExactTotals.of(raw), n_terms)
         if self.weight_norm:
             # a one-term vocabulary has log theta~ = 0: no evidence, weight 0
             summed = logged.sum(axis=1, keepdims=True)
@@ -396,6 +411,21 @@ class ComplementNB(EventModel):
             weights = -logged
         n_classes = len(self.classes)
         return self._log_prior(), np.ascontiguousarray(weights.T), np.zeros(n_classes), np.zeros(n_classes)
+
+    def _complement_logged(self, counts: np.ndarray, totals: ExactTotals, n_terms: int) -> np.ndarray:
+        """log theta~ (C, k) of k terms whose counts (or transformed sums) are
+        `counts` (C, k), the classes' totals over all n_terms terms `totals`."""
+        counts = np.asarray(counts, dtype=np.float64)
+        complement = counts.sum(axis=0) - counts
+        beta = self.beta(n_terms)
+        return log_estimate_columns(complement, totals.complement().floats(), n_terms, beta, self.estimate)
+
+    def column_weights(self, counts: np.ndarray, totals: ExactTotals, n_terms: int) -> np.ndarray:
+        """derive's weights (k, C) of k terms (see `MultinomialNB.column_weights`);
+        not with weight_norm, whose weights need every term."""
+        if self.weight_norm:
+            raise ValueError("weight_norm's weights are derived over the whole vocabulary")
+        return np.ascontiguousarray(-self._complement_logged(counts, totals, n_terms).T)
 
     def transform(self, X):
         if not self.transforms:

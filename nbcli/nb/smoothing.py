@@ -152,10 +152,86 @@ def dirichlet_log_estimate(counts: np.ndarray, beta, estimate: str = "mean") -> 
     """
     counts = np.asarray(counts, dtype=np.float64)
     pseudo = np.broadcast_to(np.asarray(beta, dtype=np.float64), counts.shape[-1:])
-    if estimate == "map":
-        pseudo = pseudo - 1.0
-    elif estimate != "mean":
-        check_estimate(estimate)
+    smoothed = _smoothed(counts, pseudo - 1.0 if estimate == "map" else pseudo, estimate)
+    return np.log(smoothed) - np.log(smoothed.sum(axis=-1, keepdims=True))
+
+
+# The fixed-point unit of complement's transformed sums (fit.exact_sums
+# rounds them to multiples of 1 / SUM_SCALE): what makes their totals exact.
+SUM_SCALE = float(1 << 36)
+
+
+class ExactTotals:
+    """Row sums of a count table, exact, whatever the order of the additions:
+    integers (term counts), or for float tables (complement's transformed
+    sums, on the 1 / SUM_SCALE grid: `fit.exact_sums`) integer multiples of
+    1 / SUM_SCALE, each value rounded to the grid first. Kept as Python
+    integers, so totals can be taken apart and put together (less some
+    columns, plus others: `nb.overlay`) and still equal the sums over the
+    whole table; `floats` rounds them once. The event models' normalisers
+    are these totals, so a model derived whole and one scored a few columns
+    at a time give the same floats."""
+
+    def __init__(self, units: list[int], integral: bool):
+        self.units = [int(u) for u in units]
+        self.integral = integral
+
+    @classmethod
+    def of(cls, counts: np.ndarray, integral: bool | None = None) -> ExactTotals:
+        """The row sums of counts (R, V); integral: in units of 1 (True) or of
+        1 / SUM_SCALE (False); None: as the table's type is (integers, or
+        not), the choice a table derived whole makes and parts of it follow."""
+        counts = np.asarray(counts)
+        if integral is None:
+            integral = counts.dtype.kind in "iub"
+        if integral:
+            units = counts.astype(np.int64, copy=False)
+        else:
+            units = np.rint(np.asarray(counts, dtype=np.float64) * SUM_SCALE).astype(np.int64)
+        high = (units >> 32).sum(axis=-1, dtype=np.int64)  # two halves: no int64 overflow in the sums
+        low = (units & 0xFFFFFFFF).sum(axis=-1, dtype=np.int64)
+        return cls([(int(h) << 32) + int(lo) for h, lo in zip(np.atleast_1d(high), np.atleast_1d(low))], integral)
+
+    def minus(self, other: ExactTotals) -> ExactTotals:
+        return ExactTotals([a - b for a, b in zip(self.units, other.units)], self.integral)
+
+    def plus(self, other: ExactTotals) -> ExactTotals:
+        return ExactTotals([a + b for a, b in zip(self.units, other.units)], self.integral)
+
+    def complement(self) -> ExactTotals:
+        """Each row's total of all the other rows (complement Naive Bayes)."""
+        whole = sum(self.units)
+        return ExactTotals([whole - u for u in self.units], self.integral)
+
+    def floats(self) -> np.ndarray:
+        scale = 1.0 if self.integral else SUM_SCALE
+        return np.array([float(u) / scale for u in self.units], dtype=np.float64)
+
+
+def pseudo_count(beta: float, estimate: str) -> float:
+    """What an estimate adds to each count: beta (mean) or beta - 1 (MAP)."""
+    check_estimate(estimate)
+    return float(beta) - 1.0 if estimate == "map" else float(beta)
+
+
+def log_estimate_columns(counts: np.ndarray, totals: np.ndarray, n_categories: int, beta: float, estimate: str):
+    """`dirichlet_log_estimate` with a symmetric prior, for some of the
+    categories only: counts (R, k), k of the n_categories categories of R
+    distributions, whose counts over all categories are totals (R,). The
+    normaliser is log(T + K a), a the pseudo-count (`pseudo_count`): from
+    the total alone, so a few columns cost what they are (`nb.overlay`
+    scores a message's terms so). The multinomial and complement models
+    derive their whole tables this way too, with exact totals
+    (`ExactTotals`), so both ways give the same floats."""
+    counts = np.asarray(counts, dtype=np.float64)
+    pseudo = pseudo_count(beta, estimate)
+    smoothed = _smoothed(counts, pseudo, estimate)
+    return np.log(smoothed) - np.log(np.asarray(totals, dtype=np.float64) + pseudo * n_categories)[:, None]
+
+
+def _smoothed(counts: np.ndarray, pseudo, estimate: str) -> np.ndarray:
+    """counts + pseudo (beta, or beta - 1 for MAP), which must be positive."""
+    check_estimate(estimate)
     smoothed = counts + pseudo
     if not (smoothed > 0).all():
         raise ParameterError(
@@ -163,9 +239,9 @@ def dirichlet_log_estimate(counts: np.ndarray, beta, estimate: str = "mean") -> 
             f"{{estimate:{estimate}}} is undefined here: with a prior pseudo-count of {{pseudo:g}}, "
             "a term never seen in a class would get probability <= 0 (N + a - 1 <= 0)",
             hint="use {alpha} (or M*P of {m_estimate}) above 1 with {estimate:map}",
-            pseudo=float(pseudo.min()) + (estimate == "map"),
+            pseudo=float(np.min(pseudo)) + (estimate == "map"),
         )
-    return np.log(smoothed) - np.log(smoothed.sum(axis=-1, keepdims=True))
+    return smoothed
 
 
 def check_estimate(estimate: str) -> str:

@@ -96,12 +96,23 @@ class Update:
         )
 
 
-def replay(base: Counts, updates: list[Update]) -> Counts:
-    """`base` with `updates` applied in order (see the module docstring)."""
-    if not updates:
-        return base
+def _rows_of(final: list, classes: list) -> tuple[np.ndarray, np.ndarray]:
+    """(rows in `final`, rows in `classes`) of the classes both have."""
+    both = [c for c in classes if c in final]
+    return (
+        np.array([final.index(c) for c in both], dtype=np.int64),
+        np.array([classes.index(c) for c in both], dtype=np.int64),
+    )
+
+
+def last_images(updates: list[Update]) -> Counts:
+    """Every term a run of updates touched (hashes ascending), with its
+    values as the last update touching it left them (a term that left the
+    vocabulary: all zeros, kept here), in the classes after the last update,
+    with that update's classes, documents per class and mail documents. Its
+    record is empty: the record's changes are `_record`'s. What `replay`
+    lays over a model's counts, and what `nb.overlay` scores through."""
     final = list(updates[-1].image.classes)
-    n_classes = len(final)
     images = [u.image for u in updates]
     all_hashes = np.concatenate([u.hashes for u in images])
     which = np.concatenate([np.full(len(u.hashes), r, dtype=np.int64) for r, u in enumerate(images)])
@@ -109,59 +120,84 @@ def replay(base: Counts, updates: list[Update]) -> Counts:
     winners, first = np.unique(all_hashes[::-1], return_index=True)  # the last update touching each term
     last = len(all_hashes) - 1 - first
     win_update, win_col = which[last], col[last]
-    merged = union_sorted(np.asarray(base.hashes, dtype=np.uint64), winners)
-    n_terms = len(merged)
-    base_cols = np.searchsorted(merged, base.hashes)
-    win_cols = np.searchsorted(merged, winners)
-
-    def rows_of(classes) -> tuple[np.ndarray, np.ndarray]:
-        """(rows in `final`, rows in `classes`) of the classes both have."""
-        both = [c for c in classes if c in final]
-        return (
-            np.array([final.index(c) for c in both], dtype=np.int64),
-            np.array([classes.index(c) for c in both], dtype=np.int64),
-        )
+    same = all(list(u.classes) == final for u in images)
+    # each update's winners, found in one sort: a long journal's replay stays O(its terms)
+    order = np.argsort(win_update, kind="stable")
+    bounds = np.searchsorted(win_update[order], np.arange(len(images) + 1))
 
     def table(name: str, dtype=None):
-        parts = [getattr(base, name)] + [getattr(u, name) for u in images]
-        if parts[0] is None:
+        parts = [getattr(u, name) for u in images]
+        if any(p is None for p in parts):
             return None
-        out = np.zeros((n_classes, n_terms), dtype=dtype or np.result_type(*[p.dtype for p in parts if p is not None]))
-        to, frm = rows_of(base.classes)
-        out[np.ix_(to, base_cols)] = parts[0][frm]
+        dtype = dtype or np.result_type(*[p.dtype for p in parts])
+        if same:  # one gather from all the updates' columns side by side
+            return np.concatenate(parts, axis=1).astype(dtype, copy=False)[:, last]
+        out = np.zeros((len(final), len(winners)), dtype=dtype)
         for r, u in enumerate(images):
-            mine = win_update == r
-            if not mine.any():
-                continue
-            cols = win_cols[mine]
-            out[:, cols] = 0
-            to, frm = rows_of(u.classes)
-            out[np.ix_(to, cols)] = getattr(u, name)[np.ix_(frm, win_col[mine])]
+            mine = order[bounds[r] : bounds[r + 1]]
+            if len(mine):
+                to, frm = _rows_of(final, u.classes)
+                out[np.ix_(to, mine)] = getattr(u, name)[np.ix_(frm, win_col[mine])]
+        return out
+
+    last_seen = np.concatenate([u.last_seen for u in images]).astype(np.int32, copy=False)[last]
+    blob, offsets = gather_texts([(u.blob, u.offsets) for u in images], win_update, win_col)
+    return Counts(
+        final,
+        np.asarray(images[-1].class_count, dtype=np.float64).copy(),
+        winners,
+        blob,
+        offsets,
+        table("tf"),
+        table("df"),
+        table("fit", np.float64),
+        last_seen,
+        Record.empty(),
+        int(images[-1].mail_docs),
+    )
+
+
+def replay(base: Counts, updates: list[Update]) -> Counts:
+    """`base` with `updates` applied in order (see the module docstring)."""
+    if not updates:
+        return base
+    top = last_images(updates)
+    final, n_classes = top.classes, len(top.classes)
+    merged = union_sorted(np.asarray(base.hashes, dtype=np.uint64), top.hashes)
+    n_terms = len(merged)
+    base_cols = np.searchsorted(merged, base.hashes)
+    top_cols = np.searchsorted(merged, top.hashes)
+    to, frm = _rows_of(final, base.classes)
+
+    def table(name: str, dtype=None):
+        below, above = getattr(base, name), getattr(top, name)
+        if below is None:
+            return None
+        out = np.zeros((n_classes, n_terms), dtype=dtype or np.result_type(below.dtype, above.dtype))
+        out[np.ix_(to, base_cols)] = below[frm]
+        out[:, top_cols] = above
         return out
 
     last_seen = np.zeros(n_terms, dtype=np.int32)
     last_seen[base_cols] = base.last_seen
-    for r, u in enumerate(images):
-        mine = win_update == r
-        last_seen[win_cols[mine]] = u.last_seen[win_col[mine]]
+    last_seen[top_cols] = top.last_seen
     # texts: a term of the base keeps its text (a hash names one term); the
     # new ones come from the update that last touched them
-    at = np.searchsorted(base.hashes, winners)
-    new = np.flatnonzero(base.hashes[np.minimum(at, max(len(base.hashes) - 1, 0))] != winners)
+    at = np.searchsorted(base.hashes, top.hashes)
+    new = np.flatnonzero(base.hashes[np.minimum(at, max(len(base.hashes) - 1, 0))] != top.hashes)
     if not len(base.hashes):
-        new = np.arange(len(winners))
-    new_blob, new_offsets = gather_texts([(u.blob, u.offsets) for u in images], win_update[new], win_col[new])
+        new = np.arange(len(top.hashes))
+    new_blob, new_offsets = gather_texts([(top.blob, top.offsets)], np.zeros(len(new), np.int64), new)
     blob, offsets = insert_texts(base.blob, base.offsets, at[new], new_blob, new_offsets)
     expected_tf = expected_docs = None
     if base.expected_tf is not None and base.expected_docs is not None:
-        to, frm = rows_of(base.classes)
         expected_tf = np.zeros((n_classes, n_terms))
         expected_tf[np.ix_(to, base_cols)] = base.expected_tf[frm]
         expected_docs = np.zeros(n_classes)
         expected_docs[to] = base.expected_docs[frm]
     counts = Counts(
         final,
-        np.asarray(images[-1].class_count, dtype=np.float64).copy(),
+        top.class_count.copy(),
         merged,
         blob,
         offsets,
@@ -169,29 +205,28 @@ def replay(base: Counts, updates: list[Update]) -> Counts:
         table("df"),
         table("fit", np.float64),
         last_seen,
-        _record(base, updates, final),
-        int(images[-1].mail_docs),
+        record_after(base.record, base.classes, updates, final),
+        top.mail_docs,
         expected_tf,
         expected_docs,
     )
     return counts.settled()
 
 
-def _record(base: Counts, updates: list[Update], final: list) -> Record:
-    """The base's record with the updates' changes applied in order: an
-    entry (digest, class) ends as the last change made it (gone, or added
-    to: copies summed, the first Message-ID, the latest date, as
-    `Record.plus` combines them)."""
-    record = base.record
+def record_after(record: Record, classes: list, updates: list[Update], final: list) -> Record:
+    """`record` (of a model of `classes`) with the updates' changes applied
+    in order, its labels in the `final` classes: an entry (digest, class)
+    ends as the last change made it (gone, or added to: copies summed, the
+    first Message-ID, the latest date, as `Record.plus` combines them)."""
     changed: dict[tuple, tuple | None] = {}
 
     def current(key: tuple):
         if key in changed:
             return changed[key]
-        if key[2] not in base.classes:
+        if key[2] not in classes:
             return None
         found = record.find(np.array(key[:2], dtype=np.uint64))
-        label = base.classes.index(key[2])
+        label = classes.index(key[2])
         for entry in found.tolist():
             if record.label[entry] == label:
                 return (int(record.copies[entry]), int(record.message_id[entry]), int(record.when[entry]))
@@ -208,14 +243,14 @@ def _record(base: Counts, updates: list[Update], final: list) -> Record:
             if old is not None:
                 entry = (old[0] + entry[0], old[1] or entry[1], max(old[2], entry[2]))
             changed[key] = entry
-    mapping = np.array([final.index(c) if c in final else -1 for c in base.classes], dtype=np.int64)
+    mapping = np.array([final.index(c) if c in final else -1 for c in classes], dtype=np.int64)
     if not changed:
-        return record if list(base.classes) == final else record.relabelled(mapping)
+        return record if list(classes) == final else record.relabelled(mapping)
     keep = np.ones(len(record), dtype=bool)
     for hi, lo, name in changed:
-        if name in base.classes:
+        if name in classes:
             found = record.find(np.array([hi, lo], dtype=np.uint64))
-            keep[found[record.label[found] == base.classes.index(name)]] = False
+            keep[found[record.label[found] == classes.index(name)]] = False
     kept = dataclasses.replace(
         record,
         digest=record.digest[keep],

@@ -46,7 +46,7 @@ def learn_into(path: str, analysed, analyzer_options, read=None, check=None, cre
             if read is not None and file_stamp(path) == read[1]:
                 current = read[0]
             else:  # changed since it was read (or never read): read it as it is now
-                current = modelfile.load(path)
+                current = modelfile.load_view(path)
             learning.check_learnable(current, path)
             if check is not None:
                 check(current)

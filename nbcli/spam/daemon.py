@@ -80,7 +80,7 @@ def run(settings: Settings, say) -> int:
     from nbcli.spam.requestlog import RequestLog
     from nbcli.store import modelfile
 
-    first = modelfile.load(settings.model)  # refuse a bad model before binding anything
+    first = modelfile.load_view(settings.model)  # refuse a bad model before binding anything
     _check_spam_model(first, settings, settings.model)
     sockets = bind(settings)
     journal = RequestLog(settings.log_format, settings.syslog, settings.syslog_socket)
@@ -371,11 +371,17 @@ class Worker(Connections):
     def model_path(self, request: spamd.Request) -> str:
         return self.own_model(request) or self.settings.model
 
-    def model(self, path: str):
+    def model(self, path: str, with_id: bool = True):
         """(classifier, verdicts, model id) of the model file at `path`, read
-        again if the file was replaced or its journal changed (a TELL, a
-        learn: store/journal.py; a damaged journal keeps the last good model
-        serving, as a damaged replacement does).
+        again if the file was replaced, and followed if only its journal
+        grew (a TELL, a learn: store/journal.py): the new updates are laid
+        over the model held (`modelfile.followed`, O(the updates)), and its
+        own TELL's update is laid over it as it is appended (`tell`). A
+        model with a journal is read as a view (`modelfile.load_view`),
+        scored a batch's terms at a time. A damaged journal keeps the last
+        good model serving, as a damaged replacement does. with_id False:
+        the model id (O(model) for a view, computed once per state) is
+        not wanted (None).
 
         A model of up to COPY_LIMIT bytes is read into memory, not mapped,
         so a file rewritten in place (`cp new.nb mail.nb` truncates it
@@ -386,38 +392,54 @@ class Worker(Connections):
         reply until the file reads whole. Models other than the served one
         (--models-dir) are kept for the --model-cache most recently used."""
         from nbcli.errors import ModelFileError
-        from nbcli.spam.filtering import Verdicts
-        from nbcli.store import journal, modelfile
+        from nbcli.store import modelfile
 
         try:
-            st = os.stat(path)
+            identity = self._identity(path)
         except FileNotFoundError:
             raise ModelFileError(f"{path}: no such model file (removed?)") from None
-        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, journal.stamp(path))  # a TELL appends
         held = self.models.pop(path, None)  # put back last: the most recently used
         if held is not None and held[0][:4] != identity[:4] and not held[4] and held[0][:2] == identity[:2]:
             held = None  # mapped, and changed in place: its pages may be gone (not for a journal appended to)
+        if held is not None and held[0] != identity and held[0][:4] == identity[:4]:
+            followed = modelfile.followed(held[1], path)  # only the journal grew: its new updates
+            if followed is not None:
+                held = self._held(path, identity, followed, held[4])
         if held is None or held[0] != identity:
-            copy = st.st_size <= COPY_LIMIT
+            copy = identity[2] <= COPY_LIMIT
             try:
-                classifier = modelfile.load(path, copy=copy)
+                classifier = modelfile.load_view(path, copy=copy)
                 _check_spam_model(classifier, self.settings, path)
             except NbcliError:
                 if held is None:
                     raise
                 classifier = None  # a damaged replacement: keep serving the last good model
             if classifier is not None:
-                s = self.settings
-                rule = classifier.decision_rule()
-                verdicts = Verdicts(
-                    classifier.classes, s.spam_class, s.spam_cutoff, s.ham_cutoff, rule, s.cutoffs_given
-                )
-                held = (identity, classifier, verdicts, modelfile.model_id(classifier), copy)
-                if self.figures is not None and path == self.settings.model:
-                    self.figures.model(held[3], float(classifier.model.class_count.sum()))
+                held = self._held(path, identity, classifier, copy)
+        if with_id and held[3] is None:
+            held = (*held[:3], modelfile.model_id(held[1]), held[4])
+            if self.figures is not None and path == self.settings.model:
+                self.figures.model(held[3], float(held[1].model.class_count.sum()))
         self.models[path] = held
         self._evict()
         return held[1:4]
+
+    @staticmethod
+    def _identity(path: str) -> tuple:
+        from nbcli.store import journal
+
+        st = os.stat(path)
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, journal.stamp(path))  # a TELL appends
+
+    def _held(self, path: str, identity: tuple, classifier, copy: bool) -> tuple:
+        """What the worker keeps of a model: (identity, classifier, verdicts,
+        model id (None until asked for), whether it is a copy in memory)."""
+        from nbcli.spam.filtering import Verdicts
+
+        s = self.settings
+        rule = classifier.decision_rule()
+        verdicts = Verdicts(classifier.classes, s.spam_class, s.spam_cutoff, s.ham_cutoff, rule, s.cutoffs_given)
+        return (identity, classifier, verdicts, None, copy)
 
     def _evict(self) -> None:
         """Release the least recently used models beyond --model-cache (the
@@ -434,7 +456,10 @@ class Worker(Connections):
             self.outcome = ("unscored", None, float(spamd.score_text(self.t)))
             return spamd.answer(request, verdict, self.t, body)
         try:
-            classifier, verdicts, model_id = self.model(path)
+            # a CHECK's reply names no model: the id (O(model) once after a TELL for a journalled
+            # model) is computed for the verbs that show it, and for --metrics, which labels by it
+            wanted = request.verb != "CHECK" or self.figures is not None
+            classifier, verdicts, model_id = self.model(path, with_id=wanted)
             explain = self.settings.explain if request.verb in ("REPORT", "REPORT_IFSPAM", "SYMBOLS") else 0
             result = classifier.score([body], ["mail"], explain)
             log_proba, whys = result if explain else (result, None)
@@ -451,7 +476,7 @@ class Worker(Connections):
                 evidence = [(t["term"], sign * t["contribution"]) for t in why["terms"]]
                 unit = why["unit"]  # raw log-odds for a calibrated model: not the score's units
             # spamd's "is spam" is the one verdict (filtering.Verdicts), as filter and predict give it
-            verdict = spamd.Verdict(name, label, p, log_odds, name == "spam", evidence, model_id, unit=unit)
+            verdict = spamd.Verdict(name, label, p, log_odds, name == "spam", evidence, model_id or "", unit=unit)
             # the score and required score as the reply gives them
             self.outcome = (name, float(spamd.score_text(log_odds)), float(spamd.score_text(required)))
         except (NbcliError, OSError, ValueError, MemoryError) as exc:
@@ -562,13 +587,13 @@ class Worker(Connections):
             )
         path = self.tell_path(request)
         try:
-            _, verdicts, _ = self.model(path)
+            _, verdicts, _ = self.model(path, with_id=False)
             label = None if not kind else verdicts.spam_class if kind == "spam" else verdicts.ham_name
             docs = [Document("-", label, body, "mail")]
             if do_set:
                 self._check_model_size(path, os.stat(path).st_size)
             with modelfile.locked(path):
-                current = self.model(path)[0]  # as it is now (read again only if it was replaced)
+                current = self.model(path, with_id=False)[0]  # as it is now (followed, or read again)
                 analysed = analyse_for_learning(current.analyzer, docs)
                 direct = None
                 # run.updating.change_locked's steps, written out: importing it here would make the import
@@ -579,9 +604,15 @@ class Worker(Connections):
                     update, outcome, _ = direct
                     changed = update is not None
                     if changed:
-                        if do_set:  # the file as it will be read: the model and its journal with this update
+                        if do_set and self.settings.max_model_size:  # the model and its journal with this update
                             self._check_model_size(path, modelfile.journaled_bytes(path, update))
-                        modelfile.append_update(path, update, since=current)
+                        state = modelfile.append_update(path, update, since=current)
+                        if state is not None:  # the worker's model follows its own update (O(the update))
+                            followed = modelfile.followed(current, path, own=(update, state))
+                            if followed is not None and path in self.models:
+                                self.models[path] = self._held(
+                                    path, self._identity(path), followed, self.models[path][4]
+                                )
                 elif do_set:
                     updated, outcome = learning.learn(current, analysed)
                     changed = updated is not current

@@ -33,6 +33,7 @@ stop with a one-line error naming the journal (`JournalError`), and
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 import struct
@@ -48,6 +49,7 @@ _MAGIC = b"nbcli-journal 1 "
 _RECORD = b"NBJR"
 _HEAD = struct.Struct("<4sQI")  # record magic, body length, CRC-32
 _DTYPES = {"<u8", "<i8", "<f8", "<i4", "|u1"}
+_ITEMSIZE = {name: np.dtype(name).itemsize for name in _DTYPES}
 _MAX_BODY = 1 << 34
 
 
@@ -89,13 +91,14 @@ class Snapshot:
     end (`end`), its size, and the damage found (`torn`: a torn tail;
     `problem`: corruption, what and where)."""
 
-    def __init__(self, model: str, data: bytes | None):
+    def __init__(self, model: str, data: bytes | None, skipped: int = 0):
         self.model = model
         self.path = path_of(model)
         self.base: str | None = None
         self.bodies: list[bytes] = []
         self.end = 0
-        self.size = 0 if data is None else len(data)
+        self.skipped = skipped  # bytes of records after the header not in `data` (`read`'s since)
+        self.size = 0 if data is None else len(data) + skipped
         self.torn = False
         self.problem: str | None = None
         if data is not None:
@@ -115,29 +118,33 @@ class Snapshot:
             self.problem = "its header is damaged"
             return
         pos = stop + 1
-        self.end = pos
-        while pos < len(data):
-            rest = data[pos:]
-            if len(rest) < _HEAD.size or not rest.strip(b"\0"):
+        self.end = pos + self.skipped
+        view = memoryview(data)
+        while pos < len(data):  # no slice of the rest per record: linear in the journal
+            if len(data) - pos < _HEAD.size:
                 self.torn = True
                 return
             magic, length, crc = _HEAD.unpack_from(data, pos)
             body_end = pos + _HEAD.size + length
             if magic != _RECORD:
-                self.problem = f"byte {pos} does not start an update"
+                if not bytes(view[pos:]).strip(b"\0"):  # zeros to the end: a torn tail
+                    self.torn = True
+                else:
+                    self.problem = f"byte {pos + self.skipped} does not start an update"
                 return
             if body_end > len(data):
                 self.torn = True
                 return
-            body = data[pos + _HEAD.size : body_end]
-            if zlib.crc32(body, zlib.crc32(data[pos + 4 : pos + 12])) != crc:
+            body = bytes(view[pos + _HEAD.size : body_end])
+            if zlib.crc32(body, zlib.crc32(view[pos + 4 : pos + 12])) != crc:
                 if body_end == len(data):
                     self.torn = True
                 else:
-                    self.problem = f"the update at byte {pos} fails its checksum"
+                    self.problem = f"the update at byte {pos + self.skipped} fails its checksum"
                 return
             self.bodies.append(body)
-            pos = self.end = body_end
+            pos = body_end
+            self.end = pos + self.skipped
 
     def bound_to(self, base: str | None) -> bool:
         """Whether the records apply to a model file of checksum `base`."""
@@ -153,11 +160,24 @@ class Snapshot:
         )
 
 
-def read(model: str) -> Snapshot:
+def read(model: str, since: tuple[str, int] | None = None) -> Snapshot:
     """The journal of `model` as it is now (a Snapshot; read it before the
-    model file: see `modelfile.load`)."""
+    model file: see `modelfile.load`). since (base, end): only what follows
+    byte `end` of a journal bound to `base` that was read before, so that a
+    writer checking for updates made meanwhile, or the daemon following its
+    journal, reads the new records, not the whole journal (its `bodies` are
+    those; `end` and positions count from the start of the file). A journal
+    no longer bound to `base` is read whole."""
     try:
         with open(path_of(model), "rb") as fh:
+            if since is not None and since[1] > 0:
+                head = header(since[0])
+                if fh.read(len(head)) == head and os.fstat(fh.fileno()).st_size >= since[1]:
+                    fh.seek(since[1])
+                    tail = Snapshot(model, head + fh.read(), since[1] - len(head))
+                    if tail.problem is None:
+                        return tail
+                fh.seek(0)  # damage: read whole, so that its error counts every good update
             data = fh.read()
     except FileNotFoundError:
         data = None
@@ -194,12 +214,12 @@ def decode(body: bytes) -> tuple[dict, dict[str, np.ndarray]]:
         name, dtype, shape = spec
         if not all(type(d) is int and 0 <= d < _MAX_BODY for d in shape) or len(shape) > 2:
             raise ValueError(f"a bad shape of {name}")
-        size = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        itemsize = _ITEMSIZE[dtype]
+        count = math.prod(shape)
+        size = count * itemsize
         if pos + size > len(body):
             raise ValueError(f"{name} runs past the record")
-        arrays[str(name)] = np.frombuffer(
-            body, dtype=dtype, count=size // np.dtype(dtype).itemsize, offset=pos
-        ).reshape(shape)
+        arrays[str(name)] = np.frombuffer(body, dtype=dtype, count=count, offset=pos).reshape(shape)
         pos += size
     if pos != len(body):
         raise ValueError("bytes after the arrays")

@@ -363,13 +363,22 @@ def load(path: str, copy: bool = False):
     return _load(path, copy)[0]
 
 
-def _load(path: str, copy: bool = False, drop_bad_tail: bool = False):
+def load_view(path: str, copy: bool = False):
+    """`load` for scoring and learning (predict, filter, eval, serve, imap,
+    learn, forget): a journal's updates laid over the model file's
+    classifier (`nb.overlay.JournalView`: the journal's cost, not the
+    model's) where a view can be made, else built as `load` builds it."""
+    return _load(path, copy, view=True)[0]
+
+
+def _load(path: str, copy: bool = False, drop_bad_tail: bool = False, view: bool = False):
     """(the Classifier of model file `path` with its journal applied, the
     number of updates applied). The journal is read before the model file:
     a compaction in between renames a new model file in, whose checksum
     disowns the journal read, so a reader sees the old file with the old
     journal, or the new file (see `journal`). drop_bad_tail: apply the
-    updates before a corrupt one instead of refusing (`compact`)."""
+    updates before a corrupt one instead of refusing (`compact`); view:
+    see `load_view`."""
     snapshot = journal.read(path)
     p = read_payload(path, copy)
     base = p.get(CHECKSUM_KEY)
@@ -379,7 +388,7 @@ def _load(path: str, copy: bool = False, drop_bad_tail: bool = False):
     classifier = from_payload(p, path)
     applied = 0
     if bound and snapshot.bodies:
-        classifier = _replayed(classifier, snapshot, path)
+        classifier = _with_updates(classifier, snapshot, path, view)
         applied = len(snapshot.bodies)
     if base is not None and getattr(classifier.model, "kind", None) != "table":
         st = os.stat(target(path))
@@ -494,7 +503,7 @@ def save(classifier, path: str, since=None) -> None:
     update = getattr(classifier, "update", None)
     if update is None or not keeps_journal(since):
         _write_whole(classifier, path)
-    elif _append(update, path, since):
+    elif _append(update, path, since)[1]:
         _write_whole(classifier, path)
 
 
@@ -506,15 +515,61 @@ def keeps_journal(classifier) -> bool:
     return state is not None and state[2][2] >= JOURNAL_MIN_BYTES
 
 
-def append_update(path: str, update, since) -> None:
+def append_update(path: str, update, since) -> tuple | None:
     """Append `update` (nb/updates.py: `fit.learning.learn_update`'s, made
     from `since`, loaded from `path` under the lock the caller holds) to the
     model's journal, with `save`'s binding and checks; past the compaction
     threshold the model is compacted (`compact`: read through its journal,
     written whole), the cost `save` pays there too. `since` must keep a
-    journal (`keeps_journal`)."""
-    if _append(update, path, since):
+    journal (`keeps_journal`). Returns the journal state of the model with
+    the update (`since.journal_state` moved past it: see `followed`), or
+    None when it was compacted."""
+    size, due = _append(update, path, since)
+    if due:
         compact(path)
+        return None
+    base, _, base_stamp = since.journal_state
+    return (base, size, base_stamp)
+
+
+def followed(classifier, path: str, own=None):
+    """`classifier`, read from `path` by `load_view` and kept (the daemon's
+    worker), brought up to the model as it is now when only its journal
+    grew: the new updates laid over it, in O(them). own (update, journal
+    state): the one this process just appended under the lock (`append_update`);
+    else the journal's records after the classifier's end (`journal.read`'s
+    since). None when it cannot follow (the file replaced, the journal bound
+    anew or damaged, no view possible): read it again with `load_view`."""
+    from nbcli.nb.overlay import viewed
+
+    state = getattr(classifier, "journal_state", None)
+    if state is None or getattr(classifier.model, "kind", None) == "table":
+        return None
+    base, end, base_stamp = state
+    if own is not None:
+        updates, state = [own[0]], own[1]
+    else:
+        try:
+            if _file_stamp(os.stat(target(path))) != base_stamp:
+                return None
+        except OSError:
+            return None
+        snapshot = journal.read(path, since=(base, end))
+        if snapshot.problem is not None or not snapshot.bound_to(base) or snapshot.end < end:
+            return None
+        if not snapshot.bodies:
+            return classifier
+        try:
+            updates = [_update_of(body) for body in snapshot.bodies]
+        except _Corrupt:
+            return None
+        state = (base, snapshot.end, base_stamp)
+    follow = getattr(classifier, "plus", None)
+    view = follow(updates) if follow is not None else viewed(classifier, updates)
+    if view is None:
+        return None
+    setattr(view, "journal_state", state)  # noqa: B010
+    return view
 
 
 def journaled_bytes(path: str, update) -> int:
@@ -528,13 +583,14 @@ def journaled_bytes(path: str, update) -> int:
     return os.stat(path).st_size + (stamp[1] if stamp else 0) + len(record)
 
 
-def _append(update, path: str, since) -> bool:
+def _append(update, path: str, since) -> tuple[int, bool]:
     """Append `update` to the journal of `path`, bound to the model file
     `since` was read from (NbcliError if another writer changed it
-    meanwhile); whether the journal is now due for compaction."""
+    meanwhile); (the journal's size after, whether it is now due for
+    compaction)."""
     base, end, base_stamp = since.journal_state
     with locked(path):
-        snapshot = journal.read(path)
+        snapshot = journal.read(path, since=(base, end))  # what was appended meanwhile, not the whole journal
         try:
             now = _file_stamp(os.stat(target(path)))
         except FileNotFoundError:
@@ -548,7 +604,7 @@ def _append(update, path: str, since) -> bool:
             size = journal.append(snapshot, base, journal.encode(*update_record(update)))
         except OSError as exc:
             raise NbcliError(f"cannot write {snapshot.path}: {exc.strerror}; nothing was saved") from None
-        return size > base_stamp[2] * COMPACT_FRACTION
+        return size, size > base_stamp[2] * COMPACT_FRACTION
 
 
 COMPACT_FRACTION = 0.25  # a journal past this share of the model file's size is compacted into it
@@ -672,15 +728,21 @@ def _update_of(body: bytes):
     return Update(image, known, meta, removed_digest, removed_label.astype(np.int32))
 
 
-def _replayed(classifier, snapshot, path: str):
+def _with_updates(classifier, snapshot, path: str, view: bool = False):
     """`classifier` (a model file's) with the journal's updates applied,
-    exactly as learning them one after another (`nb.updates`)."""
+    exactly as learning them one after another (`nb.updates`): replayed
+    into a new model, or with view (`load_view`) laid over it where a
+    `nb.overlay.JournalView` can be made."""
     from nbcli.nb.classifier import classifier_like
     from nbcli.nb.counts import Counts
+    from nbcli.nb.overlay import viewed
     from nbcli.nb.updates import replay
 
     try:
         updates = [_update_of(body) for body in snapshot.bodies]
+        made = viewed(classifier, updates) if view else None
+        if made is not None:
+            return made
         counts = replay(Counts.of(classifier), updates)
     except _Corrupt as exc:
         raise ModelFileError(f"{snapshot.path} is corrupt ({exc})", hint=snapshot.error().hint) from None

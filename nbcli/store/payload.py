@@ -6,8 +6,10 @@ none of the models' code (reading it back, `modelfile.from_payload`, does).
 
 from __future__ import annotations
 
+import copy
 import json
 import zlib
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -170,5 +172,26 @@ def payload_bytes(payload: dict) -> int:
 
 
 def model_id(classifier) -> str:
-    """`compute_model_id` of a classifier, as stored in its file when it has one."""
-    return getattr(classifier, "stored_model_id", None) or compute_model_id(classifier)
+    """`compute_model_id` of a classifier, as stored in its file when it has
+    one; of a model read through its journal (`nb.overlay.JournalView`),
+    computed once from its merged arrays and kept on it."""
+    stored = getattr(classifier, "stored_model_id", None)
+    if stored:
+        return stored
+    merged = getattr(classifier, "merged", None)
+    if merged is None:
+        return compute_model_id(classifier)
+    if classifier.known_id is None:
+        hashes, tf, df = merged()
+        whole = copy.copy(classifier.model)
+        whole.feature_count, whole.doc_freq = tf, df
+        classifier.known_id = compute_model_id(
+            SimpleNamespace(
+                model=whole,
+                vocabulary=SimpleNamespace(hashes=hashes),
+                analyzer_options=classifier.analyzer_options,
+                calibration=classifier.calibration,
+                meta=classifier.meta,
+            )
+        )
+    return classifier.known_id

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from nbcli.errors import NbcliError
+from nbcli.evaluate.report import report
 from nbcli.fit.training import TrainOptions, train
 from nbcli.nb.calibrators import Calibration
 from nbcli.nb.classifier import Classifier, ComponentClassifier, wrap_components
@@ -42,8 +43,7 @@ def test_a_stream_scores_as_its_batches_and_evaluates(clf):
     assert labels == LABELS * 3 and np.array_equal(log_proba, clf.log_proba(TEXTS * 3))
     batches = list(clf.classify(iter(docs)))
     assert [d.id for batch, _ in batches for d in batch] == [d.id for d in docs]
-    report = clf.evaluate(iter(docs))
-    assert report["accuracy"] == 1.0
+    assert report(*clf.score_labelled(iter(docs)), clf.classes)["accuracy"] == 1.0
 
 
 def test_calibration_and_the_message_cap_are_views_of_the_same_model(clf):

@@ -200,3 +200,41 @@ def test_a_tell_into_a_journalled_model_appends_the_update_of_its_terms_and_buil
     worker = daemon.Worker(Settings(str(served), None, None, [], 1, allow_tell=True, max_model_size=stamp), [])
     with pytest.raises(spamd.ProtocolError, match="over --max-model-size"):
         ask(worker, tells[0][0], sorted(SPAM_FILE.parent.iterdir())[4].read_bytes())
+
+
+def test_a_worker_follows_its_own_tells_and_another_writers_learns_without_reading_the_model_again(served, monkeypatch):
+    """A worker lays its TELL's update over the model it holds, and reads
+    only the new records of the journal when another process learned
+    (`modelfile.followed`): its replies (score, model id) are a fresh
+    worker's, and the model file is never read again."""
+    from nbcli.fit.analysed import analyse_for_learning
+    from nbcli.run.updating import learn_into
+    from nbcli.store import modelfile
+    from nbcli.text.sources import Document
+
+    monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)
+    monkeypatch.setattr(modelfile, "COMPACT_FRACTION", 1e9)
+    report = b"REPORT SPAMC/1.5\r\n"
+    tell = b"TELL SPAMC/1.5\r\nMessage-class: spam\r\nSet: local\r\n"
+    messages = sorted(HAM_FILE.parent.iterdir())[:3]
+    question = SPAM_FILE.read_bytes()
+
+    def fresh() -> bytes:
+        with monkeypatch.context() as m:
+            m.setattr(modelfile, "read_payload", real_read)
+            return ask(daemon.Worker(Settings(str(served), None, None, [], 1), []), report, question)
+
+    real_read = modelfile.read_payload
+    worker = daemon.Worker(Settings(str(served), None, None, [], 1, allow_tell=True), [])
+    first = ask(worker, report, question)
+    monkeypatch.setattr(modelfile, "read_payload", lambda *a, **k: pytest.fail("the model file was read again"))
+    for message in messages[:2]:
+        assert b"DidSet" in ask(worker, tell, message.read_bytes())
+        now = ask(worker, report, question)
+        assert now == fresh() and now != first
+    with monkeypatch.context() as m:  # another process learns
+        m.setattr(modelfile, "read_payload", real_read)
+        current = modelfile.load_view(str(served))
+        docs = analyse_for_learning(current.analyzer, [Document("m", "ham", messages[2].read_bytes(), "mail")])
+        learn_into(str(served), docs, current.analyzer_options)
+    assert ask(worker, report, question) == fresh()

@@ -1,0 +1,390 @@
+"""A model read through its journal without building it: `JournalView`.
+
+A learn, forget or TELL of a big model appends an Update to the model's
+journal (`nb.updates`, `store.journal`). Building the model those updates
+make (`updates.replay`, then deriving the event model's tables) costs the
+model's size, in time and memory, once per reader and again in the daemon's
+worker after every TELL. A view costs what the journal holds instead:
+
+- the model file's classifier stays as it was read (its arrays mapped or
+  read; its stored tables unused);
+- the terms the updates touched lie over it in layers (`_Layer`): each
+  term with its values as the last update touching it left them
+  (`updates.last_images`; a term that left the vocabulary has all zeros
+  and is unknown here); a term's value is the newest layer's that has it,
+  else the base's;
+- the class totals the weights' normalisers depend on are kept exactly
+  (`smoothing.ExactTotals`: integers, so sums taken apart and put together
+  are the sums over the whole table), with the number of terms: the
+  base's totals (one pass, when the view is made) less the old values of
+  the terms each layer changes plus their new values;
+- a batch of documents is scored by the event model over the batch's terms
+  alone: the weights of just those columns (`column_weights`, which the
+  multinomial and complement models derive their whole tables with), with
+  the view's totals; the prior, from the documents per class.
+
+Following more updates (`plus`: the daemon's worker after its own TELL, or
+the journal's new records another writer appended: `store.modelfile.followed`)
+adds a layer in O(the update): its terms' old values are looked up, the
+totals moved by the difference. Past MAX_LAYERS the layers are merged
+into one (O(the terms the journal touched), once per MAX_LAYERS updates).
+
+Exactness: every weight, prior, record entry and count is what the model
+built by replaying the journal has, bit for bit (tests/store/test_journal_view.py:
+predictions, explanations, the update a learn computes from the view,
+model ids, for every event model a view covers).
+
+What gets a view (`viewable`): a plain multinomial or complement model (not
+EM's, not mixture components; complement without idf or weight_norm,
+whose every weight moves with each document) with a positive pseudo-count,
+whose journal's updates all kept its classes. Others are built by replaying
+(`store.modelfile.load`). Commands that work on the whole model (info,
+dump, merge, prune, calibrate, compact, eval --online) read it built; so
+does learning a model whose change must be built (`whole`). A view's
+model id is computed from its merged arrays (`merged`) when first asked
+for (`store.payload.model_id`: O(model), once per state; the one cost here
+that is the model's and not the journal's).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import numpy as np
+
+from nbcli.nb.counts import Counts, gather_texts
+from nbcli.nb.record import Record
+from nbcli.nb.scoring import TextScoring
+from nbcli.nb.smoothing import ExactTotals, pseudo_count
+from nbcli.nb.updates import Update, last_images, record_after, replay
+from nbcli.text.analyzer import Analyzer
+from nbcli.text.sources import batches
+from nbcli.text.vectorize import Vocabulary, known_counts
+
+MAX_LAYERS = 32  # layers a view keeps before merging them into one
+_BASE, _UNKNOWN = -1, -2  # where a term's values are: the base, or nowhere (else a layer's index)
+
+
+def viewable(classifier, updates: list[Update]) -> bool:
+    """Whether `classifier` (a model file's, as read, or a view) with
+    `updates` laid over it can be a JournalView (see the module docstring)."""
+    base = classifier.base if isinstance(classifier, JournalView) else classifier
+    model = getattr(base, "model", None)
+    kind = getattr(model, "kind", None)  # a table model's is "table"
+    if kind not in ("multinomial", "complement") or base.meta.get("components"):
+        return False
+    if getattr(base, "expected", None) is not None or not len(base.vocabulary):
+        return False
+    if kind == "complement" and (model.idf is not None or model.weight_norm):
+        return False  # every term's weight moves with each document
+    if pseudo_count(model.beta(len(base.vocabulary)), model.estimate) <= 0:
+        return False
+    fit = kind == "complement" and model.fit_count is not None
+    return all(list(u.image.classes) == list(model.classes) and (not fit or u.image.fit is not None) for u in updates)
+
+
+def viewed(classifier, updates: list[Update]) -> JournalView | None:
+    """`classifier` (a model file's, as read) with `updates` (its journal's)
+    laid over it, or None where it cannot be a view (`viewable`)."""
+    if not viewable(classifier, updates):
+        return None
+    return JournalView(classifier, [], _record_of(classifier), classifier.meta).plus(updates)
+
+
+def _record_of(classifier) -> Record:
+    return classifier.record if classifier.record is not None else Record.empty()
+
+
+@dataclasses.dataclass
+class _Layer:
+    """The terms some updates touched (`updates.last_images`), their values
+    as `Counts.settled` leaves them (none below zero, document frequencies
+    at most the class's documents), and which are in the model (alive)."""
+
+    top: Counts
+    tf: np.ndarray
+    df: np.ndarray | None
+    fit: np.ndarray | None
+    alive: np.ndarray
+
+    @classmethod
+    def of(cls, top: Counts) -> _Layer:
+        count = np.asarray(top.class_count).astype(np.int64)
+        tf = np.maximum(top.tf, 0)
+        df = None if top.df is None else np.minimum(np.maximum(top.df, 0), count[:, None])
+        alive = (tf != 0).any(axis=0)
+        if df is not None:
+            alive |= (df != 0).any(axis=0)
+        return cls(top, tf, df, None if top.fit is None else np.maximum(top.fit, 0.0), alive)
+
+    @property
+    def hashes(self) -> np.ndarray:
+        return self.top.hashes
+
+    def table(self, name: str):
+        return {"tf": self.tf, "df": self.df, "fit": self.fit}[name]
+
+    def as_update(self) -> Update:
+        """The layer as one Update (its record changes are the view's)."""
+        return Update(self.top, list(self.top.classes), {}, np.zeros((0, 2), np.uint64), np.zeros(0, np.int32))
+
+
+class JournalView(TextScoring):
+    """The classifier of model file `base` with layers of updated terms over
+    it (see the module docstring); record and meta, the model's after the
+    updates; totals (ExactTotals of the weights' source table: complement's
+    transformed sums where it has them, else the term counts) and n_terms,
+    the model's. Its event model has the classes, documents per class and
+    settings, and no table (weights None): `scoring` derives one over a
+    batch's terms."""
+
+    def __init__(self, base: TextScoring, layers: list[_Layer], record: Record, meta: dict, state=None):
+        self.base, self.layers = base, layers
+        model = base.model
+        self.source = "fit" if model.kind == "complement" and getattr(model, "fit_count", None) is not None else "tf"
+        if state is None:  # no layers yet: the base's totals, one pass over its table
+            state = (ExactTotals.of(self._base_table(self.source)), len(base.vocabulary))
+        self.totals, self.n_terms = state
+        class_count = np.asarray(layers[-1].top.class_count if layers else model.class_count, dtype=np.float64)
+        settings = {**model.settings(), "doc_freq": None}
+        if model.kind == "complement":
+            settings["fit_count"] = None
+        view_model = type(model)(model.classes, class_count, None, tables=(None, None, None, None), **settings)
+        view_model.log_prior = view_model._log_prior()
+        view_model.bias = np.zeros(len(model.classes))
+        view_model.unknown_weight = (
+            view_model.unknown_of(self.totals.floats(), self.n_terms)
+            if model.kind == "multinomial"
+            else np.zeros(len(model.classes))
+        )
+        super().__init__(view_model, meta, base.calibration)
+        self.analyzer_options = base.analyzer_options
+        self.vocabulary = range(self.n_terms)  # its len() is the model's; a batch's terms: `scoring`
+        self.record, self.last_seen, self.expected = record, None, None
+        self._analyzer: Analyzer | None = None
+        self.mail_docs = int(layers[-1].top.mail_docs) if layers else int(base.meta.get("mail_documents", 0))
+        self.known_id: str | None = None  # its model id, once `store.payload.model_id` computed it
+
+    batches = staticmethod(batches)
+
+    @property
+    def analyzer(self) -> Analyzer:
+        if self._analyzer is None:
+            self._analyzer = Analyzer(self.analyzer_options)
+        return self._analyzer
+
+    def _base_table(self, name: str):
+        model = self.base.model
+        return {"tf": model.feature_count, "df": model.doc_freq, "fit": getattr(model, "fit_count", None)}[name]
+
+    # -- a copy with other options ----------------------------------------------------
+
+    def _copy(self, **changes) -> JournalView:
+        out = copy.copy(self)
+        out._analyzer = None
+        out.known_id = None  # the id covers the options and the calibration
+        for name, value in changes.items():
+            setattr(out, name, value)
+        return out
+
+    def with_message_cap(self, max_message_bytes: int | None) -> JournalView:
+        if max_message_bytes is None:
+            return self
+        options = dataclasses.replace(self.analyzer_options, max_message_bytes=max_message_bytes)
+        return self._copy(analyzer_options=options)
+
+    def uncalibrated(self) -> JournalView:
+        return self if self.calibration is None else self._copy(calibration=None)
+
+    # -- where a term's values are ----------------------------------------------------
+
+    def _where(self, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """For distinct `hashes`: which the model has (bool), and for those,
+        where their values are (a layer's index, or _BASE) and the column
+        there. The newest layer having a term decides."""
+        n = len(hashes)
+        src = np.full(n, _UNKNOWN - 1, dtype=np.int64)  # not found yet
+        cols = np.zeros(n, dtype=np.int64)
+        for k in range(len(self.layers) - 1, -1, -1):
+            pending = np.flatnonzero(src == _UNKNOWN - 1)
+            layer = self.layers[k]
+            if not len(pending) or not len(layer.hashes):
+                continue
+            pos = np.minimum(np.searchsorted(layer.hashes, hashes[pending]), len(layer.hashes) - 1)
+            hit = layer.hashes[pos] == hashes[pending]
+            found, at = pending[hit], pos[hit]
+            src[found] = np.where(layer.alive[at], k, _UNKNOWN)
+            cols[found] = at
+        pending = np.flatnonzero(src == _UNKNOWN - 1)
+        if len(pending):
+            col = self.base.vocabulary.lookup(hashes[pending])
+            src[pending] = np.where(col >= 0, _BASE, _UNKNOWN)
+            cols[pending] = col
+        known = src != _UNKNOWN
+        return known, src[known], cols[known]
+
+    def _gather(self, name: str, src: np.ndarray, cols: np.ndarray) -> np.ndarray | None:
+        """(C, k) values of table `name` ('tf', 'df' or 'fit') of the terms
+        at (src, cols)."""
+        below = self._base_table(name)
+        if below is None or any(layer.table(name) is None for layer in self.layers):
+            return None
+        below = np.asarray(below)
+        dtype = np.result_type(below.dtype, *[layer.table(name).dtype for layer in self.layers])
+        out = np.empty((len(self.classes), len(cols)), dtype=dtype)
+        mine = src == _BASE
+        out[:, mine] = below[:, cols[mine]]
+        for k in np.unique(src[~mine]).tolist():
+            mine = src == k
+            out[:, mine] = self.layers[k].table(name)[:, cols[mine]]
+        return out
+
+    def _texts(self, src: np.ndarray, cols: np.ndarray):
+        base = self.base.vocabulary
+        sources = [(np.asarray(base.blob, dtype=np.uint8), np.asarray(base.offsets, dtype=np.int64))]
+        sources += [(layer.top.blob, layer.top.offsets) for layer in self.layers]
+        return gather_texts(sources, src + 1, cols)
+
+    # -- scoring and learning ---------------------------------------------------------
+
+    def scoring(self, docs: list, kinds: list[str] | None = None):
+        """The documents' counts over their own terms, and the model and
+        vocabulary of those terms (`Classifier.scoring`)."""
+        batch = self.analyzer.analyze(docs, kinds)
+        distinct, inverse = np.unique(batch.hashes, return_inverse=True)
+        known, src, cols = self._where(distinct)
+        ids = np.full(len(distinct), -1, dtype=np.int64)
+        ids[known] = np.arange(len(cols))
+        X = known_counts(batch, ids[inverse.reshape(-1)], len(cols))
+        local = copy.copy(self.model)
+        local.weights = self.model.column_weights(self._gather(self.source, src, cols), self.totals, self.n_terms)
+        vocabulary = _LazyVocabulary(distinct[known], lambda: self._texts(src, cols))
+        return X, local, vocabulary
+
+    def counts_of_terms(self, hashes: np.ndarray) -> Counts:
+        """`Counts.of_terms` of the model the view is: the counts of the terms
+        of `hashes` it has, with its classes, totals and record."""
+        want = np.unique(np.asarray(hashes, dtype=np.uint64))
+        known, src, cols = self._where(want)
+        base = self.base
+        last_seen = np.empty(len(cols), dtype=np.int32)
+        mine = src == _BASE
+        if base.last_seen is None:
+            from nbcli.nb.counts import _creation_day
+
+            last_seen[mine] = _creation_day(base)
+        else:
+            last_seen[mine] = np.asarray(base.last_seen, dtype=np.int32)[cols[mine]]
+        for k in np.unique(src[~mine]).tolist():
+            last_seen[src == k] = self.layers[k].top.last_seen[cols[src == k]]
+        blob, offsets = self._texts(src, cols)
+        tf, df, fit = (self._gather(name, src, cols) for name in ("tf", "df", "fit"))
+        model = base.model
+        transformed = model.kind == "complement" and (model.tf_log or model.length_norm)
+        return Counts(
+            list(self.classes),
+            np.asarray(self.model.class_count, dtype=np.float64).copy(),
+            want[known],
+            blob,
+            offsets,
+            tf.astype(np.int64) if tf.dtype.kind in "iu" or np.array_equal(tf, np.round(tf)) else tf.astype(float),
+            None if df is None else df.astype(np.float64).astype(np.int64),
+            fit.astype(np.float64) if transformed and fit is not None else None,
+            last_seen,
+            _record_of(self),
+            self.mail_docs,
+        )
+
+    # -- more updates -----------------------------------------------------------------
+
+    def plus(self, updates: list[Update]) -> JournalView | None:
+        """This view with `updates` (made from it, in order) laid over it, in
+        O(the updates' terms): one more layer, the totals moved by the
+        difference between its terms' old and new values. None when an
+        update changes the classes (read the model again). The base is
+        shared."""
+        if not viewable(self, updates):
+            return None
+        layer = _Layer.of(last_images(updates))
+        known, src, cols = self._where(layer.hashes)
+        integral = self.totals.integral  # the base table's units, which the model built from it keeps
+        old = ExactTotals.of(self._gather(self.source, src, cols), integral)
+        new = ExactTotals.of(layer.table(self.source)[:, layer.alive], integral)
+        state = (self.totals.minus(old).plus(new), self.n_terms - len(cols) + int(layer.alive.sum()))
+        layers = [*self.layers, layer]
+        if len(layers) > MAX_LAYERS:
+            layers = [_Layer.of(last_images([each.as_update() for each in layers]))]
+        classes = list(self.classes)
+        record = record_after(_record_of(self), classes, updates, classes)
+        view = JournalView(self.base, layers, record, updates[-1].meta, state)
+        view.calibration = self.calibration
+        view.analyzer_options = self.analyzer_options
+        return view
+
+    # -- the whole model --------------------------------------------------------------
+
+    def _top(self) -> _Layer | None:
+        """The layers as one."""
+        if not self.layers:
+            return None
+        if len(self.layers) == 1:
+            return self.layers[0]
+        return _Layer.of(last_images([layer.as_update() for layer in self.layers]))
+
+    def whole_counts(self) -> Counts:
+        """The counts of the model the view is, whole (`updates.replay` of its
+        layers over the base's counts): what `Counts.of` gives of a view, for
+        work on the whole model, such as learning a model that keeps no
+        journal (`fit.learning.learn`)."""
+        counts = replay(Counts.of(self.base), [layer.as_update() for layer in self.layers])
+        counts.record = _record_of(self)
+        return counts
+
+    def merged(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(hashes, tf, df) of the model the view is, whole (O(model): what
+        its id is computed from)."""
+        hashes = np.asarray(self.base.vocabulary.hashes, dtype=np.uint64)
+        top = self._top()
+        if top is None:
+            df = self._base_table("df")
+            return hashes, np.asarray(self._base_table("tf"), dtype=np.float64), None if df is None else df
+        pos = np.minimum(np.searchsorted(hashes, top.hashes), len(hashes) - 1)
+        in_base = hashes[pos] == top.hashes
+        keep = np.ones(len(hashes), dtype=bool)
+        keep[pos[in_base & ~top.alive]] = False
+        new = ~in_base & top.alive
+        kept = hashes[keep]
+        at = np.searchsorted(kept, top.hashes[new])
+        touched = in_base & top.alive
+
+        def table(name: str):
+            below, above = self._base_table(name), top.table(name)
+            if below is None or above is None:
+                return None
+            out = np.array(below, dtype=np.float64)
+            out[:, pos[touched]] = above[:, touched]
+            return np.insert(out[:, keep], at, above[:, new].astype(np.float64), axis=1)
+
+        df = table("df")
+        if df is not None:  # as `Counts.settled` leaves them
+            df = np.minimum(df, self.model.class_count[:, None])
+        return np.insert(kept, at, top.hashes[new]), table("tf"), df
+
+
+class _LazyVocabulary:
+    """The vocabulary of a batch's terms, texts gathered only when asked for
+    (explanations)."""
+
+    def __init__(self, hashes: np.ndarray, texts):
+        self.hashes = hashes
+        self._texts = texts
+        self._vocabulary: Vocabulary | None = None
+
+    def __len__(self) -> int:
+        return len(self.hashes)
+
+    def terms(self, ids) -> list[str]:
+        if self._vocabulary is None:
+            self._vocabulary = Vocabulary(self.hashes, *self._texts())
+        return self._vocabulary.terms(ids)

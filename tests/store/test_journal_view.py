@@ -1,0 +1,188 @@
+"""A model read through its journal without building it (nb/overlay.py,
+`modelfile.load_view`, `modelfile.followed`): the view scores, explains,
+learns and names its model exactly as the model built by replaying the
+journal does, bit for bit, for every event model it covers; it follows new
+updates (its own, or another writer's read from the journal's tail)
+without reading the model file again; and what it does not cover is built."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given
+from test_journal import OPS, POOL, PROPERTY, TEST_TEXTS, analysed, assert_same_update, trained
+
+from nbcli.errors import NbcliError
+from nbcli.fit import learning
+from nbcli.fit.analysed import analyse_for_learning
+from nbcli.nb.counts import Counts
+from nbcli.nb.overlay import JournalView
+from nbcli.store import journal, modelfile
+from nbcli.text import hashing
+from nbcli.text.sources import Document
+
+VIEWED = {
+    "multinomial": {},
+    "multinomial-smooth-mail-alpha": {"unknown": "smooth", "alpha": 0.0001},
+    "complement-tflog-norm": {"kind": "complement", "tf_log": True, "length_norm": True},
+    "complement-plain": {"kind": "complement"},
+    "map-alpha-2": {"estimate": "map", "alpha": 2.0},
+    "m-estimate": {"m_estimate": "3"},
+}
+BUILT = {
+    "bernoulli": {"kind": "bernoulli"},
+    "complement-idf": {"kind": "complement", "idf": True},
+    "complement-weight-norm": {"kind": "complement", "weight_norm": True},
+}
+TERMS = hashing.hash_strings(sorted({w for text in POOL + TEST_TEXTS for w in text.split()} | {"nowhere"}))
+
+
+@pytest.fixture
+def journalled(monkeypatch):
+    monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)  # the small test models keep a journal
+    monkeypatch.setattr(modelfile, "COMPACT_FRACTION", 1e9)
+    monkeypatch.setattr(learning, "_now_text", lambda: "2026-11-26T06:00:00+00:00")
+
+
+def assert_same_scores(view, built):
+    """What a user sees of a model: classes, documents, predictions (bit for
+    bit), explanations, model id, terms, record, and the counts of any term."""
+    assert view.classes == built.classes and view.meta == built.meta
+    assert np.array_equal(view.model.class_count, built.model.class_count)
+    assert len(view.vocabulary) == len(built.vocabulary)
+    assert np.array_equal(view.log_proba(TEST_TEXTS), built.log_proba(TEST_TEXTS))
+    ours, theirs = view.score(TEST_TEXTS, explain=4)[1], built.score(TEST_TEXTS, explain=4)[1]
+    assert ours == theirs
+    assert modelfile.model_id(view) == modelfile.model_id(built)
+    for name, x in view.record.arrays().items():
+        assert np.array_equal(x, built.record.arrays()[name]), name
+    a, b = Counts.of_terms(view, TERMS), Counts.of_terms(built, TERMS)
+    for name in ("class_count", "hashes", "blob", "offsets", "tf", "df", "fit", "last_seen"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None) == (y is None), name
+        assert x is None or (x.dtype == y.dtype and np.array_equal(x, y)), name
+    assert a.mail_docs == b.mail_docs
+
+
+@pytest.mark.parametrize("kind", list(VIEWED) + list(BUILT))
+@given(ops=OPS)
+@PROPERTY
+def test_a_view_scores_learns_and_names_its_model_as_the_model_built_from_the_journal(
+    kind, ops, tmp_path_factory, journalled
+):
+    """Learns, moves, forgets and a new class (c) through `load_view`, each
+    update computed from the view (`learning.learn_update`) equal, array for
+    array, to the one computed from the built model; after every step the
+    view (read afresh, and the one before with the update laid over it:
+    `plus`) is the built model as far as a user can tell."""
+    fields = {**VIEWED, **BUILT}[kind]
+    path = str(tmp_path_factory.mktemp("view") / "m.nb")
+    modelfile.save(trained([("apple bread cider", "a"), ("dough eagle fjord", "b")], **fields), path)
+    kept_classes = True  # the journal's updates all kept the model file's classes (a view's condition)
+    for n, op in enumerate(ops):
+        view, built = modelfile.load_view(path), modelfile.load(path)
+        docs = analysed(built, op, n)
+        try:
+            ours = learning.learn_update(view, docs, forgetting=op[0] == "forget")
+        except NbcliError as exc:
+            with pytest.raises(NbcliError, match=re.escape(exc.message[:20])):
+                learning.learn_update(built, docs, forgetting=op[0] == "forget")
+            continue
+        theirs = learning.learn_update(built, docs, forgetting=op[0] == "forget")
+        assert (ours[0] is None) == (theirs[0] is None)
+        if ours[0] is None:
+            continue
+        assert_same_update(ours[0], theirs[0])
+        assert len(ours[2].vocabulary) == len(theirs[2].vocabulary)
+        state = modelfile.append_update(path, ours[0], since=view)
+        followed = modelfile.followed(view, path, own=(ours[0], state))
+        now = modelfile.load(path)
+        again = modelfile.load_view(path)
+        kept_classes &= now.classes == ["a", "b"]
+        covered = kind in VIEWED and kept_classes
+        assert isinstance(again, JournalView) == covered
+        assert_same_scores(again, now)
+        assert followed is not None or not covered
+        if followed is not None:  # a view, or a model built from the journal, with the update laid over it
+            assert_same_scores(followed, now)
+    modelfile.compact(path)
+    assert not isinstance(modelfile.load_view(path), JournalView)
+
+
+def learn(path, text, label, n):
+    """`nbcli learn`'s step: under the lock, read as a view, append the update."""
+    with modelfile.locked(path):
+        current = modelfile.load_view(path)
+        docs = analyse_for_learning(current.analyzer, [Document(f"t{n}", label, text, "text")])
+        update = learning.learn_update(current, docs)[0]
+        return modelfile.append_update(path, update, since=current)
+
+
+def test_a_held_view_follows_another_writers_updates_from_the_journals_tail(tmp_path, journalled, monkeypatch):
+    path = str(tmp_path / "m.nb")
+    modelfile.save(trained([("apple bread cider", "a"), ("dough eagle fjord", "b")]), path)
+    learn(path, POOL[0], "a", 0)
+    held = modelfile.load_view(path)
+    for n in range(1, 4):  # another process learns
+        learn(path, POOL[n], "ab"[n % 2], n)
+    read = []
+    real = journal.read
+    monkeypatch.setattr(journal, "read", lambda model, since=None: read.append(since) or real(model, since))
+    monkeypatch.setattr(modelfile, "read_payload", lambda *a, **k: pytest.fail("the model file was read again"))
+    followed = modelfile.followed(held, path)
+    assert read == [held.journal_state[:2]]  # only what follows the records the view has
+    assert len(journal.read(path, since=held.journal_state[:2]).bodies) == 3
+    monkeypatch.undo()
+    assert_same_scores(followed, modelfile.load(path))
+    assert modelfile.followed(followed, path) is followed  # nothing new
+    modelfile.compact(path)
+    assert modelfile.followed(followed, path) is None  # a new model file: read it again
+
+
+def test_reading_a_journal_since_a_point_gives_the_records_after_it_and_the_whole_journals_damage(tmp_path, journalled):
+    path = str(tmp_path / "m.nb")
+    modelfile.save(trained([("apple bread cider", "a"), ("dough eagle fjord", "b")]), path)
+    for n in range(3):
+        learn(path, POOL[n], "ab"[n % 2], n)
+    whole = journal.read(path)
+    assert len(whole.bodies) == 3
+    first_end = whole.end - sum(len(b) + 16 for b in whole.bodies[1:])
+    tail = journal.read(path, since=(whole.base, first_end))
+    assert tail.bodies == whole.bodies[1:] and tail.end == whole.end and tail.size == whole.size
+    assert journal.read(path, since=("0" * 16, first_end)).bodies == whole.bodies  # bound to another base: whole
+    data = bytearray(open(journal.path_of(path), "rb").read())
+    data[whole.end - 5] ^= 0xFF  # the last record's body: a torn tail
+    data[first_end + 30] ^= 0xFF  # the second record: corruption
+    open(journal.path_of(path), "wb").write(bytes(data))
+    damaged = journal.read(path, since=(whole.base, first_end))
+    assert damaged.problem is not None and "fails its checksum" in damaged.problem
+    assert len(damaged.bodies) == 1  # counted from the start: the one good update before the damage
+    assert os.path.getsize(journal.path_of(path)) == whole.size
+
+
+@pytest.mark.parametrize("kind", ["multinomial", "complement-tflog-norm"])
+def test_a_view_following_many_updates_merges_its_layers_and_stays_exact(kind, tmp_path, journalled, monkeypatch):
+    """The daemon's worker lays each TELL over the view it holds; past
+    MAX_LAYERS the layers are merged into one, and every state is the
+    model built from the journal."""
+    from nbcli.nb import overlay
+
+    monkeypatch.setattr(overlay, "MAX_LAYERS", 3)
+    path = str(tmp_path / "m.nb")
+    modelfile.save(trained([("apple bread cider", "a"), ("dough eagle fjord", "b")], **VIEWED[kind]), path)
+    held = modelfile.load_view(path)
+    depths = []
+    for n in range(10):
+        op = ("forget", n - 1, None) if n % 4 == 3 else ("learn", n, "ab"[n % 2])  # a forget of the last learned
+        with modelfile.locked(path):
+            docs = analysed(held, op, n)
+            update = learning.learn_update(held, docs, forgetting=op[0] == "forget")[0]
+            if update is None:
+                continue
+            held = modelfile.followed(held, path, own=(update, modelfile.append_update(path, update, since=held)))
+        depths.append(len(held.layers))
+        assert_same_scores(held, modelfile.load(path))
+    assert max(depths) == 3 and 1 in depths[3:]
