@@ -184,8 +184,9 @@ def compact(model, drop_bad_tail, quiet):
     beside the model instead of writing the whole model; every command
     reads the model through it. compact writes the model with the updates
     in it and empties the journal, in one locked, atomic step (learning
-    does this by itself once the journal passes a quarter of the model's
-    size). Compact before copying a model, or copy both files.
+    does this by itself once the journal passes three quarters of the
+    model's size or 16 MB). Compact before copying a model, or copy both
+    files.
 
     \b
     Example:

@@ -259,49 +259,53 @@ class Counts:
 
 def gather_texts(sources, which: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(blob, offsets) of terms taken from several (blob, offsets) sources:
-    term k is term cols[k] of sources[which[k]]. One gather of bytes."""
-    if len(sources) == 1:  # a few terms of one big vocabulary (a learn): O(those terms), no copy of it
-        joined, source_offsets = sources[0]
-        index = np.asarray(cols, dtype=np.int64)
-        start = np.asarray(source_offsets, dtype=np.int64)[index]
-        length = np.asarray(source_offsets, dtype=np.int64)[index + 1] - start
-    else:
-        blobs, starts, ends, base = [], [], [], 0
-        for blob, offsets in sources:
-            blobs.append(blob)
-            starts.append(offsets[:-1] + base)
-            ends.append(offsets[1:] + base)
-            base += len(blob)
-        first = np.cumsum([0] + [len(o) - 1 for _, o in sources])[:-1]
-        index = np.asarray(first, dtype=np.int64)[which] + cols
-        start = np.concatenate(starts)[index] if len(index) else np.zeros(0, np.int64)
-        length = (np.concatenate(ends)[index] - start) if len(index) else np.zeros(0, np.int64)
-        joined = None
-    offsets = np.zeros(len(index) + 1, dtype=np.int64)
+    term k is term cols[k] of sources[which[k]]. O(the terms gathered and
+    their bytes): no source's texts or offsets are copied whole (a learn
+    gathers a few terms of a big vocabulary and of a journal's layers)."""
+    which = np.asarray(which, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64)
+    start = np.zeros(len(cols), dtype=np.int64)
+    length = np.zeros(len(cols), dtype=np.int64)
+    parts = []
+    used = np.unique(which).tolist() if len(sources) > 1 else [0] * bool(len(cols))
+    for s in used:
+        blob, source_offsets = sources[s]
+        mine = np.flatnonzero(which == s) if len(sources) > 1 else np.arange(len(cols))
+        begin = np.asarray(source_offsets[cols[mine]], dtype=np.int64)
+        start[mine] = begin
+        length[mine] = np.asarray(source_offsets[cols[mine] + 1], dtype=np.int64) - begin
+        parts.append((mine, blob))
+    offsets = np.zeros(len(cols) + 1, dtype=np.int64)
     np.cumsum(length, out=offsets[1:])
-    if offsets[-1] == 0:
-        return np.zeros(0, np.uint8), offsets
-    if joined is None:
-        joined = np.concatenate(blobs)
-    # runs of terms whose texts lie one after another in the sources (learning
-    # a message inserts a few terms into a big vocabulary: a few runs) are
-    # copied as slices; other terms a chunk at a time, through an index of each
-    # byte (8 bytes a byte: all at once, it took 480 MB for a 1.4M-term model)
-    breaks = np.flatnonzero(start[1:] != start[:-1] + length[:-1]) + 1
-    if len(breaks) < max(64, len(index) // 64):
-        out = np.empty(offsets[-1], dtype=np.uint8)
-        firsts = np.concatenate([[0], breaks])
-        lasts = np.concatenate([breaks, [len(index)]])
-        for a, b in zip(firsts.tolist(), lasts.tolist()):
-            out[offsets[a] : offsets[b]] = joined[start[a] : start[a] + offsets[b] - offsets[a]]
-        return out, offsets
     out = np.empty(offsets[-1], dtype=np.uint8)
-    step = max(1, len(index) * _GATHER_CHUNK // int(offsets[-1]))  # terms per chunk of about _GATHER_CHUNK bytes
-    for a in range(0, len(index), step):
-        b = min(a + step, len(index))
-        positions = np.repeat(start[a:b] - offsets[a:b], length[a:b]) + np.arange(offsets[a], offsets[b])
-        out[offsets[a] : offsets[b]] = joined[positions]
+    for mine, blob in parts:
+        _copy_texts(out, offsets, blob, mine, start[mine], length[mine])
     return out, offsets
+
+
+def _copy_texts(out, offsets, blob, mine: np.ndarray, start: np.ndarray, length: np.ndarray) -> None:
+    """Copy the texts of terms `mine` (their bytes at start, length in blob)
+    to their places in out (offsets)."""
+    to = offsets[mine]
+    # runs of terms whose texts lie one after another in the source and in out
+    # (learning a message inserts a few terms into a big vocabulary: a few runs)
+    # are copied as slices; other terms a chunk at a time, through an index of
+    # each byte (8 bytes a byte: all at once, it took 480 MB for a 1.4M-term model)
+    breaks = np.flatnonzero((start[1:] != start[:-1] + length[:-1]) | (to[1:] != to[:-1] + length[:-1])) + 1
+    if len(breaks) < max(64, len(mine) // 64):
+        firsts = np.concatenate([[0], breaks]).tolist()
+        lasts = np.concatenate([breaks, [len(mine)]]).tolist()
+        for a, b in zip(firsts, lasts):
+            size = int(to[b - 1] + length[b - 1] - to[a])
+            out[to[a] : to[a] + size] = blob[start[a] : start[a] + size]
+        return
+    total = int(length.sum())
+    step = max(1, len(mine) * _GATHER_CHUNK // max(total, 1))  # terms per chunk of about _GATHER_CHUNK bytes
+    for a in range(0, len(mine), step):
+        b = min(a + step, len(mine))
+        lengths = length[a:b]
+        within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        out[np.repeat(to[a:b], lengths) + within] = blob[np.repeat(start[a:b], lengths) + within]
 
 
 _GATHER_CHUNK = 1 << 20  # bytes of text gathered at a time: an index of 8 bytes a byte, 8 MB

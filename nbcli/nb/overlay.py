@@ -62,7 +62,10 @@ from nbcli.text.analyzer import Analyzer
 from nbcli.text.sources import batches
 from nbcli.text.vectorize import Vocabulary, known_counts
 
-MAX_LAYERS = 32  # layers a view keeps before merging them into one
+# Layers a view keeps before merging them into one: a lookup searches each
+# (a TELL's update looks up its terms twice), a merge costs the terms the
+# journal touched, once per MAX_LAYERS updates, after the TELL's reply.
+MAX_LAYERS = 8
 _BASE, _UNKNOWN = -1, -2  # where a term's values are: the base, or nowhere (else a layer's index)
 
 

@@ -258,6 +258,7 @@ class Worker(Connections):
         self.figures = figures  # --metrics: this worker's row of the shared figures
         # path -> (file identity, classifier, verdicts, model id, copied), least recently used first
         self.models: OrderedDict[str, tuple] = OrderedDict()
+        self.unfollowed: dict[str, tuple] = {}  # path: a TELL's (update, journal state, identity after): `settle`
         self.journal = journal if settings.log_requests or settings.syslog is not None else None
 
     def logged(self, request: spamd.Request | None, body, size: int, started: float | None, error: str | None) -> None:
@@ -394,6 +395,7 @@ class Worker(Connections):
         from nbcli.errors import ModelFileError
         from nbcli.store import modelfile
 
+        self.settle()  # a TELL answered in this round of the loop, which settles after each
         try:
             identity = self._identity(path)
         except FileNotFoundError:
@@ -423,6 +425,20 @@ class Worker(Connections):
         self.models[path] = held
         self._evict()
         return held[1:4]
+
+    def settle(self) -> None:
+        """Lay the update of a TELL just answered over the model the worker
+        holds (`modelfile.followed`, O(the update)), once its reply is on
+        its way: the TELL's client does not wait for it, and the next
+        request finds the model as it is."""
+        from nbcli.store import modelfile
+
+        while self.unfollowed:
+            path, (update, state, identity) = self.unfollowed.popitem()
+            held = self.models.get(path)
+            followed = None if held is None else modelfile.followed(held[1], path, own=(update, state))
+            if followed is not None:
+                self.models[path] = self._held(path, identity, followed, held[4])
 
     @staticmethod
     def _identity(path: str) -> tuple:
@@ -607,12 +623,8 @@ class Worker(Connections):
                         if do_set and self.settings.max_model_size:  # the model and its journal with this update
                             self._check_model_size(path, modelfile.journaled_bytes(path, update))
                         state = modelfile.append_update(path, update, since=current)
-                        if state is not None:  # the worker's model follows its own update (O(the update))
-                            followed = modelfile.followed(current, path, own=(update, state))
-                            if followed is not None and path in self.models:
-                                self.models[path] = self._held(
-                                    path, self._identity(path), followed, self.models[path][4]
-                                )
+                        if state is not None and path in self.models:  # laid over the model held: `settle`
+                            self.unfollowed[path] = (update, state, self._identity(path))
                 elif do_set:
                     updated, outcome = learning.learn(current, analysed)
                     changed = updated is not current

@@ -95,7 +95,7 @@ class Snapshot:
         self.model = model
         self.path = path_of(model)
         self.base: str | None = None
-        self.bodies: list[bytes] = []
+        self.bodies: list[memoryview] = []
         self.end = 0
         self.skipped = skipped  # bytes of records after the header not in `data` (`read`'s since)
         self.size = 0 if data is None else len(data) + skipped
@@ -135,7 +135,7 @@ class Snapshot:
             if body_end > len(data):
                 self.torn = True
                 return
-            body = bytes(view[pos + _HEAD.size : body_end])
+            body = view[pos + _HEAD.size : body_end]  # no copy: the arrays decoded from it point into `data`
             if zlib.crc32(body, zlib.crc32(view[pos + 4 : pos + 12])) != crc:
                 if body_end == len(data):
                     self.torn = True
@@ -204,7 +204,7 @@ def decode(body: bytes) -> tuple[dict, dict[str, np.ndarray]]:
     if len(body) < 4:
         raise ValueError("a record too short")
     (n,) = struct.unpack_from("<I", body)
-    plain = json.loads(body[4 : 4 + n].decode("ascii"))
+    plain = json.loads(bytes(body[4 : 4 + n]).decode("ascii"))
     if not isinstance(plain, dict) or not isinstance(plain.get("arrays"), list):
         raise ValueError("a record without arrays")
     pos, arrays = 4 + n, {}

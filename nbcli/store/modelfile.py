@@ -403,6 +403,13 @@ def _load(path: str, copy: bool = False, drop_bad_tail: bool = False, view: bool
     return classifier, applied
 
 
+def _stamp_or_none(path: str) -> tuple | None:
+    try:
+        return _file_stamp(os.stat(target(path)))
+    except OSError:
+        return None
+
+
 def _file_stamp(st) -> tuple:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
@@ -498,7 +505,7 @@ def save(classifier, path: str, since=None) -> None:
     loaded from `path` under the lock the caller holds: then only the
     change is appended to the model's journal (`journal`), and the model is
     compacted (written whole, the journal emptied) once the journal passes
-    a quarter of the model file's size (`COMPACT_FRACTION`). A model file
+    three quarters of the model file or 16 MB (`COMPACT_FRACTION`). A model file
     under 4 MB (`JOURNAL_MIN_BYTES`) is written whole instead."""
     update = getattr(classifier, "update", None)
     if update is None or not keeps_journal(since):
@@ -519,11 +526,10 @@ def append_update(path: str, update, since) -> tuple | None:
     """Append `update` (nb/updates.py: `fit.learning.learn_update`'s, made
     from `since`, loaded from `path` under the lock the caller holds) to the
     model's journal, with `save`'s binding and checks; past the compaction
-    threshold the model is compacted (`compact`: read through its journal,
-    written whole), the cost `save` pays there too. `since` must keep a
-    journal (`keeps_journal`). Returns the journal state of the model with
-    the update (`since.journal_state` moved past it: see `followed`), or
-    None when it was compacted."""
+    threshold the model is compacted (`compact`), as `save` does. `since`
+    must keep a journal (`keeps_journal`). Returns the journal state with
+    the update (`since.journal_state` moved past it: `followed`), or None
+    when it was compacted."""
     size, due = _append(update, path, since)
     if due:
         compact(path)
@@ -535,11 +541,9 @@ def append_update(path: str, update, since) -> tuple | None:
 def followed(classifier, path: str, own=None):
     """`classifier`, read from `path` by `load_view` and kept (the daemon's
     worker), brought up to the model as it is now when only its journal
-    grew: the new updates laid over it, in O(them). own (update, journal
-    state): the one this process just appended under the lock (`append_update`);
-    else the journal's records after the classifier's end (`journal.read`'s
-    since). None when it cannot follow (the file replaced, the journal bound
-    anew or damaged, no view possible): read it again with `load_view`."""
+    grew, in O(the new updates). own (update, journal state): the one this
+    process just appended under the lock (`append_update`); else the
+    journal's records after the classifier's end. None: read it again."""
     from nbcli.nb.overlay import viewed
 
     state = getattr(classifier, "journal_state", None)
@@ -549,14 +553,9 @@ def followed(classifier, path: str, own=None):
     if own is not None:
         updates, state = [own[0]], own[1]
     else:
-        try:
-            if _file_stamp(os.stat(target(path))) != base_stamp:
-                return None
-        except OSError:
-            return None
         snapshot = journal.read(path, since=(base, end))
-        if snapshot.problem is not None or not snapshot.bound_to(base) or snapshot.end < end:
-            return None
+        if snapshot.problem or not snapshot.bound_to(base) or snapshot.end < end or _stamp_or_none(path) != base_stamp:
+            return None  # damaged, rebound, cut short or a new model file: read it again
         if not snapshot.bodies:
             return classifier
         try:
@@ -579,8 +578,13 @@ def journaled_bytes(path: str, update) -> int:
     only by the new ones), found without building that model (spamd's
     --max-model-size)."""
     stamp = journal.stamp(path)
-    record = journal.encode(*update_record(update))
-    return os.stat(path).st_size + (stamp[1] if stamp else 0) + len(record)
+    return os.stat(path).st_size + (stamp[1] if stamp else 0) + len(_encoded(update))
+
+
+def _encoded(update) -> bytes:  # its journal record, encoded once: spamd weighs it, then appends it
+    if "_record" not in update.__dict__:
+        update.__dict__["_record"] = journal.encode(*update_record(update))
+    return update.__dict__["_record"]
 
 
 def _append(update, path: str, since) -> tuple[int, bool]:
@@ -591,26 +595,21 @@ def _append(update, path: str, since) -> tuple[int, bool]:
     base, end, base_stamp = since.journal_state
     with locked(path):
         snapshot = journal.read(path, since=(base, end))  # what was appended meanwhile, not the whole journal
-        try:
-            now = _file_stamp(os.stat(target(path)))
-        except FileNotFoundError:
-            now = None
-        if now != base_stamp or (snapshot.end if snapshot.bound_to(base) else 0) != end:
+        if _stamp_or_none(path) != base_stamp or (snapshot.end if snapshot.bound_to(base) else 0) != end:
             raise NbcliError(
                 f"{path} changed while the update was made (another writer); nothing was saved",
                 hint="run the command again",
             )
         try:
-            size = journal.append(snapshot, base, journal.encode(*update_record(update)))
+            size = journal.append(snapshot, base, _encoded(update))
         except OSError as exc:
             raise NbcliError(f"cannot write {snapshot.path}: {exc.strerror}; nothing was saved") from None
-        return size, size > base_stamp[2] * COMPACT_FRACTION
+        return size, size > min(base_stamp[2] * COMPACT_FRACTION, COMPACT_MAX_BYTES)
 
 
-COMPACT_FRACTION = 0.25  # a journal past this share of the model file's size is compacted into it
-# A smaller model file is written whole on every update, as before the journal:
-# writing it costs less than every reader's applying a journal to it would.
-JOURNAL_MIN_BYTES = 4 << 20
+# A journal past the lesser of these is compacted into the model (docs/architecture.md, "Compaction policy")
+COMPACT_FRACTION, COMPACT_MAX_BYTES = 0.75, 16 << 20
+JOURNAL_MIN_BYTES = 4 << 20  # a smaller model is written whole: cheaper than every reader's replaying a journal
 
 
 def _write_whole(classifier, path: str) -> None:

@@ -230,6 +230,9 @@ def test_a_worker_follows_its_own_tells_and_another_writers_learns_without_readi
     monkeypatch.setattr(modelfile, "read_payload", lambda *a, **k: pytest.fail("the model file was read again"))
     for message in messages[:2]:
         assert b"DidSet" in ask(worker, tell, message.read_bytes())
+        assert str(served) in worker.unfollowed  # laid over the model once the reply is on its way
+        worker.settle()  # what the connection loop does after each round of replies
+        assert not worker.unfollowed
         now = ask(worker, report, question)
         assert now == fresh() and now != first
     with monkeypatch.context() as m:  # another process learns
