@@ -264,6 +264,16 @@ def gather_texts(sources, which: np.ndarray, cols: np.ndarray) -> tuple[np.ndarr
     gathers a few terms of a big vocabulary and of a journal's layers)."""
     which = np.asarray(which, dtype=np.int64)
     cols = np.asarray(cols, dtype=np.int64)
+    if len(sources) > 2 and sum(len(o) for _, o in sources) <= max(_GATHER_CHUNK, 8 * len(cols)):
+        # many small sources (a journal's updates): join them, one gather
+        first = np.cumsum([0] + [len(o) - 1 for _, o in sources])[:-1]
+        bases = np.cumsum([0] + [len(b) for b, _ in sources])[:-1]
+        joined_offsets = np.concatenate(
+            [np.asarray(o[:-1], dtype=np.int64) + base for (_, o), base in zip(sources, bases)]
+            + [[int(bases[-1]) + len(sources[-1][0])]]
+        )
+        joined = (np.concatenate([b for b, _ in sources]), joined_offsets)
+        return gather_texts([joined], np.zeros(len(cols), np.int64), first[which] + cols)
     start = np.zeros(len(cols), dtype=np.int64)
     length = np.zeros(len(cols), dtype=np.int64)
     parts = []

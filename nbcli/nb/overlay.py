@@ -221,8 +221,12 @@ class JournalView(TextScoring):
             cols[found] = at
         pending = np.flatnonzero(src == _UNKNOWN - 1)
         if len(pending):
-            col = self.base.vocabulary.lookup(hashes[pending])
-            src[pending] = np.where(col >= 0, _BASE, _UNKNOWN)
+            # a binary search of the base's sorted hashes, never `Vocabulary.lookup`'s hash table,
+            # which a view's many touched terms would have built over the whole vocabulary
+            base = self.base.vocabulary.hashes
+            col = np.minimum(np.searchsorted(base, hashes[pending]), len(base) - 1)
+            found = base[col] == hashes[pending]
+            src[pending] = np.where(found, _BASE, _UNKNOWN)
             cols[pending] = col
         known = src != _UNKNOWN
         return known, src[known], cols[known]

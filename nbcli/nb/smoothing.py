@@ -15,6 +15,8 @@ line renders them as its flags.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from nbcli.errors import ParameterError
@@ -159,6 +161,7 @@ def dirichlet_log_estimate(counts: np.ndarray, beta, estimate: str = "mean") -> 
 # The fixed-point unit of complement's transformed sums (fit.exact_sums
 # rounds them to multiples of 1 / SUM_SCALE): what makes their totals exact.
 SUM_SCALE = float(1 << 36)
+_TOTALS_CHUNK = 1 << 18  # columns summed at a time
 
 
 class ExactTotals:
@@ -184,13 +187,18 @@ class ExactTotals:
         counts = np.asarray(counts)
         if integral is None:
             integral = counts.dtype.kind in "iub"
-        if integral:
-            units = counts.astype(np.int64, copy=False)
-        else:
-            units = np.rint(np.asarray(counts, dtype=np.float64) * SUM_SCALE).astype(np.int64)
-        high = (units >> 32).sum(axis=-1, dtype=np.int64)  # two halves: no int64 overflow in the sums
-        low = (units & 0xFFFFFFFF).sum(axis=-1, dtype=np.int64)
-        return cls([(int(h) << 32) + int(lo) for h, lo in zip(np.atleast_1d(high), np.atleast_1d(low))], integral)
+        rows = counts.reshape(math.prod(counts.shape[:-1]), counts.shape[-1])  # (R, V); one row for (V,)
+        sums = [0] * len(rows)
+        for start in range(0, rows.shape[1], _TOTALS_CHUNK):  # a chunk at a time: small temporaries
+            part = rows[:, start : start + _TOTALS_CHUNK]
+            if integral:
+                units = part.astype(np.int64, copy=False)
+            else:
+                units = np.rint(np.asarray(part, dtype=np.float64) * SUM_SCALE).astype(np.int64)
+            high = (units >> 32).sum(axis=-1, dtype=np.int64)  # two halves: no int64 overflow in the sums
+            low = (units & 0xFFFFFFFF).sum(axis=-1, dtype=np.int64)
+            sums = [total + (int(h) << 32) + int(lo) for total, h, lo in zip(sums, high, low)]
+        return cls(sums, integral)
 
     def minus(self, other: ExactTotals) -> ExactTotals:
         return ExactTotals([a - b for a, b in zip(self.units, other.units)], self.integral)
