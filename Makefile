@@ -77,7 +77,7 @@ bench: $(VENV)/.installed-test
 bench-online: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python online.py
 
-## bench-learn-scale: one learn against one predict at 108k and 1.41M terms (SpamAssassin via npm), a run of single learns then a compaction against training afresh (issue 30) -> docs/benchmarks.md
+## bench-learn-scale: one learn against one predict at 108k and 1.41M terms (SpamAssassin via npm), a run of single learns then a compaction against training afresh, bulk predict/filter/serve CHECK with and without a journal (LEARN_SCALE_ONLY=regression: that alone) (issue 30) -> docs/benchmarks.md
 bench-learn-scale: $(VENV)/.installed-test
 	cd benchmarks && ../$(BIN)/python learn_scale.py
 

@@ -21,8 +21,37 @@ anew).
    which appends the update; compacting by `modelfile`'s rule), then `nbcli compact`: the model id against a
    model trained from scratch on the training part plus those messages,
    and the total bytes written (journal records + compactions).
+3. Journal regression (`journal_regression`): what `make bench` measures
+   (bulk `nbcli predict MODEL MBOX`, `nbcli filter MODEL MBOX`, the serve
+   CHECK round trip) on both models in four states, in one run on the same
+   files: (a) no journal; (b) what `nbcli compact` leaves (a held-out
+   message learned, forgotten, then compacted: the model file written
+   whole with its journal nonce, and no journal file; the same model id as
+   (a)); (b') a journal of its header alone, bound to the model file (what
+   `journal.append` writes first when a model gets a journal, here with no
+   record after it); (c) a journal of REGRESSION_UPDATES single-message
+   updates (`learned_one_by_one` with a compaction fraction that never
+   triggers). The messages scored are held-out messages disjoint from the
+   ones learned (distinct in content from them and from the training part),
+   repeated COPIES times into one mbox as speed.py does. Bulk commands: fresh
+   processes through the launcher, a warm-up round then the median of
+   REGRESSION_RUNS rounds, the states taken in turn in each round (from
+   another state each round) so that the shared machine's drift falls on
+   all alike. CHECK: one daemon per state, all
+   running, the Python client of serve.py over the Unix socket taking the
+   CHECKs in turn across them (median of REGRESSION_CHECKS after a warm-up);
+   the daemon's peak RSS is the largest VmHWM of its processes (supervisor and
+   workers), as speed.py counts the largest process of a run.
+   The journal of (c) is kept and used again while nbcli's source, the model
+   file and the messages are the same (its key file); anything else builds it
+   anew, since a change to the code may change what a journal holds.
 
-Writes the "learn-scale" section of docs/benchmarks.md.
+Writes the "learn-scale" section of docs/benchmarks.md; the journal
+regression is its sub-section "learn-scale-regression", which
+LEARN_SCALE_ONLY=regression measures and rewrites alone and
+LEARN_SCALE_SKIP=regression leaves as it is (LEARN_SCALE_REGRESSION_RUNS,
+_UPDATES, _CHECKS shorten it for a trial; LEARN_SCALE_REGRESSION_KEEP=1 keeps
+the journals of (c) built by other code, see `journalled`).
 """
 
 from __future__ import annotations
@@ -45,6 +74,16 @@ RUNS = 5
 SEQUENCE = int(os.environ.get("LEARN_SCALE_SEQUENCE", "1000"))
 FRACTION = os.environ.get("LEARN_SCALE_FRACTION")  # the sequence's compaction fraction (default: modelfile's)
 PY = sys.executable
+NBCLI = str(Path(PY).parent / "nbcli")  # the command `make bench` (speed.py, serve.py) runs
+ONLY = os.environ.get("LEARN_SCALE_ONLY", "")  # "regression": the journal regression alone
+SKIP = os.environ.get("LEARN_SCALE_SKIP", "")  # "regression": all but it (its text in the doc stays)
+REGRESSION = WORK / "regression"
+REGRESSION_RUNS = int(os.environ.get("LEARN_SCALE_REGRESSION_RUNS", "9"))
+REGRESSION_UPDATES = int(os.environ.get("LEARN_SCALE_REGRESSION_UPDATES", "1000"))
+REGRESSION_CHECKS = int(os.environ.get("LEARN_SCALE_REGRESSION_CHECKS", "50"))
+REGRESSION_SCORED_FROM = 1000  # the held-out messages scored: the distinct ones from here on
+COPIES = 10  # the scored messages this many times over in the mbox, as speed.py's test10.mbox
+TARGET_EMPTY, TARGET_UPDATES = 1.05, 1.10  # issue 30: no regression (1.0x + noise), at most 10%
 
 
 # The measured process is started by a small launcher, not by this one: Linux
@@ -284,6 +323,285 @@ def sequence(model: Path, train_dir: Path, messages: list[Path], old: Path) -> d
     }
 
 
+# -- the journal regression (issue 30: `make bench` with and without a journal) -----------
+
+STATES = {
+    "none": "(a) no journal",
+    "compacted": "(b) compacted",
+    "header": "(b') journal of its header only",
+    "updates": "(c) journal of N updates",
+}
+VERBS = ("predict", "filter")
+
+
+def _journal(path: Path) -> Path:
+    return Path(str(path) + ".journal")
+
+
+def _fresh(model: Path, state: str) -> Path:
+    path = REGRESSION / f"{model.stem}-{state}.nb"
+    shutil.copyfile(model, path)
+    _journal(path).unlink(missing_ok=True)
+    return path
+
+
+def _checksum(path: Path) -> str:
+    from nbcli.store import modelfile
+
+    return modelfile.read_payload(str(path)).get(modelfile.CHECKSUM_KEY)
+
+
+def compacted(model: Path, message: Path) -> Path:
+    """The model as `nbcli compact` leaves it: `message` learned, forgotten,
+    then compacted (written whole, with its journal nonce; no journal file)."""
+    path = _fresh(model, "compacted")
+    for verb in ("learn", "forget"):
+        subprocess.run(nbcli(verb, path, "--spam", "-q", message), check=True)
+    if not _journal(path).exists():
+        raise RuntimeError(f"learning {message} into {path} wrote no journal")
+    subprocess.run(nbcli("compact", path, "-q"), check=True)
+    if _journal(path).exists():
+        raise RuntimeError(f"nbcli compact left {_journal(path)}")
+    return path
+
+
+def header_only(model: Path) -> Path:
+    """The model with a journal of its header alone, bound to the model file:
+    `journal.append`'s fresh journal (its header, written aside and renamed
+    in, under the model's lock) with no record after it."""
+    from nbcli.store import integrity, journal
+
+    path = _fresh(model, "header")
+    with integrity.locked(str(path)):
+        journal.append(journal.read(str(path)), _checksum(path), b"")
+    return path
+
+
+def _keys(model: Path, messages: list[Path]) -> dict:
+    """What the journal of (c) depends on: nbcli's source ("code"); the model
+    file and the messages ("inputs")."""
+    import hashlib
+
+    code, inputs = hashlib.sha256(), hashlib.sha256()
+    for source in sorted((REPO / "nbcli").rglob("*.py")):
+        code.update(str(source.relative_to(REPO)).encode() + b"\0" + source.read_bytes())
+    st = model.stat()
+    inputs.update(f"{st.st_size} {st.st_mtime_ns}\n".encode() + "\n".join(map(str, messages)).encode())
+    return {"code": code.hexdigest(), "inputs": inputs.hexdigest()}
+
+
+def journalled(model: Path, messages: list[Path]) -> tuple[Path, dict]:
+    """The model with a journal of len(messages) single-message updates,
+    learned one by one without a compaction (kept from an earlier run while
+    the keys agree: LEARN_SCALE_REGRESSION_KEEP=1 keeps it across changes of
+    nbcli's source too, for a change known not to touch what a journal
+    holds); and how long learning them took."""
+    import json
+
+    from nbcli.store import journal, modelfile
+
+    path = REGRESSION / f"{model.stem}-updates.nb"
+    keyfile = REGRESSION / f"{model.stem}-updates.key"
+    keys = _keys(model, messages)
+    kept = json.loads(keyfile.read_text()) if keyfile.exists() else {}
+    compared = ["inputs"] if os.environ.get("LEARN_SCALE_REGRESSION_KEEP") == "1" else ["inputs", "code"]
+    origin = "in an earlier run of the same code"
+    if any(kept.get(k) != keys[k] for k in compared) or not _journal(path).exists():
+        origin = "in this run"
+        keyfile.unlink(missing_ok=True)
+        started = time.perf_counter()
+        learned_one_by_one(model, path, messages, "1e9")
+        kept = {**keys, "seconds": time.perf_counter() - started}
+        keyfile.write_text(json.dumps(kept))
+        print(f"{path.name}: {len(messages)} learns in {kept['seconds']:.0f} s", file=sys.stderr)
+    snapshot = journal.read(str(path))
+    if not snapshot.bound_to(_checksum(path)) or len(snapshot.bodies) != len(messages) or snapshot.problem:
+        raise RuntimeError(f"{snapshot.path}: {len(snapshot.bodies)} updates bound to the model, not {len(messages)}")
+    size = model.stat().st_size
+    # how many updates of this size learning lets a journal hold before it compacts by itself
+    policy = modelfile.COMPACT_FRACTION * size / (snapshot.size / len(messages))
+    if kept["code"] != keys["code"]:
+        origin = "by other code, kept (LEARN_SCALE_REGRESSION_KEEP=1)"
+    return path, {**kept, "journal_bytes": snapshot.size, "model_bytes": size, "policy": policy, "origin": origin}
+
+
+def regression_bulk(states: dict[str, Path], mbox: Path) -> dict:
+    """(seconds, MB) medians of bulk predict and filter per state: a warm-up
+    round, then REGRESSION_RUNS rounds, each taking every state in turn,
+    starting one state further on each round (no state always first)."""
+    runs: dict = {(state, verb): [] for state in states for verb in VERBS}
+    order = list(states)
+    for round_ in range(REGRESSION_RUNS + 1):
+        for state in order[round_ % len(order) :] + order[: round_ % len(order)]:
+            for verb in VERBS:
+                figure = run_once([NBCLI, verb, states[state], mbox, "-q"])
+                if round_:
+                    runs[state, verb].append(figure)
+    return {k: (statistics.median(t for t, _ in v), statistics.median(m for _, m in v)) for k, v in runs.items()}
+
+
+def regression_checks(states: dict[str, Path], bodies: list[bytes]) -> dict:
+    """(seconds, MB) per state: the median CHECK round trip over `bodies`,
+    one daemon per state (`nbcli serve MODEL --socket SOCK -q`, as `make
+    bench`), all running, the CHECKs taken in turn across them after a
+    warm-up; and the daemon's peak RSS (the largest VmHWM of its processes,
+    as `make bench` counts the largest process of a run)."""
+    import contextlib
+
+    import serve
+
+    serve.WORK.mkdir(parents=True, exist_ok=True)  # its logs
+    times: dict = {state: [] for state in states}
+    with contextlib.ExitStack() as stack:
+        servers = {
+            state: stack.enter_context(serve.Server(path, REGRESSION / f"{path.stem}.sock"))
+            for state, path in states.items()
+        }
+        for server in servers.values():
+            for body in bodies[:10]:
+                serve.check(server.sock, body)
+        for body in bodies:
+            for state, server in servers.items():
+                started = time.perf_counter()
+                serve.check(server.sock, body)
+                times[state].append(time.perf_counter() - started)
+        peak = {}
+        for state, server in servers.items():
+            status = [Path(f"/proc/{pid}/status") for pid in server.pids()]
+            peak[state] = max(serve._kb(s.read_text(), "VmHWM") for s in status if s.exists()) / 1024
+    return {state: (statistics.median(times[state]), peak[state]) for state in states}
+
+
+def journal_regression(models: dict[str, Path], train: list[Path], held_out: list[Path]) -> str:
+    """Part 3 (see the module docstring): the sub-section's markdown."""
+    REGRESSION.mkdir(parents=True, exist_ok=True)
+    later = distinct(models["mail defaults"], train, held_out)
+    split = max(REGRESSION_UPDATES, REGRESSION_SCORED_FROM)
+    learned, scored = later[:REGRESSION_UPDATES], later[split:]
+    if len(learned) < REGRESSION_UPDATES or not scored:
+        raise RuntimeError(f"{len(later)} distinct held-out messages: too few for {REGRESSION_UPDATES} updates")
+    mbox = spamassassin.write_mbox(scored, REGRESSION / f"scored-{len(scored)}x{COPIES}.mbox", COPIES)
+    bodies = [p.read_bytes() for p in scored[:REGRESSION_CHECKS]]
+    started = time.perf_counter()
+    results, notes = {}, {}
+    for name, model in models.items():
+        states = {"none": _fresh(model, "none"), "compacted": compacted(model, learned[0])}
+        states["header"] = header_only(model)
+        states["updates"], notes[name] = journalled(model, learned)
+        notes[name]["header_bytes"] = _journal(states["header"]).stat().st_size
+        ids = {state: _model_id(path) for state, path in states.items() if state != "updates"}
+        if len(set(ids.values())) != 1:
+            raise RuntimeError(f"{name}: the empty-journal states are not the same model: {ids}")
+        print(f"{name}: measuring {', '.join(states)}", file=sys.stderr)
+        measured = regression_bulk(states, mbox)
+        for state, figure in regression_checks(states, bodies).items():
+            measured[state, "check"] = figure
+        results[name] = measured
+        print(name, measured, file=sys.stderr)
+    seconds = time.perf_counter() - started
+    return render_regression(results, notes, (len(scored), len(learned), len(bodies)), mbox, seconds)
+
+
+def render_regression(results: dict, notes: dict, counts: tuple[int, int, int], mbox: Path, seconds: float) -> str:
+    from nbcli.store import modelfile
+
+    n_scored, n_learned, n_checks = counts
+    measures = {
+        "predict": f"bulk predict, mbox of {n_scored * COPIES:,}",
+        "filter": f"filter, mbox of {n_scored * COPIES:,}",
+        "check": "serve CHECK round trip",
+    }
+    labels = {**STATES, "updates": f"(c) journal of {n_learned:,} updates"}
+    worst: dict = {(g, w): (0.0, "") for g in ("empty", "updates") for w in ("time", "memory")}
+    rows = []
+    for name, measured in results.items():
+        for measure, label in measures.items():
+            t0, m0 = measured["none", measure]
+            cells = [name, label, _figure(measure, t0, m0)]
+            for state in ("compacted", "header", "updates"):
+                t, m = measured[state, measure]
+                cells.append(f"{_figure(measure, t, m)} ({t / t0:.2f}x, {m / m0:.2f}x)")
+                group = "updates" if state == "updates" else "empty"
+                for ratio, what in ((t / t0, "time"), (m / m0, "memory")):
+                    if ratio > worst[group, what][0]:
+                        worst[group, what] = (ratio, f"{name}, {label}, {labels[state]}")
+            rows.append(cells)
+    header = ["model", "measure", labels["none"], *(labels[s] + " ÷ (a): time, memory" for s in STATES if s != "none")]
+
+    def verdict(group: str, target: float) -> str:
+        return "; ".join(
+            f"{what} {'met' if worst[group, what][0] <= target else '**not met**'} "
+            f"(worst {worst[group, what][0]:.2f}x: {worst[group, what][1]})"
+            for what in ("time", "memory")
+        )
+
+    built = "; ".join(
+        f"{name}: {n['journal_bytes'] / 1e6:.1f} MB of journal beside the {n['model_bytes'] / 1e6:.1f} MB model file, "
+        f"learned in {n['seconds']:.0f} s {n['origin']}"
+        for name, n in notes.items()
+    )
+    policy = ", ".join(f"~{n['policy']:,.0f} ({name})" for name, n in notes.items())
+    header_bytes = max(n["header_bytes"] for n in notes.values())
+    if all(n["origin"] == "in this run" for n in notes.values()):
+        took = "learning the journals of (c) included"
+    else:
+        took = "journals of (c) kept from an earlier run; learning them anew adds the seconds above"
+
+    return f"""### Journal regression: `make bench`'s measures with and without a journal (issue 30)
+
+`LEARN_SCALE_ONLY=regression make bench-learn-scale` ({report.machine()}): bulk
+`nbcli predict MODEL MBOX -q` and `nbcli filter MODEL MBOX -q` (stdout to
+/dev/null) as `make bench` runs them, fresh processes, wall time and peak RSS
+of the whole process (wait4), median of {REGRESSION_RUNS} rounds after a
+warm-up round, the states taken in turn in every round (from another state each round); and the CHECK round
+trip to `nbcli serve MODEL --socket SOCK -q` (its default workers, one daemon
+per state, all running, the CHECKs taken in turn across them; Python client
+over the Unix socket, median of {n_checks} CHECKs of different messages after
+a warm-up of 10; memory: the daemon's peak RSS, the largest VmHWM of its
+processes, supervisor and workers). MBOX: {n_scored} held-out messages
+{COPIES} times over ({n_scored * COPIES:,} messages), none of them learned
+into any state: they are distinct in content from the training part and from
+the {n_learned:,} learned. States of each model: (a) no journal; (b) what
+`nbcli compact` leaves (a held-out message learned, forgotten, compacted: the
+model file written whole, no journal file; same model id as (a)); (b') a
+journal file of its header alone, bound to the model (`journal.append`'s fresh
+journal, no record); (c) {n_learned:,} held-out messages learned one by one
+as spam into a copy, never compacted ({built}). Cells: seconds (CHECK: ms)
+and MB; ratios to (a).
+
+{report.table(header, rows)}
+
+- Empty journal ((b), (b')) ≤ {TARGET_EMPTY:.2f}x of (a) in time and memory (no regression, within
+  noise): {verdict("empty", TARGET_EMPTY)}.
+- A journal of {n_learned:,} updates ≤ {TARGET_UPDATES:.2f}x of (a): {verdict("updates", TARGET_UPDATES)}.
+- (b') reads a journal of {header_bytes} bytes and applies nothing: how far its ratios are
+  from 1.00x is about this run's noise (a shared 2-core machine).
+- A daemon's worker reads the model (through its journal) once, before its first request: the
+  journal shows in the daemon's memory, not in a CHECK's time.
+- (c) is more than learning ever leaves by itself: it compacts once the journal passes
+  {modelfile.COMPACT_FRACTION:g} of the model file, at {policy} updates of these sizes.
+- This part took {seconds / 60:.1f} min ({took}).
+
+```
+LEARN_SCALE_ONLY=regression make bench-learn-scale   # this part alone; LEARN_SCALE_SKIP=regression: all but it
+    # LEARN_SCALE_REGRESSION_RUNS (rounds, {REGRESSION_RUNS}), _UPDATES ({n_learned}), _CHECKS ({n_checks});
+    # _KEEP=1: use the journals of (c) built before a change of nbcli's source (one that leaves
+    # what a journal holds alone), instead of learning them again
+nbcli predict MODEL {mbox.name} -q > /dev/null;  nbcli filter MODEL {mbox.name} -q > /dev/null
+nbcli serve MODEL --socket SOCK -q   # CHECK per message over SOCK
+nbcli learn COPY --spam -q MSG; nbcli forget COPY --spam -q MSG; nbcli compact COPY -q   # (b)
+# (c): learned_one_by_one(MODEL, COPY, MESSAGES, "1e9"): per message a load through the journal and
+#      run.updating.learn_into, as `nbcli learn COPY --spam MSG`, with modelfile.COMPACT_FRACTION = 1e9
+```
+"""
+
+
+def _figure(measure: str, seconds: float, mb: float) -> str:
+    if measure == "check":
+        return f"{seconds * 1000:.2f} ms, {mb:.0f} MB"
+    return f"{seconds:.2f} s, {mb:.0f} MB"
+
+
 def _model_id(path: Path) -> str:
     import json
 
@@ -302,11 +620,15 @@ def main() -> int:
     train, test = spamassassin.split()
     train_dir = spamassassin.link_tree(train, WORK / "train")
     held_out = [p for p, _ in test]
-    old = before_code()
     models = {
         "mail defaults": trained(train_dir, "words.nb", []),
         "--ngrams 3": trained(train_dir, "ngrams3.nb", ["--ngrams", "3"]),
     }
+    if ONLY == "regression":
+        regression = journal_regression(models, [p for p, _ in train], held_out)
+        report.update_section("learn-scale-regression", regression, inside="learn-scale")
+        return 0
+    old = before_code()
     rows, figures, rows_read = [], {}, []
     for name, model in models.items():
         f = one_message(model, held_out[:RUNS], old)
@@ -466,7 +788,11 @@ nbcli train TRAIN -o words.nb --calibrate none;  nbcli train TRAIN -o ngrams3.nb
 nbcli predict MODEL MSG;  nbcli learn MODEL --spam MSG;  nbcli compact MODEL
 ```
 """
-    report.update_section("learn-scale", text)
+    if SKIP == "regression":
+        regression = report.section("learn-scale-regression") or "(the journal regression: not measured yet)"
+    else:
+        regression = journal_regression(models, [p for p, _ in train], held_out)
+    report.update_section("learn-scale", text + "\n" + report.block("learn-scale-regression", regression))
     return 0
 
 

@@ -24,14 +24,35 @@ def machine() -> str:
     )
 
 
-def update_section(name: str, markdown: str) -> Path:
+def _pattern(name: str) -> re.Pattern:
+    return re.compile(rf"<!-- begin {re.escape(name)} -->\n?(.*?)\n?<!-- end {re.escape(name)} -->", re.S)
+
+
+def block(name: str, markdown: str) -> str:
+    """`markdown` between the markers of section `name`."""
+    return f"<!-- begin {name} -->\n{markdown.rstrip()}\n<!-- end {name} -->"
+
+
+def section(name: str) -> str | None:
+    """The text docs/benchmarks.md has in section `name` (None: no such section)."""
+    found = _pattern(name).search(DOC.read_text(encoding="utf-8")) if DOC.exists() else None
+    return found[1] if found else None
+
+
+def update_section(name: str, markdown: str, inside: str | None = None) -> Path:
+    """Replace section `name` with `markdown`; a new section goes at the end
+    of section `inside` (a part of that section that its script can write
+    alone), else at the end of the document."""
     text = DOC.read_text(encoding="utf-8") if DOC.exists() else TITLE
-    block = f"<!-- begin {name} -->\n{markdown.rstrip()}\n<!-- end {name} -->"
-    pattern = re.compile(rf"<!-- begin {re.escape(name)} -->.*?<!-- end {re.escape(name)} -->", re.S)
+    new = block(name, markdown)
+    pattern = _pattern(name)
+    end = f"<!-- end {inside} -->"
     if pattern.search(text):
-        text = pattern.sub(lambda m: block, text)
+        text = pattern.sub(lambda m: new, text)
+    elif inside and end in text:
+        text = text.replace(end, new + "\n" + end, 1)
     else:
-        text = text.rstrip() + "\n\n" + block + "\n"
+        text = text.rstrip() + "\n\n" + new + "\n"
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text(text, encoding="utf-8")
     return DOC

@@ -56,6 +56,24 @@ def link_tree(items, root: Path) -> Path:
     return root
 
 
+def write_mbox(paths, mbox: Path, copies: int = 1) -> Path:
+    """An mbox of the raw messages `paths`, all of them `copies` times over
+    (a "From " line added where a message has none); written once, aside
+    then renamed."""
+    if not mbox.exists():
+        tmp = mbox.with_suffix(".tmp")
+        with open(tmp, "wb") as out:
+            for _ in range(copies):
+                for path in paths:
+                    data = path.read_bytes()
+                    if not data.startswith(b"From "):
+                        out.write(b"From bench@example.org Thu Jan  1 00:00:00 2026\n")
+                    out.write(data if data.endswith(b"\n") else data + b"\n")
+                    out.write(b"\n")
+        tmp.rename(mbox)
+    return mbox
+
+
 def split_trees(workdir: Path):
     """(train, test, train_dir, test_dir): the split, and the two halves as
     class-folder corpora under workdir."""

@@ -68,18 +68,7 @@ def build_mail_inputs() -> dict:
                 if not target.exists():
                     os.link(path, target)
         (train10 / ".complete").touch()
-    mbox = WORK / "test10.mbox"
-    if not mbox.exists():
-        tmp = mbox.with_suffix(".tmp")
-        with open(tmp, "wb") as out:
-            for _ in range(COPIES):
-                for path, _label in test:
-                    data = path.read_bytes()
-                    if not data.startswith(b"From "):
-                        out.write(b"From bench@example.org Thu Jan  1 00:00:00 2026\n")
-                    out.write(data if data.endswith(b"\n") else data + b"\n")
-                    out.write(b"\n")
-        tmp.rename(mbox)
+    mbox = spamassassin.write_mbox([path for path, _label in test], WORK / "test10.mbox", COPIES)
     one = WORK / "one.eml"
     if not one.exists():
         shutil.copyfile(test[0][0], one)
