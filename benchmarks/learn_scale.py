@@ -419,7 +419,7 @@ def journalled(model: Path, messages: list[Path]) -> tuple[Path, dict]:
         raise RuntimeError(f"{snapshot.path}: {len(snapshot.bodies)} updates bound to the model, not {len(messages)}")
     size = model.stat().st_size
     # how many updates of this size learning lets a journal hold before it compacts by itself
-    policy = modelfile.COMPACT_FRACTION * size / (snapshot.size / len(messages))
+    policy = min(modelfile.COMPACT_FRACTION * size, modelfile.COMPACT_MAX_BYTES) / (snapshot.size / len(messages))
     if kept["code"] != keys["code"]:
         origin = "by other code, kept (LEARN_SCALE_REGRESSION_KEEP=1)"
     return path, {**kept, "journal_bytes": snapshot.size, "model_bytes": size, "policy": policy, "origin": origin}
@@ -579,7 +579,8 @@ and MB; ratios to (a).
 - A daemon's worker reads the model (through its journal) once, before its first request: the
   journal shows in the daemon's memory, not in a CHECK's time.
 - (c) is more than learning ever leaves by itself: it compacts once the journal passes
-  {modelfile.COMPACT_FRACTION:g} of the model file, at {policy} updates of these sizes.
+  {modelfile.COMPACT_FRACTION:g} of the model file or {modelfile.COMPACT_MAX_BYTES >> 20} MB, whichever is less,
+  at {policy} updates of these sizes.
 - This part took {seconds / 60:.1f} min ({took}).
 
 ```
@@ -591,7 +592,7 @@ nbcli predict MODEL {mbox.name} -q > /dev/null;  nbcli filter MODEL {mbox.name} 
 nbcli serve MODEL --socket SOCK -q   # CHECK per message over SOCK
 nbcli learn COPY --spam -q MSG; nbcli forget COPY --spam -q MSG; nbcli compact COPY -q   # (b)
 # (c): learned_one_by_one(MODEL, COPY, MESSAGES, "1e9"): per message a load through the journal and
-#      run.updating.learn_into, as `nbcli learn COPY --spam MSG`, with modelfile.COMPACT_FRACTION = 1e9
+#      run.updating.learn_into, as `nbcli learn COPY --spam MSG`, never compacting
 ```
 """
 
