@@ -750,7 +750,9 @@ model it holds once the TELL's reply was on its way):
 {seq["n"]:,} single-message learns in a row into the mail-defaults model
 (one process, each one a load through the journal and `run.updating.learn_into`, as `nbcli learn`;
 compacting whenever the journal passed {policy}): {seq["seconds"]:.0f} s
-({seq["seconds"] / max(seq["n"], 1) * 1000:.0f} ms a learn), {seq["compactions"]} compactions on the
+({seq["seconds"] / max(seq["n"], 1) * 1000:.0f} ms a learn), {seq["compactions"]} compaction{
+        "" if seq["compactions"] == 1 else "s"
+    } on the
 way, then `nbcli compact` ({seq["compact_seconds"]:.1f} s). The model equals the one trained
 from scratch on the training part and those messages (held-out messages whose content is
 in neither, as the corpus has duplicates, which training counts twice and learning once),
