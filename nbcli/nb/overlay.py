@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from typing import Any
 
 import numpy as np
 
@@ -72,8 +73,8 @@ _BASE, _UNKNOWN = -1, -2  # where a term's values are: the base, or nowhere (els
 def viewable(classifier, updates: list[Update]) -> bool:
     """Whether `classifier` (a model file's, as read, or a view) with
     `updates` laid over it can be a JournalView (see the module docstring)."""
-    base = classifier.base if isinstance(classifier, JournalView) else classifier
-    model = getattr(base, "model", None)
+    base: Any = classifier.base if isinstance(classifier, JournalView) else classifier
+    model: Any = getattr(base, "model", None)
     kind = getattr(model, "kind", None)  # a table model's is "table"
     if kind not in ("multinomial", "complement") or base.meta.get("components"):
         return False
@@ -142,7 +143,7 @@ class JournalView(TextScoring):
     settings, and no table (weights None): `scoring` derives one over a
     batch's terms."""
 
-    def __init__(self, base: TextScoring, layers: list[_Layer], record: Record, meta: dict, state=None):
+    def __init__(self, base: Any, layers: list[_Layer], record: Record, meta: dict, state=None):
         self.base, self.layers = base, layers
         model = base.model
         self.source = "fit" if model.kind == "complement" and getattr(model, "fit_count", None) is not None else "tf"
@@ -247,6 +248,14 @@ class JournalView(TextScoring):
             out[:, mine] = self.layers[k].table(name)[:, cols[mine]]
         return out
 
+    def _counts(self, name: str, src: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """`_gather` of a table every view has (its term counts, and the
+        weights' source table)."""
+        values = self._gather(name, src, cols)
+        if values is None:
+            raise ValueError(f"the model has no {name} table")
+        return values
+
     def _texts(self, src: np.ndarray, cols: np.ndarray):
         base = self.base.vocabulary
         sources = [(np.asarray(base.blob, dtype=np.uint8), np.asarray(base.offsets, dtype=np.int64))]
@@ -265,7 +274,7 @@ class JournalView(TextScoring):
         ids[known] = np.arange(len(cols))
         X = known_counts(batch, ids[inverse.reshape(-1)], len(cols))
         local = copy.copy(self.model)
-        local.weights = self.model.column_weights(self._gather(self.source, src, cols), self.totals, self.n_terms)
+        local.weights = self.model.column_weights(self._counts(self.source, src, cols), self.totals, self.n_terms)
         vocabulary = _LazyVocabulary(distinct[known], lambda: self._texts(src, cols))
         return X, local, vocabulary
 
@@ -286,7 +295,7 @@ class JournalView(TextScoring):
         for k in np.unique(src[~mine]).tolist():
             last_seen[src == k] = self.layers[k].top.last_seen[cols[src == k]]
         blob, offsets = self._texts(src, cols)
-        tf, df, fit = (self._gather(name, src, cols) for name in ("tf", "df", "fit"))
+        tf, df, fit = self._counts("tf", src, cols), self._gather("df", src, cols), self._gather("fit", src, cols)
         model = base.model
         transformed = model.kind == "complement" and (model.tf_log or model.length_norm)
         return Counts(
@@ -316,7 +325,7 @@ class JournalView(TextScoring):
         layer = _Layer.of(last_images(updates))
         known, src, cols = self._where(layer.hashes)
         integral = self.totals.integral  # the base table's units, which the model built from it keeps
-        old = ExactTotals.of(self._gather(self.source, src, cols), integral)
+        old = ExactTotals.of(self._counts(self.source, src, cols), integral)
         new = ExactTotals.of(layer.table(self.source)[:, layer.alive], integral)
         state = (self.totals.minus(old).plus(new), self.n_terms - len(cols) + int(layer.alive.sum()))
         layers = [*self.layers, layer]

@@ -11,6 +11,8 @@ the classifier (tests/test_imports.py bounds the longest import chain).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from nbcli.nb.classifier_base import BaseClassifier
@@ -21,7 +23,7 @@ class TextScoring(BaseClassifier):
     model and the vocabulary that score it; `score`, `check_ready` and the
     explanations follow from it."""
 
-    vocabulary: object
+    vocabulary: Any  # a `vectorize.Vocabulary`; a view's: the number of its terms
 
     def scoring(self, docs: list, kinds: list[str] | None = None):
         """(counts X of the documents, the event model and the vocabulary

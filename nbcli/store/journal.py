@@ -199,7 +199,7 @@ def encode(plain: dict, arrays: dict[str, np.ndarray]) -> bytes:
     return _RECORD + length + struct.pack("<I", zlib.crc32(body, zlib.crc32(length))) + body
 
 
-def decode(body: bytes) -> tuple[dict, dict[str, np.ndarray]]:
+def decode(body: bytes | memoryview) -> tuple[dict, dict[str, np.ndarray]]:
     """(plain values, arrays) of a record's body; ValueError if it is not one."""
     if len(body) < 4:
         raise ValueError("a record too short")

@@ -668,7 +668,7 @@ def update_record(update) -> tuple[dict, dict]:
     return plain, arrays
 
 
-def _update_of(body: bytes):
+def _update_of(body: bytes | memoryview):
     """The Update of a journal record, every invariant a model file's loader
     checks of the same values checked (_Corrupt otherwise)."""
     from nbcli.nb.counts import Counts
