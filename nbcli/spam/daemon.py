@@ -436,7 +436,10 @@ class Worker(Connections):
         while self.unfollowed:
             path, (update, state, identity) = self.unfollowed.popitem()
             held = self.models.get(path)
-            followed = None if held is None else modelfile.followed(held[1], path, own=(update, state))
+            try:  # run by the connection loop, outside any request: nothing here may end the worker
+                followed = None if held is None else modelfile.followed(held[1], path, own=(update, state))
+            except Exception:  # the next request follows the journal from the model's end, or reads it again
+                followed = None
             if followed is not None:
                 self.models[path] = self._held(path, identity, followed, held[4])
 

@@ -241,3 +241,8 @@ def test_a_worker_follows_its_own_tells_and_another_writers_learns_without_readi
         docs = analyse_for_learning(current.analyzer, [Document("m", "ham", messages[2].read_bytes(), "mail")])
         learn_into(str(served), docs, current.analyzer_options)
     assert ask(worker, report, question) == fresh()
+    with monkeypatch.context() as m:  # a failure laying its TELL over the model does not end the worker
+        m.setattr(modelfile, "followed", lambda *a, **k: 1 / 0)
+        assert b"DidSet" in ask(worker, tell, messages[2].read_bytes())
+        worker.settle()
+    assert ask(worker, report, question) == fresh()  # the next request reads the journal's new record
