@@ -229,7 +229,18 @@ def locked(path: str):
         os.close(fd)
 
 
+_cleaned: dict[str, float] = {}  # model file -> when this process last removed its stale temporaries
+CLEAN_EVERY = 60.0  # seconds: a daemon takes the lock per TELL, and listing a folder of many models costs
+
+
 def _remove_stale_temporaries(folder: str, name: str) -> None:
+    import time
+
+    now = time.monotonic()
+    key = os.path.join(folder, name)
+    if now - _cleaned.get(key, -CLEAN_EVERY) < CLEAN_EVERY:
+        return
+    _cleaned[key] = now
     prefix = f".{name}."
     try:
         names = os.listdir(folder)

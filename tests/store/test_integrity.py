@@ -166,6 +166,21 @@ def test_the_lock_is_reentrant_and_clears_stale_temporaries(tmp_path):
     assert integrity.read_payload(str(path))["meta"] == {"n": 1}
 
 
+def test_a_process_lists_the_folder_for_stale_temporaries_at_most_once_a_minute(tmp_path, monkeypatch):
+    """A daemon takes the lock for every TELL; listing a folder of many
+    users' models each time would cost O(the folder)."""
+    path = tmp_path / "m.nb"
+    with integrity.locked(str(path)):
+        pass
+    stale = tmp_path / ".m.nb.def456.tmp"
+    stale.write_bytes(b"half a model")
+    with integrity.locked(str(path)):
+        assert stale.exists()  # listed moments ago
+    monkeypatch.setattr(integrity, "CLEAN_EVERY", 0.0)
+    with integrity.locked(str(path)):
+        assert not stale.exists()
+
+
 def test_a_lock_file_that_is_a_link_is_refused(tmp_path):
     (tmp_path / ".m.nb.lock").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(NbcliError, match=r"its lock file .*\.m\.nb\.lock is a symbolic link"):
