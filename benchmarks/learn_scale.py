@@ -173,11 +173,11 @@ from nbcli.text.sources import Document
 path, listing = sys.argv[1], sys.argv[2]
 if len(sys.argv) > 3:  # compact at this fraction of the model file, whatever its size
     modelfile.COMPACT_FRACTION, modelfile.COMPACT_MAX_BYTES = float(sys.argv[3]), float("inf")
-written = {"journal": 0, "compactions": 0, "compacted_bytes": 0}
+written = {"journal": 0, "compactions": 0, "compacted_bytes": 0, "checkpoints": 0}
 encode = journal.encode
-def counted(*args):
-    record = encode(*args)
-    written["journal"] += len(record)
+def counted(*args, checkpoint=False):
+    record = encode(*args, checkpoint=checkpoint)
+    written["checkpoints" if checkpoint else "journal"] += len(record)
     return record
 journal.encode = counted
 started = time.perf_counter()
@@ -192,7 +192,7 @@ for name in names:
         written["compactions"] += 1
         written["compacted_bytes"] += os.path.getsize(path)
 seconds = time.perf_counter() - started
-print(len(names), seconds, written["journal"], written["compactions"], written["compacted_bytes"])
+print(len(names), seconds, *(written[k] for k in ("journal", "compactions", "compacted_bytes", "checkpoints")))
 """
 
 
@@ -290,7 +290,7 @@ def daemon(model: Path, messages: list[Path]) -> dict:
 def sequence(model: Path, train_dir: Path, messages: list[Path], old: Path) -> dict:
     """SEQUENCE learns in a row, a compaction, and the model trained afresh."""
     work = WORK / "sequence.nb"
-    n, seconds, journal_bytes, compactions, compacted = learned_one_by_one(
+    n, seconds, journal_bytes, compactions, compacted, checkpoints = learned_one_by_one(
         model, work, messages, *([FRACTION] if FRACTION else [])
     )
     left = Path(str(work) + ".journal")
@@ -314,6 +314,7 @@ def sequence(model: Path, train_dir: Path, messages: list[Path], old: Path) -> d
         "n": int(n),
         "seconds": float(seconds),
         "journal_bytes": int(journal_bytes),
+        "checkpoint_bytes": int(checkpoints),
         "compactions": int(compactions),
         "compacted_bytes": int(compacted) + (work.stat().st_size if left_bytes else 0),
         "final_bytes": work.stat().st_size,
@@ -415,8 +416,8 @@ def journalled(model: Path, messages: list[Path]) -> tuple[Path, dict]:
         keyfile.write_text(json.dumps(kept))
         print(f"{path.name}: {len(messages)} learns in {kept['seconds']:.0f} s", file=sys.stderr)
     snapshot = journal.read(str(path))
-    if not snapshot.bound_to(_checksum(path)) or len(snapshot.bodies) != len(messages) or snapshot.problem:
-        raise RuntimeError(f"{snapshot.path}: {len(snapshot.bodies)} updates bound to the model, not {len(messages)}")
+    if not snapshot.bound_to(_checksum(path)) or snapshot.updates != len(messages) or snapshot.problem:
+        raise RuntimeError(f"{snapshot.path}: {snapshot.updates} updates bound to the model, not {len(messages)}")
     size = model.stat().st_size
     # how many updates of this size learning lets a journal hold before it compacts by itself
     policy = min(modelfile.COMPACT_FRACTION * size, modelfile.COMPACT_MAX_BYTES) / (snapshot.size / len(messages))
@@ -690,8 +691,9 @@ def main() -> int:
     policy = (
         f"{float(FRACTION):g} of the model file"
         if FRACTION
-        else "the lesser of 0.75 of the model file and 16 MB (modelfile's rule)"
+        else "4x the lesser of 0.75 of the model file and 16 MB, a journal with checkpoints (modelfile's rule)"
     )
+    checkpointed = (seq["checkpoint_bytes"] + seq["compacted_bytes"]) / seq["final_bytes"]
 
     def met(ok: bool) -> str:
         return "met" if ok else "not met"
@@ -758,9 +760,11 @@ from scratch on the training part and those messages (held-out messages whose co
 in neither, as the corpus has duplicates, which training counts twice and learning once),
 and the model the code before the journal learns from them: {"yes" if seq["same"] else "NO"}
 (model ids {", ".join(seq["ids"])}). Bytes written: {seq["journal_bytes"] / 1e6:.1f} MB of journal
-records and {seq["compacted_bytes"] / 1e6:.1f} MB of compacted model files, {total / 1e6:.1f} MB in all,
+update records, {seq["checkpoint_bytes"] / 1e6:.1f} MB of checkpoint records and
+{seq["compacted_bytes"] / 1e6:.1f} MB of compacted model files, {(total + seq["checkpoint_bytes"]) / 1e6:.1f} MB in all,
 for a final model of {seq["final_bytes"] / 1e6:.1f} MB ({amplification:.1f}x its size besides the
-records); rewriting the model per learn writes about {seq["n"] * seq["final_bytes"] / 1e6:,.0f} MB.
+records, {checkpointed:.1f}x counting the checkpoints with the compactions); rewriting the model
+per learn writes about {seq["n"] * seq["final_bytes"] / 1e6:,.0f} MB.
 
 ### Targets (issue 30)
 
@@ -769,8 +773,8 @@ records); rewriting the model per learn writes about {seq["n"] * seq["final_byte
   updates in the journal, against a predict without one: {met(journal_ok)}
   ({"; ".join(f"{r[0]}: {r[4]}" for r in rows_read)}); against a predict on the same model (the
   issue's measure): {met(same_ok)} ({"; ".join(f"{r[0]}: {r[5]}" for r in rows_read)}). A reader
-  decodes the journal's records and lays them over the model (no table is derived): about
-  0.2 ms and some memory per record, a predict as much as a learn.
+  decodes the journal from its last checkpoint and lays it over the model (no table is
+  derived), a predict as much as a learn.
 - spamd TELL ≤ 2x a CHECK round trip: {met(tell_ok)}: {rows_daemon[0][4]} (108k terms),
   {rows_daemon[1][4]} (1.41M terms). A TELL analyses the message as a CHECK does, then
   computes the update of its terms from the model the worker holds (`learning.learn_update`
@@ -778,9 +782,10 @@ records); rewriting the model per learn writes about {seq["n"] * seq["final_byte
   after the reply (the "CHECK after a TELL" column: no model is read again).
 - the learns then a compaction equal training from scratch: {"met" if seq["same"] else "NOT met"};
   bytes written ≤ 3x the final model plus the records: {met(amplification <= 3)}, {amplification:.1f}x
-  for {seq["n"]:,} learns (compacting at {policy} writes the model about once per
+  for {seq["n"]:,} learns, counting checkpoints as records ({checkpointed:.1f}x counting them
+  with the compactions). Compacting at {policy} writes the model about once per
   that much of records, so no fixed rule holds it over any run length: see
-  docs/architecture.md, "Compaction policy").
+  docs/architecture.md, "Compaction policy".
 
 ### Exact commands
 

@@ -264,16 +264,24 @@ def gather_texts(sources, which: np.ndarray, cols: np.ndarray) -> tuple[np.ndarr
     gathers a few terms of a big vocabulary and of a journal's layers)."""
     which = np.asarray(which, dtype=np.int64)
     cols = np.asarray(cols, dtype=np.int64)
-    if len(sources) > 2 and sum(len(o) for _, o in sources) <= max(_GATHER_CHUNK, 8 * len(cols)):
-        # many small sources (a journal's updates): join them, one gather
-        first = np.cumsum([0] + [len(o) - 1 for _, o in sources])[:-1]
-        bases = np.cumsum([0] + [len(b) for b, _ in sources])[:-1]
+    small = [s for s, (_, o) in enumerate(sources) if len(o) <= 8 * len(cols) + 1024]
+    if len(small) > 2 and sum(len(sources[s][1]) for s in small) <= max(_GATHER_CHUNK, 8 * len(cols)):
+        # many small sources (a journal's updates): join them into one, then one gather per
+        # source left (a big vocabulary is never joined: that would copy it whole)
+        joined_from = [sources[s] for s in small]
+        first = np.cumsum([0] + [len(o) - 1 for _, o in joined_from])[:-1]
+        bases = np.cumsum([0] + [len(b) for b, _ in joined_from])[:-1]
         joined_offsets = np.concatenate(
-            [np.asarray(o[:-1], dtype=np.int64) + base for (_, o), base in zip(sources, bases)]
-            + [[int(bases[-1]) + len(sources[-1][0])]]
+            [np.asarray(o[:-1], dtype=np.int64) + base for (_, o), base in zip(joined_from, bases)]
+            + [[int(bases[-1]) + len(joined_from[-1][0])]]
         )
-        joined = (np.concatenate([b for b, _ in sources]), joined_offsets)
-        return gather_texts([joined], np.zeros(len(cols), np.int64), first[which] + cols)
+        joined = (np.concatenate([b for b, _ in joined_from]), joined_offsets)
+        big = [s for s in range(len(sources)) if s not in set(small)]
+        renumber = np.zeros(len(sources), dtype=np.int64)
+        renumber[big] = np.arange(1, len(big) + 1)
+        shift = np.zeros(len(sources), dtype=np.int64)
+        shift[small] = first
+        return gather_texts([joined] + [sources[s] for s in big], renumber[which], shift[which] + cols)
     start = np.zeros(len(cols), dtype=np.int64)
     length = np.zeros(len(cols), dtype=np.int64)
     parts = []

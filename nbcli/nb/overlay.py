@@ -26,8 +26,13 @@ worker after every TELL. A view costs what the journal holds instead:
 Following more updates (`plus`: the daemon's worker after its own TELL, or
 the journal's new records another writer appended: `store.modelfile.followed`)
 adds a layer in O(the update): its terms' old values are looked up, the
-totals moved by the difference. Past MAX_LAYERS the layers are merged
-into one (O(the terms the journal touched), once per MAX_LAYERS updates).
+totals moved by the difference. The layers are kept as a log-structured
+merge: the newest layer is merged into the one below it while that one
+has at most LAYER_RATIO times its terms (or there are over MAX_LAYERS),
+so a view following n updates of m terms keeps about log_4(n) layers and
+merges each term about that many times: O(m log n) per update, never the
+whole journal's terms at once (which a merge of all layers cost, every
+MAX_LAYERS updates, before).
 
 Exactness: every weight, prior, record entry and count is what the model
 built by replaying the journal has, bit for bit (tests/store/test_journal_view.py:
@@ -63,10 +68,11 @@ from nbcli.text.analyzer import Analyzer
 from nbcli.text.sources import batches
 from nbcli.text.vectorize import Vocabulary, known_counts
 
-# Layers a view keeps before merging them into one: a lookup searches each
-# (a TELL's update looks up its terms twice), a merge costs the terms the
-# journal touched, once per MAX_LAYERS updates, after the TELL's reply.
+# A lookup searches each layer (a TELL's update, and each CHECK, looks up its terms in every one):
+# fewer layers, faster lookups; a merge costs the two layers' terms, after the TELL's reply.
+# With ratio 4, a daemon past 1,000 TELLs of ~200 terms keeps 3-5 layers (measured: docs/benchmarks.md).
 MAX_LAYERS = 8
+LAYER_RATIO = 4
 _BASE, _UNKNOWN = -1, -2  # where a term's values are: the base, or nowhere (else a layer's index)
 
 
@@ -295,9 +301,10 @@ class JournalView(TextScoring):
         for k in np.unique(src[~mine]).tolist():
             last_seen[src == k] = self.layers[k].top.last_seen[cols[src == k]]
         blob, offsets = self._texts(src, cols)
-        tf, df, fit = self._counts("tf", src, cols), self._gather("df", src, cols), self._gather("fit", src, cols)
         model = base.model
         transformed = model.kind == "complement" and (model.tf_log or model.length_norm)
+        tf, df = self._counts("tf", src, cols), self._gather("df", src, cols)
+        fit = self._gather("fit", src, cols) if transformed else None
         return Counts(
             list(self.classes),
             np.asarray(self.model.class_count, dtype=np.float64).copy(),
@@ -329,14 +336,36 @@ class JournalView(TextScoring):
         new = ExactTotals.of(layer.table(self.source)[:, layer.alive], integral)
         state = (self.totals.minus(old).plus(new), self.n_terms - len(cols) + int(layer.alive.sum()))
         layers = [*self.layers, layer]
-        if len(layers) > MAX_LAYERS:
-            layers = [_Layer.of(last_images([each.as_update() for each in layers]))]
+        while len(layers) > 1 and (
+            len(layers) > MAX_LAYERS or len(layers[-2].hashes) <= LAYER_RATIO * len(layers[-1].hashes)
+        ):
+            layers[-2:] = [_Layer.of(last_images([layers[-2].as_update(), layers[-1].as_update()]))]
         classes = list(self.classes)
         record = record_after(_record_of(self), classes, updates, classes)
         view = JournalView(self.base, layers, record, updates[-1].meta, state)
         view.calibration = self.calibration
         view.analyzer_options = self.analyzer_options
         return view
+
+    def as_checkpoint(self) -> Update:
+        """The view's layers and record changes as one Update over its base:
+        replaying it alone (`updates.replay`, or a view of it) gives what
+        replaying every update it stands for gives (a journal's
+        checkpoint record: `store.journal`). Its record changes take out
+        every base entry the updates changed and add each as it ended, so
+        nothing is summed twice."""
+        top = self._top()
+        if top is None:
+            raise ValueError("a view without updates has no checkpoint")
+        base_record = _record_of(self.base)
+        removed, added = base_record.changes_to(_record_of(self))
+        return Update(
+            dataclasses.replace(top.top, record=added),
+            list(self.classes),
+            dict(self.meta),
+            np.ascontiguousarray(base_record.digest[removed], dtype=np.uint64).reshape(-1, 2),
+            np.asarray(base_record.label[removed], dtype=np.int32),
+        )
 
     # -- the whole model --------------------------------------------------------------
 

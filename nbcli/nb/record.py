@@ -86,6 +86,75 @@ class Record:
         ids[groups] = message_id[has[first]]  # the first Message-ID met in each group
         return cls(digest[firsts], label[firsts], summed, ids, latest)
 
+    def positions(self, digest, label) -> np.ndarray:
+        """The index of the entry of each (digest (n, 2), class (n,)), -1
+        where there is none: `find`'s binary search, for many at once."""
+        digest = np.asarray(digest, dtype=np.uint64).reshape(-1, 2)
+        label = np.asarray(label, dtype=np.int64)
+        out = np.full(len(label), -1, dtype=np.int64)
+        if not len(self) or not len(label):
+            return out
+        hi = self.digest[:, 0]
+        start = np.searchsorted(hi, digest[:, 0], side="left")
+        stop = np.searchsorted(hi, digest[:, 0], side="right")
+        one = (stop - start) == 1  # most documents: one entry with their digest's high half
+        at = np.minimum(start, len(hi) - 1)
+        hit = one & (self.digest[at, 1] == digest[:, 1]) & (self.label[at] == label)
+        out[hit] = at[hit]
+        for k in np.flatnonzero(stop - start > 1).tolist():  # a document in several classes: a few entries
+            for entry in self.find(digest[k]).tolist():
+                if self.label[entry] == label[k]:
+                    out[k] = entry
+        return out
+
+    def inserted(self, digest, label, copies, message_id, when) -> Record:
+        """The record with new entries, none of whose (digest, class) it
+        has, each put in its place: what `build` of all of them gives, in
+        O(entries added x log N) searches and one copy of the arrays, not a
+        sort of the whole record (a TELL's update adds one entry to a
+        record of every message a site ever learned)."""
+        digest = np.asarray(digest, dtype=np.uint64).reshape(-1, 2)
+        if len(digest) != 1 or not len(self):  # one entry is what a learn adds; else sort them all
+            return self.plus(Record.build(digest, label, copies, message_id, when))
+        hi, lo, cls = int(digest[0, 0]), int(digest[0, 1]), int(np.asarray(label).reshape(-1)[0])
+        at = int(np.searchsorted(self.digest[:, 0], np.uint64(hi), side="left"))
+        stop = int(np.searchsorted(self.digest[:, 0], np.uint64(hi), side="right"))
+        while at < stop and (int(self.digest[at, 1]), int(self.label[at])) < (lo, cls):
+            at += 1  # the entries of one digest's high half: that document in its classes, a few
+        if at < stop and (int(self.digest[at, 1]), int(self.label[at])) == (lo, cls):
+            raise ValueError("the record already has this entry")
+        return Record(
+            np.insert(self.digest, at, digest, axis=0),
+            np.insert(self.label, at, np.asarray(label, dtype=np.int32)),
+            np.insert(self.copies, at, np.asarray(copies, dtype=np.int64)),
+            np.insert(self.message_id, at, np.asarray(message_id, dtype=np.uint64)),
+            np.insert(self.when, at, np.asarray(when, dtype=np.int64)),
+        )
+
+    def changes_to(self, other: Record) -> tuple[np.ndarray, Record]:
+        """(the indices of this record's entries that `other` does not hold
+        as they are, the entries of `other` this record does not hold as
+        they are): taking out the first and adding the second makes this
+        record `other` (a journal's checkpoint: `nb.overlay`)."""
+        mine, theirs = self._rows(), other._rows()
+        _, inverse, counts = np.unique(np.concatenate([mine, theirs]), axis=0, return_inverse=True, return_counts=True)
+        single = counts[inverse.reshape(-1)] == 1  # a row in one record only (each record's rows are distinct)
+        added = np.flatnonzero(single[len(mine) :])
+        return np.flatnonzero(single[: len(mine)]), Record(
+            other.digest[added], other.label[added], other.copies[added], other.message_id[added], other.when[added]
+        )
+
+    def _rows(self) -> np.ndarray:
+        return np.column_stack(
+            [
+                np.asarray(self.digest, dtype=np.uint64).reshape(-1, 2),
+                self.label.astype(np.uint64),
+                self.copies.astype(np.uint64),
+                np.asarray(self.message_id, dtype=np.uint64),
+                np.asarray(self.when, dtype=np.int64).view(np.uint64),
+            ]
+        )
+
     def __len__(self) -> int:
         return len(self.label)
 

@@ -54,6 +54,21 @@ class Update:
         changed, `removed` the indices of the record entries of `before`
         taken out, `added` the entries added (labels of `before`'s classes)."""
         hashes = np.unique(np.asarray(touched, dtype=np.uint64))
+        if np.array_equal(hashes, after.hashes):  # every term of `after` (a learn's own counts): copied whole
+            copied = Counts(
+                list(after.classes),
+                np.asarray(after.class_count, dtype=np.float64).copy(),
+                hashes,
+                np.array(after.blob, dtype=np.uint8),
+                np.array(after.offsets, dtype=np.int64),
+                after.tf.copy(),
+                None if after.df is None else after.df.copy(),
+                None if after.fit is None else after.fit.copy(),
+                np.array(after.last_seen, dtype=np.int32),
+                added,
+                int(after.mail_docs),
+            )
+            return cls._of(before, copied, removed, meta)
         pos = np.minimum(np.searchsorted(after.hashes, hashes), max(len(after.hashes) - 1, 0))
         present = (after.hashes[pos] == hashes) if len(after.hashes) else np.zeros(len(hashes), bool)
         cols = pos[present]
@@ -73,7 +88,6 @@ class Update:
         which[~present] = 1  # a term that left: no text
         nothing = (np.zeros(0, np.uint8), np.zeros(2, np.int64))  # one term without text
         blob, offsets = gather_texts([(after.blob, after.offsets), nothing], which, source)
-        removed = np.asarray(removed, dtype=np.int64)
         counts = Counts(
             list(after.classes),
             np.asarray(after.class_count, dtype=np.float64).copy(),
@@ -87,8 +101,13 @@ class Update:
             added,
             int(after.mail_docs),
         )
+        return cls._of(before, counts, removed, meta)
+
+    @classmethod
+    def _of(cls, before: Counts, image: Counts, removed, meta: dict) -> Update:
+        removed = np.asarray(removed, dtype=np.int64)
         return cls(
-            counts,
+            image,
             list(before.classes),
             dict(meta),
             np.asarray(before.record.digest[removed], dtype=np.uint64).reshape(-1, 2),
@@ -114,6 +133,21 @@ def last_images(updates: list[Update]) -> Counts:
     lays over a model's counts, and what `nb.overlay` scores through."""
     final = list(updates[-1].image.classes)
     images = [u.image for u in updates]
+    if len(images) == 1:  # its terms are distinct and ascending already (`Update.of`)
+        one = images[0]
+        return Counts(
+            final,
+            np.asarray(one.class_count, dtype=np.float64).copy(),
+            one.hashes,
+            one.blob,
+            one.offsets,
+            one.tf,
+            one.df,
+            None if one.fit is None else one.fit.astype(np.float64, copy=False),
+            one.last_seen.astype(np.int32, copy=False),
+            Record.empty(),
+            int(one.mail_docs),
+        )
     all_hashes = np.concatenate([u.hashes for u in images])
     which = np.concatenate([np.full(len(u.hashes), r, dtype=np.int64) for r, u in enumerate(images)])
     col = np.concatenate([np.arange(len(u.hashes), dtype=np.int64) for u in images])
@@ -220,26 +254,23 @@ def record_after(record: Record, classes: list, updates: list[Update], final: li
     first Message-ID, the latest date, as `Record.plus` combines them)."""
     changed: dict[tuple, tuple | None] = {}
 
-    def current(key: tuple):
-        if key in changed:
-            return changed[key]
-        if key[2] not in classes:
-            return None
-        found = record.find(np.array(key[:2], dtype=np.uint64))
-        label = classes.index(key[2])
-        for entry in found.tolist():
-            if record.label[entry] == label:
-                return (int(record.copies[entry]), int(record.message_id[entry]), int(record.when[entry]))
-        return None
-
     for u in updates:
         for digest, label in zip(u.removed_digest.tolist(), u.removed_label.tolist()):
             changed[(digest[0], digest[1], u.known[label])] = None
         added = u.image.record
+        # the record's entries of the added documents, found at once (a checkpoint adds every document learned)
+        names = [u.known[int(label)] for label in added.label.tolist()]
+        in_record = record.positions(added.digest, [classes.index(c) if c in classes else -1 for c in names])
         for i in range(len(added)):
             key = (int(added.digest[i, 0]), int(added.digest[i, 1]), u.known[int(added.label[i])])
             entry = (int(added.copies[i]), int(added.message_id[i]), int(added.when[i]))
-            old = current(key)
+            if key in changed:
+                old = changed[key]
+            elif in_record[i] >= 0:
+                at = int(in_record[i])
+                old = (int(record.copies[at]), int(record.message_id[at]), int(record.when[at]))
+            else:
+                old = None
             if old is not None:
                 entry = (old[0] + entry[0], old[1] or entry[1], max(old[2], entry[2]))
             changed[key] = entry
@@ -247,10 +278,12 @@ def record_after(record: Record, classes: list, updates: list[Update], final: li
     if not changed:
         return record if list(classes) == final else record.relabelled(mapping)
     keep = np.ones(len(record), dtype=bool)
-    for hi, lo, name in changed:
-        if name in classes:
-            found = record.find(np.array([hi, lo], dtype=np.uint64))
-            keep[found[record.label[found] == classes.index(name)]] = False
+    keys = list(changed)
+    found = record.positions(
+        np.array([k[:2] for k in keys], dtype=np.uint64).reshape(-1, 2),
+        [classes.index(k[2]) if k[2] in classes else -1 for k in keys],
+    )
+    keep[found[found >= 0]] = False
     kept = dataclasses.replace(
         record,
         digest=record.digest[keep],
@@ -260,6 +293,14 @@ def record_after(record: Record, classes: list, updates: list[Update], final: li
         when=record.when[keep],
     )
     new = [(key, entry) for key, entry in changed.items() if entry is not None]
+    if list(classes) == final:  # the kept entries in order, the new ones (none of them kept) put in place
+        return kept.inserted(
+            np.array([k[:2] for k, _ in new], dtype=np.uint64).reshape(-1, 2),
+            [final.index(k[2]) for k, _ in new],
+            [e[0] for _, e in new],
+            [e[1] for _, e in new],
+            [e[2] for _, e in new],
+        )
     return Record.build(
         np.concatenate([kept.digest, np.array([k[:2] for k, _ in new], dtype=np.uint64).reshape(-1, 2)]),
         np.concatenate([mapping[kept.label] if len(kept) else kept.label, [final.index(k[2]) for k, _ in new]]),

@@ -13,6 +13,23 @@ The file:
 (little-endian). A record is appended with one write(2) and fsynced under
 the model's lock (`integrity.locked`), so writers take turns.
 
+Checkpoints: a record of magic b"NBJC" holds one update that stands for
+every update before it (the terms they touched, as they left them, and
+the record's net changes: `nb.overlay.JournalView.as_checkpoint`). A
+reader starts at the last checkpoint: it steps over the records before it
+by their lengths alone (a pread(2) of each 16-byte head: never their
+bodies, never their checksums) and decodes the checkpoint and what follows
+it. So reading a journal costs its last checkpoint and the records after
+it, not its whole length; a writer appends a checkpoint when the records
+after the last one outweigh it (`modelfile.CHECKPOINT_MIN_BYTES`), so that
+is at most about twice a checkpoint. A reader following the journal from
+an end it has (`read`'s since) has every update a checkpoint stands for,
+and skips it. A damaged checkpoint is damage like any record's; a reader
+that meets damage after stepping over records reads the journal whole, so
+that its error counts every good update. nbcli before checkpoints reports
+a journal holding one as damaged (`nbcli compact` with the newer nbcli
+folds it into the model).
+
 Binding: the header names the checksum of the model file the records apply
 to (`integrity.payload_checksum`, over everything in the file). A journal
 whose header names another checksum belongs to a model that has since been
@@ -47,6 +64,7 @@ from nbcli.store.integrity import replace_atomically, target
 SUFFIX = ".journal"
 _MAGIC = b"nbcli-journal 1 "
 _RECORD = b"NBJR"
+_CHECKPOINT = b"NBJC"
 _HEAD = struct.Struct("<4sQI")  # record magic, body length, CRC-32
 _DTYPES = {"<u8", "<i8", "<f8", "<i4", "|u1"}
 _ITEMSIZE = {name: np.dtype(name).itemsize for name in _DTYPES}
@@ -91,16 +109,21 @@ class Snapshot:
     end (`end`), its size, and the damage found (`torn`: a torn tail;
     `problem`: corruption, what and where)."""
 
-    def __init__(self, model: str, data: bytes | None, skipped: int = 0):
+    def __init__(self, model: str, data: bytes | None, skipped: int = 0, following: bool = False, stepped: int = 0):
         self.model = model
         self.path = path_of(model)
         self.base: str | None = None
         self.bodies: list[memoryview] = []
         self.end = 0
-        self.skipped = skipped  # bytes of records after the header not in `data` (`read`'s since)
+        self.skipped = skipped  # bytes of records after the header not in `data` (`read`'s since, or stepped over)
         self.size = 0 if data is None else len(data) + skipped
         self.torn = False
         self.problem: str | None = None
+        # following (`read`'s since): checkpoints are skipped, not started from
+        self.following = following
+        self.updates = stepped  # update records in the journal up to `end` (checkpoints not counted)
+        self.checkpoint: tuple[int, int] | None = None  # (byte offset, length) of the last checkpoint seen
+        self.starts_with_checkpoint = False  # bodies[0] is a checkpoint, standing for every update before it
         if data is not None:
             self._parse(data)
 
@@ -126,7 +149,7 @@ class Snapshot:
                 return
             magic, length, crc = _HEAD.unpack_from(data, pos)
             body_end = pos + _HEAD.size + length
-            if magic != _RECORD:
+            if magic != _RECORD and magic != _CHECKPOINT:
                 if not bytes(view[pos:]).strip(b"\0"):  # zeros to the end: a torn tail
                     self.torn = True
                 else:
@@ -142,7 +165,13 @@ class Snapshot:
                 else:
                     self.problem = f"the update at byte {pos + self.skipped} fails its checksum"
                 return
-            self.bodies.append(body)
+            if magic == _CHECKPOINT:
+                self.checkpoint = (pos + self.skipped, body_end - pos)
+                if not self.following:  # it stands for every update before it
+                    self.bodies, self.starts_with_checkpoint = [body], True
+            else:
+                self.bodies.append(body)
+                self.updates += 1
             pos = body_end
             self.end = pos + self.skipped
 
@@ -154,9 +183,9 @@ class Snapshot:
         jpath = self.path
         return JournalError(
             f"{jpath} is corrupt ({self.problem})",
-            hint=f"'nbcli compact {self.model} --drop-bad-tail' keeps the {len(self.bodies)} update(s) before it "
+            hint=f"'nbcli compact {self.model} --drop-bad-tail' keeps the {self.updates} update(s) before it "
             f"(or move {jpath} away to read the model without its updates)",
-            good=len(self.bodies),
+            good=self.updates,
         )
 
 
@@ -174,10 +203,21 @@ def read(model: str, since: tuple[str, int] | None = None) -> Snapshot:
                 head = header(since[0])
                 if fh.read(len(head)) == head and os.fstat(fh.fileno()).st_size >= since[1]:
                     fh.seek(since[1])
-                    tail = Snapshot(model, head + fh.read(), since[1] - len(head))
+                    tail = Snapshot(model, head + fh.read(), since[1] - len(head), following=True)
                     if tail.problem is None:
                         return tail
                 fh.seek(0)  # damage: read whole, so that its error counts every good update
+            else:
+                start = fh.read(200)
+                stop = start.find(b"\n")
+                if start.startswith(_MAGIC) and stop > 0:
+                    at, stepped = _last_checkpoint(fh.fileno(), stop + 1)
+                    if at > stop + 1:  # from the last checkpoint: the records before it stepped over
+                        fh.seek(at)
+                        found = Snapshot(model, start[: stop + 1] + fh.read(), at - stop - 1, stepped=stepped)
+                        if found.problem is None:
+                            return found
+                fh.seek(0)  # none, or damage: read whole, so that its error counts every good update
             data = fh.read()
     except FileNotFoundError:
         data = None
@@ -186,8 +226,31 @@ def read(model: str, since: tuple[str, int] | None = None) -> Snapshot:
     return Snapshot(model, data)
 
 
-def encode(plain: dict, arrays: dict[str, np.ndarray]) -> bytes:
-    """One record: plain values (JSON) and arrays."""
+def _last_checkpoint(fd: int, pos: int) -> tuple[int, int]:
+    """(the byte offset of the last checkpoint whose record fits in the
+    file, else `pos`; the update records before it), stepping from `pos`
+    over the records' heads alone. Stops at anything that is not a
+    record's head: the parse from the offset returned meets it."""
+    size = os.fstat(fd).st_size
+    found, updates, seen = pos, 0, 0
+    while pos + _HEAD.size <= size:
+        head = os.pread(fd, _HEAD.size, pos)
+        if len(head) < _HEAD.size:
+            break
+        magic, length, _ = _HEAD.unpack(head)
+        end = pos + _HEAD.size + length
+        if magic not in (_RECORD, _CHECKPOINT) or end > size:
+            break
+        if magic == _CHECKPOINT:
+            found, updates = pos, seen
+        else:
+            seen += 1
+        pos = end
+    return found, updates
+
+
+def encode(plain: dict, arrays: dict[str, np.ndarray], checkpoint: bool = False) -> bytes:
+    """One record (checkpoint: a checkpoint record): plain values (JSON) and arrays."""
     specs, chunks = [], []
     for name, array in arrays.items():
         array = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
@@ -196,7 +259,8 @@ def encode(plain: dict, arrays: dict[str, np.ndarray]) -> bytes:
     text = json.dumps({**plain, "arrays": specs}, sort_keys=True, allow_nan=False).encode("ascii")
     body = struct.pack("<I", len(text)) + text + b"".join(chunks)
     length = struct.pack("<Q", len(body))
-    return _RECORD + length + struct.pack("<I", zlib.crc32(body, zlib.crc32(length))) + body
+    magic = _CHECKPOINT if checkpoint else _RECORD
+    return magic + length + struct.pack("<I", zlib.crc32(body, zlib.crc32(length))) + body
 
 
 def decode(body: bytes | memoryview) -> tuple[dict, dict[str, np.ndarray]]:

@@ -34,7 +34,17 @@ from nbcli.errors import ModelFileError, NbcliError
 from nbcli.store import journal
 from nbcli.store.codec import FORMAT_VERSION
 from nbcli.store.integrity import CHECKSUM_KEY, check_writable, locked, read_payload, target, write_payload
-from nbcli.store.payload import _plain, model_id, payload_bytes, to_payload
+from nbcli.store.journal_updates import (
+    can_checkpoint,
+    checkpoint_due,
+    checkpoint_record,
+    compaction_due,
+    encoded,
+    remember,
+    update_record,
+    wrote,
+)
+from nbcli.store.payload import model_id, payload_bytes, to_payload
 
 __all__ = [
     "FORMAT_VERSION",
@@ -389,7 +399,8 @@ def _load(path: str, copy: bool = False, drop_bad_tail: bool = False, view: bool
     applied = 0
     if bound and snapshot.bodies:
         classifier = _with_updates(classifier, snapshot, path, view)
-        applied = len(snapshot.bodies)
+        applied = snapshot.updates
+        remember(path, base, snapshot)
     if base is not None and getattr(classifier.model, "kind", None) != "table":
         st = os.stat(target(path))
         setattr(classifier, "journal_state", (base, snapshot.end if bound else 0, _file_stamp(st)))  # noqa: B010
@@ -505,8 +516,9 @@ def save(classifier, path: str, since=None) -> None:
     loaded from `path` under the lock the caller holds: then only the
     change is appended to the model's journal (`journal`), and the model is
     compacted (written whole, the journal emptied) once the journal passes
-    three quarters of the model file or 16 MB (`COMPACT_FRACTION`). A model file
-    under 4 MB (`JOURNAL_MIN_BYTES`) is written whole instead."""
+    three quarters of the model file or 16 MB (`COMPACT_FRACTION`), or four
+    times that for a journal with checkpoints (`journal_updates`). A model
+    file under 4 MB (`JOURNAL_MIN_BYTES`) is written whole instead."""
     update = getattr(classifier, "update", None)
     if update is None or not keeps_journal(since):
         _write_whole(classifier, path)
@@ -544,7 +556,6 @@ def followed(classifier, path: str, own=None):
     grew, in O(the new updates). own (update, journal state): the one this
     process just appended under the lock (`append_update`); else the
     journal's records after the classifier's end. None: read it again."""
-    from nbcli.nb.overlay import viewed
 
     state = getattr(classifier, "journal_state", None)
     if state is None or getattr(classifier.model, "kind", None) == "table":
@@ -556,19 +567,29 @@ def followed(classifier, path: str, own=None):
         snapshot = journal.read(path, since=(base, end))
         if snapshot.problem or not snapshot.bound_to(base) or snapshot.end < end or _stamp_or_none(path) != base_stamp:
             return None  # damaged, rebound, cut short or a new model file: read it again
+        remember(path, base, snapshot)  # another writer's checkpoint: its updates are ours already
         if not snapshot.bodies:
+            if snapshot.end > end:  # only a checkpoint: nothing new, but not to be read again
+                setattr(classifier, "journal_state", (base, snapshot.end, base_stamp))  # noqa: B010
             return classifier
         try:
             updates = [_update_of(body) for body in snapshot.bodies]
         except _Corrupt:
             return None
         state = (base, snapshot.end, base_stamp)
-    follow = getattr(classifier, "plus", None)
-    view = follow(updates) if follow is not None else viewed(classifier, updates)
+    view = _followed_by(classifier, updates)
     if view is None:
         return None
     setattr(view, "journal_state", state)  # noqa: B010
     return view
+
+
+def _followed_by(classifier, updates):
+    """A view (`nb.overlay`) of `classifier` with `updates` laid over it, or None."""
+    from nbcli.nb.overlay import viewed
+
+    follow = getattr(classifier, "plus", None)
+    return follow(updates) if follow is not None else viewed(classifier, updates)
 
 
 def journaled_bytes(path: str, update) -> int:
@@ -578,13 +599,7 @@ def journaled_bytes(path: str, update) -> int:
     only by the new ones), found without building that model (spamd's
     --max-model-size)."""
     stamp = journal.stamp(path)
-    return os.stat(path).st_size + (stamp[1] if stamp else 0) + len(_encoded(update))
-
-
-def _encoded(update) -> bytes:  # its journal record, encoded once: spamd weighs it, then appends it
-    if "_record" not in update.__dict__:
-        update.__dict__["_record"] = journal.encode(*update_record(update))
-    return update.__dict__["_record"]
+    return os.stat(path).st_size + (stamp[1] if stamp else 0) + len(encoded(update))
 
 
 def _append(update, path: str, since) -> tuple[int, bool]:
@@ -601,13 +616,23 @@ def _append(update, path: str, since) -> tuple[int, bool]:
                 hint="run the command again",
             )
         try:
-            size = journal.append(snapshot, base, _encoded(update))
+            record = encoded(update)
+            update_end = (snapshot.end if snapshot.bound_to(base) else len(journal.header(base))) + len(record)
+            checkpoint = b""
+            if checkpoint_due(since, path, base, update_end):
+                view = _followed_by(since, [update])  # None: an update that changed the classes
+                checkpoint = checkpoint_record(view) if view is not None else b""
+            size = journal.append(snapshot, base, record + checkpoint)  # one write, one fsync
+            if checkpoint:
+                wrote(path, base, update_end, len(checkpoint))
         except OSError as exc:
             raise NbcliError(f"cannot write {snapshot.path}: {exc.strerror}; nothing was saved") from None
-        return size, size > min(base_stamp[2] * COMPACT_FRACTION, COMPACT_MAX_BYTES)
+        limit = min(base_stamp[2] * COMPACT_FRACTION, COMPACT_MAX_BYTES)
+        return size, compaction_due(path, base, size, limit, can_checkpoint(since, base))
 
 
-# A journal past the lesser of these is compacted into the model (docs/architecture.md, "Compaction policy")
+# A journal past the lesser of these is compacted into the model, one with checkpoints past
+# journal_updates.CHECKPOINTED_FACTOR times it (docs/architecture.md, "Compaction policy")
 COMPACT_FRACTION, COMPACT_MAX_BYTES = 0.75, 16 << 20
 JOURNAL_MIN_BYTES = 4 << 20  # a smaller model is written whole: cheaper than every reader's replaying a journal
 
@@ -640,32 +665,6 @@ def compact(path: str, drop_bad_tail: bool = False) -> tuple[int, int]:
         else:
             journal.remove(path)
         return applied, snapshot.size
-
-
-def update_record(update) -> tuple[dict, dict]:
-    """An Update (nb/updates.py) as a journal record's plain values and arrays."""
-    image = update.image
-    plain = {
-        "classes": list(image.classes),
-        "known": list(update.known),
-        "mail_docs": int(image.mail_docs),
-        "meta": _plain(update.meta),
-    }
-    arrays = {
-        "class_count": np.asarray(image.class_count, dtype=np.float64),
-        "hashes": image.hashes,
-        "blob": image.blob,
-        "offsets": image.offsets,
-        "tf": image.tf,
-        "last_seen": image.last_seen,
-        "removed_digest": update.removed_digest,
-        "removed_label": update.removed_label,
-        **{f"added_{k}": v for k, v in image.record.arrays().items()},
-    }
-    for name in ("df", "fit"):
-        if getattr(image, name) is not None:
-            arrays[name] = getattr(image, name)
-    return plain, arrays
 
 
 def _update_of(body: bytes | memoryview):

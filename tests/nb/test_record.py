@@ -61,3 +61,58 @@ def test_the_model_files_arrays_round_trip_and_are_checked():
         Record.from_arrays(dict(arrays, record_copies=np.zeros(3, np.int64)), 2)
     with pytest.raises(ValueError, match="record_when"):
         Record.from_arrays(dict(arrays, record_when=np.zeros(2, np.int64)), 2)
+
+
+def _same(a: Record, b: Record) -> bool:
+    return all(x.dtype == y.dtype and np.array_equal(x, y) for x, y in zip(a.arrays().values(), b.arrays().values()))
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [([3, 0], 2), ([3, 0], 3), ([9, 1], 0), ([9, 0], 1), ([1, 5], 0), ([99, 0], 1), ([3, 1], 0)],
+    ids=["same-digest-after", "same-digest-last", "before-the-class", "same-high-lower-low", "first", "last", "mid"],
+)
+def test_inserting_one_entry_is_building_with_it(entry):
+    """A TELL adds one entry to a record of every message ever learned: put
+    in its place, as sorting all of them would."""
+    r = _record()
+    digest, label = entry
+    got = r.inserted([digest], [label], [4], [8], [1234])
+    want = Record.build(
+        np.concatenate([r.digest, [digest]]),
+        np.concatenate([r.label, [label]]),
+        np.concatenate([r.copies, [4]]),
+        np.concatenate([r.message_id, [8]]),
+        np.concatenate([r.when, [1234]]),
+    )
+    assert _same(got, want)
+    with pytest.raises(ValueError, match="already has"):
+        r.inserted([[9, 1]], [1], [1], [0], [0])
+    assert _same(
+        Record.empty().inserted([digest], [label], [4], [8], [1234]), Record.build([digest], [label], [4], [8], [1234])
+    )
+
+
+def test_the_changes_from_one_record_to_another_make_it():
+    """What a journal's checkpoint holds of the record: the entries to take
+    out (any that differ, even only in copies or date) and those to add."""
+    before = _record()
+    after = before.without([2]).plus(Record.build([[3, 0], [5, 5]], [0, 1], [1, 1], [0, 6], [60, 70]))
+    removed, added = before.changes_to(after)
+    assert removed.tolist() == [0, 2]  # document 3 in class 0 gained a copy; document 9 left
+    assert added.digest.tolist() == [[3, 0], [5, 5]] and added.copies.tolist() == [3, 1]
+    assert _same(before.without(removed).plus(added), after)
+    none_removed, none_added = after.changes_to(after)
+    assert len(none_removed) == 0 and len(none_added) == 0
+
+
+def test_positions_finds_many_entries_at_once_as_find_does():
+    r = Record.build([[3, 0], [3, 0], [3, 1], [9, 1], [12, 4]], [0, 1, 0, 1, 2], [1, 1, 1, 1, 1], [0] * 5, [0] * 5)
+    asked = [[3, 0], [3, 0], [3, 1], [3, 1], [9, 1], [9, 1], [12, 4], [5, 5], [0, 0]]
+    labels = [0, 1, 0, 1, 1, 0, 2, 0, -1]
+    want = []
+    for digest, label in zip(asked, labels):
+        hits = [e for e in r.find(np.array(digest, np.uint64)).tolist() if r.label[e] == label]
+        want.append(hits[0] if hits else -1)
+    assert r.positions(asked, labels).tolist() == want == [0, 1, 2, -1, 3, -1, 4, -1, -1]
+    assert Record.empty().positions(asked, labels).tolist() == [-1] * len(asked)

@@ -165,24 +165,26 @@ def test_reading_a_journal_since_a_point_gives_the_records_after_it_and_the_whol
 
 @pytest.mark.parametrize("kind", ["multinomial", "complement-tflog-norm"])
 def test_a_view_following_many_updates_merges_its_layers_and_stays_exact(kind, tmp_path, journalled, monkeypatch):
-    """The daemon's worker lays each TELL over the view it holds; past
-    MAX_LAYERS the layers are merged into one, and every state is the
-    model built from the journal."""
+    """The daemon's worker lays each TELL over the view it holds; the
+    newest layers are merged (by size, LAYER_RATIO; never more than
+    MAX_LAYERS), and every state is the model built from the journal."""
     from nbcli.nb import overlay
 
     monkeypatch.setattr(overlay, "MAX_LAYERS", 3)
-    path = str(tmp_path / "m.nb")
-    modelfile.save(trained([("apple bread cider", "a"), ("dough eagle fjord", "b")], **VIEWED[kind]), path)
-    held = modelfile.load_view(path)
-    depths = []
-    for n in range(10):
-        op = ("forget", n - 1, None) if n % 4 == 3 else ("learn", n, "ab"[n % 2])  # a forget of the last learned
-        with modelfile.locked(path):
-            docs = analysed(held, op, n)
-            update = learning.learn_update(held, docs, forgetting=op[0] == "forget")[0]
-            if update is None:
-                continue
-            held = modelfile.followed(held, path, own=(update, modelfile.append_update(path, update, since=held)))
-        depths.append(len(held.layers))
-        assert_same_scores(held, modelfile.load(path))
-    assert max(depths) == 3 and 1 in depths[3:]
+    for ratio, deepest in ((0, 3), (overlay.LAYER_RATIO, 2)):  # 0: merged only past MAX_LAYERS
+        monkeypatch.setattr(overlay, "LAYER_RATIO", ratio)
+        path = str(tmp_path / f"m{ratio}.nb")
+        modelfile.save(trained([("apple bread cider", "a"), ("dough eagle fjord", "b")], **VIEWED[kind]), path)
+        held = modelfile.load_view(path)
+        depths = []
+        for n in range(10):
+            op = ("forget", n - 1, None) if n % 4 == 3 else ("learn", n, "ab"[n % 2])  # a forget of the last learned
+            with modelfile.locked(path):
+                docs = analysed(held, op, n)
+                update = learning.learn_update(held, docs, forgetting=op[0] == "forget")[0]
+                if update is None:
+                    continue
+                held = modelfile.followed(held, path, own=(update, modelfile.append_update(path, update, since=held)))
+            depths.append(len(held.layers))
+            assert_same_scores(held, modelfile.load(path))
+        assert max(depths) == deepest, (ratio, depths)

@@ -1,0 +1,121 @@
+"""Updates as a journal's records: an `nb.updates.Update` as a record's
+plain values and arrays (`update_record`; read back by
+`modelfile._update_of`), and checkpoints: when a writer appends one beside
+its update, and what it holds (`store.journal` says what a checkpoint is).
+
+When: after an update, once the bytes of the records after the last
+checkpoint (or the header) reach the larger of CHECKPOINT_MIN_BYTES and
+that checkpoint's own length. A reader then decodes at most the last
+checkpoint and about as many bytes again, however long the journal; the
+checkpoints written add up to about the records' bytes (each is preceded
+by at least its own length of records), and a writer pays for one (the
+journal's touched terms, merged, and the record's net changes: O(the
+journal's terms), not the model's) once per that many bytes.
+
+Where the last checkpoint is (`remember`): each process keeps what it last
+read or wrote for a journal (its path and base), so a writer needs no scan
+of the journal. Another process's checkpoint that this one has not seen
+only makes the next one come sooner.
+
+Only a writer holding a `nb.overlay.JournalView` (or the model file as
+read, with no updates yet) writes checkpoints: a view's layers are the
+merged state a checkpoint needs. Models read by replaying (Bernoulli, EM,
+journals that changed the classes) keep plain records.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nbcli.store import journal
+from nbcli.store.integrity import target
+from nbcli.store.payload import _plain
+
+CHECKPOINT_MIN_BYTES = 256 << 10  # no checkpoint before this many bytes of records: reading them costs little
+CHECKPOINTED_FACTOR = 4  # a journal with checkpoints is compacted at this many times the plain limit
+
+_marks: dict[tuple[str, str], tuple[int, int]] = {}  # (model file, base) -> (offset, length) of its last checkpoint
+
+
+def update_record(update) -> tuple[dict, dict]:
+    """An Update (nb/updates.py) as a journal record's plain values and arrays."""
+    image = update.image
+    plain = {
+        "classes": list(image.classes),
+        "known": list(update.known),
+        "mail_docs": int(image.mail_docs),
+        "meta": _plain(update.meta),
+    }
+    arrays = {
+        "class_count": np.asarray(image.class_count, dtype=np.float64),
+        "hashes": image.hashes,
+        "blob": image.blob,
+        "offsets": image.offsets,
+        "tf": image.tf,
+        "last_seen": image.last_seen,
+        "removed_digest": update.removed_digest,
+        "removed_label": update.removed_label,
+        **{f"added_{k}": v for k, v in image.record.arrays().items()},
+    }
+    for name in ("df", "fit"):
+        if getattr(image, name) is not None:
+            arrays[name] = getattr(image, name)
+    return plain, arrays
+
+
+def encoded(update) -> bytes:
+    """The update's journal record, encoded once (spamd weighs it, then appends it)."""
+    if "_record" not in update.__dict__:
+        update.__dict__["_record"] = journal.encode(*update_record(update))
+    return update.__dict__["_record"]
+
+
+def remember(path: str, base: str | None, snapshot) -> None:
+    """Note the last checkpoint `snapshot` (a read of the journal of `path`,
+    bound to `base`) found."""
+    if base is not None and snapshot.checkpoint is not None:
+        _marks[(target(path), base)] = snapshot.checkpoint
+
+
+def can_checkpoint(since, base: str) -> bool:
+    """Whether a writer holding `since` (read from the model file of
+    checksum `base`) can write checkpoints: a view, or the file's
+    classifier before any update (a model built by replaying its journal
+    is not the file's, whose changes a checkpoint holds)."""
+    if getattr(since, "plus", None) is not None:
+        return True
+    state = getattr(since, "journal_state", None)
+    return state is not None and state[1] <= len(journal.header(base))
+
+
+def checkpoint_due(since, path: str, base: str, update_end: int) -> bool:
+    """Whether a checkpoint is due right after an update made from `since`
+    whose record ends at byte `update_end` of the journal of `path` (bound
+    to `base`), and `since` can make one (`can_checkpoint`)."""
+    last = _marks.get((target(path), base))
+    after = update_end - (sum(last) if last else len(journal.header(base)))
+    return after >= max(CHECKPOINT_MIN_BYTES, last[1] if last else 0) and can_checkpoint(since, base)
+
+
+def checkpoint_record(view) -> bytes:
+    """The checkpoint record of a `nb.overlay.JournalView` (the model with
+    the update just appended laid over it): `JournalView.as_checkpoint`."""
+    return journal.encode(*update_record(view.as_checkpoint()), checkpoint=True)
+
+
+def compaction_due(path: str, base: str, size: int, limit: float, checkpointed: bool) -> bool:
+    """Whether a journal of `size` bytes is due for compaction, `limit`
+    being the bytes past which a journal that every reader decodes whole
+    is compacted (`modelfile`'s policy). A journal with checkpoints is read
+    from its last one: it may grow to CHECKPOINTED_FACTOR times that limit,
+    or until its last checkpoint alone passes it (a reader then decodes
+    more than the whole journal of the plain policy would have been)."""
+    if not checkpointed:
+        return size > limit
+    last = _marks.get((target(path), base))
+    return size > CHECKPOINTED_FACTOR * limit or (last is not None and last[1] > limit)
+
+
+def wrote(path: str, base: str, offset: int, length: int) -> None:
+    """Note a checkpoint this process appended."""
+    _marks[(target(path), base)] = (offset, length)

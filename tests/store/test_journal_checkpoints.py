@@ -1,0 +1,198 @@
+"""A journal's checkpoints (store/journal.py, store/journal_updates.py,
+`JournalView.as_checkpoint`): a reader starting at the last checkpoint
+reads the model that replaying every update gives, bit for bit; a
+follower skips checkpoints; damage before the last checkpoint is never
+read, damage in it or after it is an error or a torn tail as for any
+record; and a reader decodes at most the last checkpoint and about as
+many bytes again."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+from hypothesis import given
+from test_journal import OPS, PROPERTY, analysed, trained
+from test_journal_view import VIEWED, assert_same_scores
+
+from nbcli.errors import ModelFileError, NbcliError
+from nbcli.fit import learning
+from nbcli.store import journal, journal_updates, modelfile
+
+BASE = [("apple bread cider", "a"), ("dough eagle fjord", "b")]
+
+
+@pytest.fixture
+def checkpointing(monkeypatch):
+    monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)  # the small test models keep a journal
+    monkeypatch.setattr(modelfile, "COMPACT_FRACTION", 1e9)
+    monkeypatch.setattr(journal_updates, "CHECKPOINT_MIN_BYTES", 0)  # due as soon as records outweigh the last one
+    monkeypatch.setattr(learning, "_now_text", lambda: "2026-11-26T06:00:00+00:00")
+    monkeypatch.setattr(journal_updates, "_marks", {})
+
+
+def records(path: str) -> list[tuple[bytes, int, int]]:
+    """(magic, offset, length) of every record of the journal of `path`."""
+    data = open(journal.path_of(path), "rb").read()
+    pos, out = data.index(b"\n") + 1, []
+    while pos < len(data):
+        magic, length, _ = journal._HEAD.unpack_from(data, pos)
+        out.append((magic, pos, journal._HEAD.size + length))
+        pos += journal._HEAD.size + length
+    return out
+
+
+def without_checkpoints(path: str, folder: str) -> str:
+    """A copy of the model and its journal with every checkpoint left out:
+    the updates alone, which the reader then replays one by one."""
+    copy = os.path.join(folder, "oracle.nb")
+    shutil.copyfile(path, copy)
+    data = open(journal.path_of(path), "rb").read()
+    kept = data[: data.index(b"\n") + 1] + b"".join(
+        data[at : at + n] for magic, at, n in records(path) if magic == b"NBJR"
+    )
+    with open(journal.path_of(copy), "wb") as fh:
+        fh.write(kept)
+    return copy
+
+
+def learn(path: str, op, n: int) -> bool:
+    """One learn or forget through `load_view` and `append_update`, as
+    `nbcli learn` does: whether it changed the model."""
+    with modelfile.locked(path):
+        view = modelfile.load_view(path)
+        docs = analysed(view, op, n)
+        try:
+            update = learning.learn_update(view, docs, forgetting=op[0] == "forget")[0]
+        except NbcliError:
+            return False
+        if update is None:
+            return False
+        modelfile.append_update(path, update, since=view)
+        return True
+
+
+@pytest.mark.parametrize("kind", list(VIEWED))
+@given(ops=OPS)
+@PROPERTY
+def test_a_journal_with_checkpoints_reads_as_its_updates_replayed(kind, ops, tmp_path_factory, checkpointing):
+    """Learns, moves, forgets and a new class (c): after every step the
+    model read from the last checkpoint (as a view, and built) is the one
+    replaying every update gives, and so is its compaction."""
+    folder = str(tmp_path_factory.mktemp("cp"))
+    path = os.path.join(folder, "m.nb")
+    modelfile.save(trained(BASE, **VIEWED[kind]), path)
+    for n, op in enumerate(ops):
+        if not learn(path, op, n):
+            continue
+        oracle = modelfile.load(without_checkpoints(path, folder))
+        assert_same_scores(modelfile.load_view(path), oracle)
+        assert_same_scores(modelfile.load(path), oracle)
+        updates = sum(magic == b"NBJR" for magic, _, _ in records(path))
+        assert modelfile._load(path)[1] == updates  # a checkpoint is not counted as an update
+    oracle = modelfile.load(without_checkpoints(path, folder)) if os.path.exists(journal.path_of(path)) else None
+    modelfile.compact(path)
+    if oracle is not None:
+        assert modelfile.model_id(modelfile.load(path)) == modelfile.model_id(oracle)
+
+
+def learned_many(path: str, n: int) -> None:
+    modelfile.save(trained(BASE), path)
+    for i in range(n):
+        assert learn(path, ("learn", i % 12, "ab"[i % 2]), i) or i >= 12
+
+
+def test_checkpoints_are_written_when_the_records_after_the_last_outweigh_it(tmp_path, checkpointing):
+    path = str(tmp_path / "m.nb")
+    learned_many(path, 12)
+    kinds = [magic for magic, _, _ in records(path)]
+    assert kinds[0] == b"NBJR" and b"NBJC" in kinds
+    last = max(i for i, k in enumerate(kinds) if k == b"NBJC")
+    cp_length = records(path)[last][2]
+    after = sum(n for _, _, n in records(path)[last + 1 :])
+    assert after < cp_length  # else the writer of the last record would have added one
+    # a reader decodes the last checkpoint and what follows, nothing before it
+    snapshot = journal.read(path)
+    assert snapshot.starts_with_checkpoint and len(snapshot.bodies) == len(kinds) - last
+    assert snapshot.updates == kinds.count(b"NBJR")
+
+
+def test_damage_before_the_last_checkpoint_is_never_read(tmp_path, checkpointing):
+    path = str(tmp_path / "m.nb")
+    learned_many(path, 12)
+    before = modelfile.load(path)
+    first = records(path)[0]
+    with open(journal.path_of(path), "r+b") as fh:  # a bit flipped in the first update's body
+        fh.seek(first[1] + first[2] - 3)
+        byte = fh.read(1)
+        fh.seek(-1, os.SEEK_CUR)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    assert modelfile.model_id(modelfile.load(path)) == modelfile.model_id(before)
+
+
+def test_a_damaged_checkpoint_is_an_error_and_compact_keeps_the_updates_before_it(tmp_path, checkpointing):
+    path = str(tmp_path / "m.nb")
+    learned_many(path, 12)
+    all_records = records(path)
+    last = max(i for i, (magic, _, _) in enumerate(all_records) if magic == b"NBJC")
+    assert last < len(all_records) - 1  # records follow it: damage, not a torn tail
+    _, at, n = all_records[last]
+    with open(journal.path_of(path), "r+b") as fh:
+        fh.seek(at + n - 3)
+        byte = fh.read(1)
+        fh.seek(-1, os.SEEK_CUR)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    good = sum(magic == b"NBJR" for magic, _, _ in all_records[:last])
+    with pytest.raises(ModelFileError, match=r"m\.nb\.journal is corrupt .*fails its checksum"):
+        modelfile.load(path)
+    with pytest.raises(ModelFileError) as caught:
+        modelfile.load_view(path)
+    assert f"keeps the {good} update(s) before it" in caught.value.hint
+    oracle = str(tmp_path / "oracle")
+    os.mkdir(oracle)
+    shutil.copyfile(path, os.path.join(oracle, "m.nb"))
+    kept = open(journal.path_of(path), "rb").read()[:at]
+    with open(journal.path_of(os.path.join(oracle, "m.nb")), "wb") as fh:
+        fh.write(kept)
+    applied, _ = modelfile.compact(path, drop_bad_tail=True)
+    assert applied == good
+    assert modelfile.model_id(modelfile.load(path)) == modelfile.model_id(modelfile.load(os.path.join(oracle, "m.nb")))
+
+
+def test_a_torn_checkpoint_is_ignored_and_cut_off_by_the_next_writer(tmp_path, checkpointing):
+    path = str(tmp_path / "m.nb")
+    modelfile.save(trained(BASE), path)
+    assert learn(path, ("learn", 0, "a"), 0)
+    kinds = records(path)
+    assert [k for k, _, _ in kinds] == [b"NBJR", b"NBJC"]  # the first update's records outweigh no checkpoint
+    state = modelfile.load(path)
+    _, at, n = kinds[1]
+    with open(journal.path_of(path), "r+b") as fh:
+        fh.truncate(at + n // 2)  # kill -9 part-way through the checkpoint
+    assert modelfile.model_id(modelfile.load(path)) == modelfile.model_id(state)
+    assert modelfile.model_id(modelfile.load_view(path)) == modelfile.model_id(state)
+    assert learn(path, ("learn", 1, "b"), 1)
+    assert [k for k, _, _ in records(path)][:2] == [b"NBJR", b"NBJR"]  # the torn bytes were cut off
+
+
+def test_a_follower_skips_checkpoints_and_lands_where_a_fresh_reader_does(tmp_path, checkpointing):
+    """The daemon's worker follows the journal from the end it has: every
+    update a checkpoint stands for is in it already."""
+    path = str(tmp_path / "m.nb")
+    modelfile.save(trained(BASE), path)
+    assert learn(path, ("learn", 0, "a"), 0)
+    held = modelfile.load_view(path)
+    for i in range(1, 8):
+        assert learn(path, ("learn", i, "ab"[i % 2]), i)
+    assert b"NBJC" in [k for k, _, _ in records(path)[2:]]
+    followed = modelfile.followed(held, path)
+    assert followed is not None and followed.journal_state[1] == os.path.getsize(journal.path_of(path))
+    assert_same_scores(followed, modelfile.load(path))
+    # only a checkpoint new since: nothing to lay over, and not read again
+    tail = held.journal_state[1]
+    assert np.array_equal(
+        modelfile.followed(followed, path).log_proba(["apple bread"]), followed.log_proba(["apple bread"])
+    )
+    assert tail < followed.journal_state[1]
