@@ -34,7 +34,7 @@ from nbcli.store.payload import _plain
 CHECKPOINT_MIN_BYTES = 256 << 10  # no checkpoint before this many bytes of records: reading them costs little
 CHECKPOINTED_FACTOR = 4  # a journal with checkpoints is compacted at this many times the plain limit
 
-_marks: dict[tuple[str, str], tuple[int, int]] = {}  # (model file, base) -> (offset, length) of its last checkpoint
+_marks: dict[str, tuple[str, tuple[int, int]]] = {}  # model file -> (base, (offset, length) of its last checkpoint)
 
 
 def update_record(update) -> tuple[dict, dict]:
@@ -74,7 +74,7 @@ def remember(path: str, base: str | None, snapshot) -> None:
     """Note the last checkpoint `snapshot` (a read of the journal of `path`,
     bound to `base`) found."""
     if base is not None and snapshot.checkpoint is not None:
-        _marks[(target(path), base)] = snapshot.checkpoint
+        _marks[target(path)] = (base, snapshot.checkpoint)
 
 
 def can_checkpoint(since, base: str) -> bool:
@@ -92,7 +92,7 @@ def checkpoint_due(since, path: str, base: str, update_end: int) -> bool:
     """Whether a checkpoint is due right after an update made from `since`
     whose record ends at byte `update_end` of the journal of `path` (bound
     to `base`), and `since` can make one (`can_checkpoint`)."""
-    last = _marks.get((target(path), base))
+    last = _last(path, base)
     after = update_end - (sum(last) if last else len(journal.header(base)))
     return after >= max(CHECKPOINT_MIN_BYTES, last[1] if last else 0) and can_checkpoint(since, base)
 
@@ -112,10 +112,18 @@ def compaction_due(path: str, base: str, size: int, limit: float, checkpointed: 
     more than the whole journal of the plain policy would have been)."""
     if not checkpointed:
         return size > limit
-    last = _marks.get((target(path), base))
+    last = _last(path, base)
     return size > CHECKPOINTED_FACTOR * limit or (last is not None and last[1] > limit)
 
 
 def wrote(path: str, base: str, offset: int, length: int) -> None:
     """Note a checkpoint this process appended."""
-    _marks[(target(path), base)] = (offset, length)
+    _marks[target(path)] = (base, (offset, length))
+
+
+def _last(path: str, base: str) -> tuple[int, int] | None:
+    """(offset, length) of the last checkpoint this process knows of in the
+    journal of `path` bound to `base` (one entry per model file: a journal
+    of an older base is gone)."""
+    known = _marks.get(target(path))
+    return known[1] if known is not None and known[0] == base else None
