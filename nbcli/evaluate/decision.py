@@ -25,6 +25,43 @@ not), or u itself when every document is called positive: the same
 decisions on the held-out documents, and a margin on either side for new
 ones.
 
+Other rules measured, none adopted (issue 27, 2026-11-26). On make
+bench-decide's splits, the held-out scores `train --decide f1` chose on
+and the test part's calibrated log-odds were kept, and each rule was
+applied to the same scores; figures are the positive class's test F1, mean
+over the splits (seeds 0-4, as docs/benchmarks.md; then seeds 0-14 of the
+20NG and R8 tasks with the one SOTU split), and the tasks whose mean is at
+least TunedThresholdClassifierCV's. This search: 0.7282, 6 of 8 (R8 crude
+-0.002, SOTU -0.004); 0.7395, 6 of 8 (crude -0.0045, SOTU -0.004).
+- Threshold at the lowest score called positive instead of the midpoint:
+  0.7288 / 0.7403, 6 of 8 both (crude, SOTU still below); the lowest of
+  equal maxima instead of the highest: the same decisions (no ties).
+- A smoothed F1 (each decision a logistic of (s - t) / h): h = 0.1 0.7278
+  (5 of 8) / 0.7400; h = 0.25 0.7243 / 0.7389 (4 of 8); h = 0.5 0.7034.
+  Labels smoothed along the scores: isotonic, the same decisions; an
+  11-document moving average 0.7272 / 0.7387 (5 of 8).
+- Bootstrap (100 resamples): the median of their thresholds 0.7273 (7 of
+  8, crude -0.002) / 0.7393 (6 of 8); the argmax of their mean F1 curve
+  0.7270 / 0.7387.
+- The peer's own rule (the mean over groups of each group's F1 curve on a
+  100-point grid of P) on these scores: 0.7284 (5 of 8) / 0.7385 (crude
+  -0.005); the exact mean of the groups' curves 0.7282 / 0.7389; the median
+  of the groups' own thresholds 0.7234 / 0.7369 (4 of 8).
+- The plug-in rule for calibrated probabilities, P >= F1max / 2: 0.6847.
+- 10 groups instead of 5 (all documents are scored either way): 0.7250 (3
+  of 8) / 0.7387 (crude -0.008, SOTU -0.012). Three partitions into 5
+  groups (the digest's and two reshuffled), seeds 0-9: pooled 0.7345,
+  median threshold 0.7355, against 0.7364; either reshuffled partition
+  alone 0.7341 / 0.7345, and one task's mean moves by up to 0.016 with the
+  partition alone.
+The gaps are noise of this size: per split, nbcli minus the peer has a
+standard deviation of 0.007-0.026 by task (0.003-0.011 for a mean of 5);
+both pick within a few test documents of each other on the same ranking
+(on R8 crude the best threshold on the test part gives the same F1 for
+both: the same model), and SOTU's -0.004 is about one true positive. The
+exact search run on the peer's own held-out scores gives SOTU 0.217: its
+coarse grid, not its scores, gets the peer 0.303 there.
+
 A spam model's verdicts (spam, unsure, ham) are cut-offs on P(spam): with
 a threshold whose positive class is spam, and no cut-offs given on the
 command line, the spam cut-off becomes the threshold's probability and the
