@@ -318,7 +318,7 @@ def _copy_texts(out, offsets, blob, mine: np.ndarray, start: np.ndarray, length:
             out[to[a] : to[a] + size] = blob[start[a] : start[a] + size]
         return
     total = int(length.sum())
-    step = max(1, len(mine) * _GATHER_CHUNK // max(total, 1))  # terms per chunk of about _GATHER_CHUNK bytes
+    step = max(1, len(mine) * _COPY_CHUNK // max(total, 1))  # terms per chunk of about _COPY_CHUNK bytes
     for a in range(0, len(mine), step):
         b = min(a + step, len(mine))
         lengths = length[a:b]
@@ -326,7 +326,8 @@ def _copy_texts(out, offsets, blob, mine: np.ndarray, start: np.ndarray, length:
         out[np.repeat(to[a:b], lengths) + within] = blob[np.repeat(start[a:b], lengths) + within]
 
 
-_GATHER_CHUNK = 1 << 20  # bytes of text gathered at a time: an index of 8 bytes a byte, 8 MB
+_COPY_CHUNK = 1 << 15  # bytes of text copied at a time through an index of each byte: 256 KB an index array
+_GATHER_CHUNK = 1 << 20  # offsets of small sources joined before one gather
 
 
 def union_sorted(sorted_hashes: np.ndarray, more: np.ndarray) -> np.ndarray:

@@ -164,12 +164,16 @@ def last_images(updates: list[Update]) -> Counts:
         if any(p is None for p in parts):
             return None
         dtype = dtype or np.result_type(*[p.dtype for p in parts])
-        if same:  # one gather from all the updates' columns side by side
-            return np.concatenate(parts, axis=1).astype(dtype, copy=False)[:, last]
+        # each update's winning columns put in place: never all the updates' tables side by side
+        # (a reader's peak memory: a checkpoint and the records after it, copied whole, then gathered)
         out = np.zeros((len(final), len(winners)), dtype=dtype)
         for r, u in enumerate(images):
             mine = order[bounds[r] : bounds[r + 1]]
-            if len(mine):
+            if not len(mine):
+                continue
+            if same:
+                out[:, mine] = getattr(u, name)[:, win_col[mine]]
+            else:
                 to, frm = _rows_of(final, u.classes)
                 out[np.ix_(to, mine)] = getattr(u, name)[np.ix_(frm, win_col[mine])]
         return out

@@ -109,7 +109,9 @@ class Snapshot:
     end (`end`), its size, and the damage found (`torn`: a torn tail;
     `problem`: corruption, what and where)."""
 
-    def __init__(self, model: str, data: bytes | None, skipped: int = 0, following: bool = False, stepped: int = 0):
+    def __init__(
+        self, model: str, data: bytes | bytearray | None, skipped: int = 0, following: bool = False, stepped: int = 0
+    ):
         self.model = model
         self.path = path_of(model)
         self.base: str | None = None
@@ -127,7 +129,7 @@ class Snapshot:
         if data is not None:
             self._parse(data)
 
-    def _parse(self, data: bytes) -> None:
+    def _parse(self, data: bytes | bytearray) -> None:
         stop = data.find(b"\n", 0, 200)
         if not data.startswith(_MAGIC) or stop < 0:
             if _MAGIC.startswith(data[: len(_MAGIC)]) and stop < 0 and len(data) < 200:
@@ -202,8 +204,7 @@ def read(model: str, since: tuple[str, int] | None = None) -> Snapshot:
             if since is not None and since[1] > 0:
                 head = header(since[0])
                 if fh.read(len(head)) == head and os.fstat(fh.fileno()).st_size >= since[1]:
-                    fh.seek(since[1])
-                    tail = Snapshot(model, head + fh.read(), since[1] - len(head), following=True)
+                    tail = Snapshot(model, _read_after(fh, head, since[1]), since[1] - len(head), following=True)
                     if tail.problem is None:
                         return tail
                 fh.seek(0)  # damage: read whole, so that its error counts every good update
@@ -213,8 +214,7 @@ def read(model: str, since: tuple[str, int] | None = None) -> Snapshot:
                 if start.startswith(_MAGIC) and stop > 0:
                     at, stepped = _last_checkpoint(fh.fileno(), stop + 1)
                     if at > stop + 1:  # from the last checkpoint: the records before it stepped over
-                        fh.seek(at)
-                        found = Snapshot(model, start[: stop + 1] + fh.read(), at - stop - 1, stepped=stepped)
+                        found = Snapshot(model, _read_after(fh, start[: stop + 1], at), at - stop - 1, stepped=stepped)
                         if found.problem is None:
                             return found
                 fh.seek(0)  # none, or damage: read whole, so that its error counts every good update
@@ -224,6 +224,18 @@ def read(model: str, since: tuple[str, int] | None = None) -> Snapshot:
     except OSError as exc:
         raise ModelFileError(f"cannot read {path_of(model)}: {exc.strerror}") from None
     return Snapshot(model, data)
+
+
+def _read_after(fh, head: bytes, at: int) -> bytearray:
+    """`head` followed by the file's bytes from offset `at` on, read into
+    one buffer (no second copy of what may be megabytes of records)."""
+    size = os.fstat(fh.fileno()).st_size
+    data = bytearray(len(head) + max(0, size - at))
+    data[: len(head)] = head
+    fh.seek(at)
+    got = fh.readinto(memoryview(data)[len(head) :])
+    del data[len(head) + (got or 0) :]  # a journal cut short meanwhile: what was there
+    return data
 
 
 def _last_checkpoint(fd: int, pos: int) -> tuple[int, int]:

@@ -117,7 +117,7 @@ def test_gather_texts_copies_runs_and_scattered_terms_alike(order, monkeypatch):
     """gather_texts copies long runs as slices and scattered terms byte by
     byte: both give each term's text from its source."""
     if order == "scattered-chunks":
-        monkeypatch.setattr("nbcli.nb.counts._GATHER_CHUNK", 16)  # a few terms at a time
+        monkeypatch.setattr("nbcli.nb.counts._COPY_CHUNK", 16)  # a few terms at a time
     rng = np.random.default_rng(3)
     sources, texts = [], []
     for n in (500, 7):
