@@ -420,10 +420,33 @@ def journalled(model: Path, messages: list[Path]) -> tuple[Path, dict]:
         raise RuntimeError(f"{snapshot.path}: {snapshot.updates} updates bound to the model, not {len(messages)}")
     size = model.stat().st_size
     # how many updates of this size learning lets a journal hold before it compacts by itself
-    policy = min(modelfile.COMPACT_FRACTION * size, modelfile.COMPACT_MAX_BYTES) / (snapshot.size / len(messages))
+    policy = _compacted_at(path, min(modelfile.COMPACT_FRACTION * size, modelfile.COMPACT_MAX_BYTES))
     if kept["code"] != keys["code"]:
         origin = "by other code, kept (LEARN_SCALE_REGRESSION_KEEP=1)"
     return path, {**kept, "journal_bytes": snapshot.size, "model_bytes": size, "policy": policy, "origin": origin}
+
+
+def _compacted_at(path: Path, limit: float) -> int | None:
+    """After how many updates learning would have compacted this journal
+    itself (modelfile's policy: past the plain limit without checkpoints;
+    with them, past journal_updates.CHECKPOINTED_FACTOR times it, or once
+    the last checkpoint alone passes it); None: not within it."""
+    from nbcli.store import journal, journal_updates
+
+    data = _journal(path).read_bytes()
+    pos, updates, checkpointed = data.index(b"\n") + 1, 0, False
+    while pos < len(data):
+        magic, length, _ = journal._HEAD.unpack_from(data, pos)
+        pos += journal._HEAD.size + length
+        if magic == b"NBJC":
+            checkpointed = True
+            if journal._HEAD.size + length > limit:
+                return updates
+        else:
+            updates += 1
+        if pos > (journal_updates.CHECKPOINTED_FACTOR * limit if checkpointed else limit):
+            return updates
+    return None
 
 
 def regression_bulk(states: dict[str, Path], mbox: Path) -> dict:
@@ -541,7 +564,10 @@ def render_regression(results: dict, notes: dict, counts: tuple[int, int, int], 
         f"learned in {n['seconds']:.0f} s {n['origin']}"
         for name, n in notes.items()
     )
-    policy = ", ".join(f"~{n['policy']:,.0f} ({name})" for name, n in notes.items())
+    policy = ", ".join(
+        f"after {n['policy']:,} updates ({name})" if n["policy"] is not None else f"not within them ({name})"
+        for name, n in notes.items()
+    )
     header_bytes = max(n["header_bytes"] for n in notes.values())
     if all(n["origin"] == "in this run" for n in notes.values()):
         took = "learning the journals of (c) included"
@@ -579,9 +605,10 @@ and MB; ratios to (a).
   from 1.00x is about this run's noise (a shared 2-core machine).
 - A daemon's worker reads the model (through its journal) once, before its first request: the
   journal shows in the daemon's memory, not in a CHECK's time.
-- (c) is more than learning ever leaves by itself: it compacts once the journal passes
-  {modelfile.COMPACT_FRACTION:g} of the model file or {modelfile.COMPACT_MAX_BYTES >> 20} MB, whichever is less,
-  at {policy} updates of these sizes.
+- (c) may be more than learning leaves by itself: it compacts once the journal passes
+  {modelfile.COMPACT_FRACTION:g} of the model file or {modelfile.COMPACT_MAX_BYTES >> 20} MB, whichever is less (a
+  journal with checkpoints: 4 times that, or once its last checkpoint alone passes it):
+  {policy} of (c)'s.
 - This part took {seconds / 60:.1f} min ({took}).
 
 ```

@@ -94,12 +94,19 @@ def viewable(classifier, updates: list[Update]) -> bool:
     return all(list(u.image.classes) == list(model.classes) and (not fit or u.image.fit is not None) for u in updates)
 
 
-def viewed(classifier, updates: list[Update]) -> JournalView | None:
+def viewed(classifier, updates: list[Update], checkpoint: bool = False) -> JournalView | None:
     """`classifier` (a model file's, as read) with `updates` (its journal's)
-    laid over it, or None where it cannot be a view (`viewable`)."""
+    laid over it, or None where it cannot be a view (`viewable`).
+    checkpoint: updates[0] is a journal's checkpoint, laid as a layer of
+    its own, as it is (no copy of its terms gathered with the others'), and
+    the records after it as one layer over it, not merged into it."""
     if not viewable(classifier, updates):
         return None
-    return JournalView(classifier, [], _record_of(classifier), classifier.meta).plus(updates)
+    view = JournalView(classifier, [], _record_of(classifier), classifier.meta)
+    if checkpoint and len(updates) > 1:
+        first = view.plus(updates[:1])
+        return None if first is None else first.plus(updates[1:], merge=False)
+    return view.plus(updates)
 
 
 def _record_of(classifier) -> Record:
@@ -321,12 +328,12 @@ class JournalView(TextScoring):
 
     # -- more updates -----------------------------------------------------------------
 
-    def plus(self, updates: list[Update]) -> JournalView | None:
+    def plus(self, updates: list[Update], merge: bool = True) -> JournalView | None:
         """This view with `updates` (made from it, in order) laid over it, in
         O(the updates' terms): one more layer, the totals moved by the
         difference between its terms' old and new values. None when an
         update changes the classes (read the model again). The base is
-        shared."""
+        shared. merge False: no merge of layers by size (MAX_LAYERS still holds)."""
         if not viewable(self, updates):
             return None
         layer = _Layer.of(last_images(updates))
@@ -337,7 +344,7 @@ class JournalView(TextScoring):
         state = (self.totals.minus(old).plus(new), self.n_terms - len(cols) + int(layer.alive.sum()))
         layers = [*self.layers, layer]
         while len(layers) > 1 and (
-            len(layers) > MAX_LAYERS or len(layers[-2].hashes) <= LAYER_RATIO * len(layers[-1].hashes)
+            len(layers) > MAX_LAYERS or (merge and len(layers[-2].hashes) <= LAYER_RATIO * len(layers[-1].hashes))
         ):
             layers[-2:] = [_Layer.of(last_images([layers[-2].as_update(), layers[-1].as_update()]))]
         classes = list(self.classes)

@@ -738,7 +738,7 @@ def _with_updates(classifier, snapshot, path: str, view: bool = False):
 
     try:
         updates = [_update_of(body) for body in snapshot.bodies]
-        made = viewed(classifier, updates) if view else None
+        made = viewed(classifier, updates, snapshot.starts_with_checkpoint) if view else None
         if made is not None:
             return made
         counts = replay(Counts.of(classifier), updates)
