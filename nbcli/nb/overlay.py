@@ -395,7 +395,8 @@ class JournalView(TextScoring):
 
     def merged(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """(hashes, tf, df) of the model the view is, whole (O(model): what
-        its id is computed from)."""
+        its id is computed from). Each table is written once, row by row,
+        into its place: no copy of the base's table, whole, on the way."""
         hashes = np.asarray(self.base.vocabulary.hashes, dtype=np.uint64)
         top = self._top()
         if top is None:
@@ -405,23 +406,33 @@ class JournalView(TextScoring):
         in_base = hashes[pos] == top.hashes
         keep = np.ones(len(hashes), dtype=bool)
         keep[pos[in_base & ~top.alive]] = False
-        new = ~in_base & top.alive
-        kept = hashes[keep]
-        at = np.searchsorted(kept, top.hashes[new])
-        touched = in_base & top.alive
+        kept = np.flatnonzero(keep)  # the base's columns that stay
+        new = np.flatnonzero(~in_base & top.alive)  # the top's columns new to the model
+        at = np.searchsorted(hashes[kept], top.hashes[new])
+        dest_new = at + np.arange(len(new))  # where each goes among the merged columns
+        dest_kept = np.arange(len(kept)) + np.searchsorted(top.hashes[new], hashes[kept])
+        touched = np.flatnonzero(in_base & top.alive)
+        dest_touched = dest_kept[np.searchsorted(kept, pos[touched])]
+        n_terms = len(kept) + len(new)
 
         def table(name: str):
             below, above = self._base_table(name), top.table(name)
             if below is None or above is None:
                 return None
-            out = np.array(below, dtype=np.float64)
-            out[:, pos[touched]] = above[:, touched]
-            return np.insert(out[:, keep], at, above[:, new].astype(np.float64), axis=1)
+            out = np.empty((len(self.classes), n_terms), dtype=np.float64)
+            for c in range(len(self.classes)):
+                out[c, dest_kept] = np.asarray(below[c])[kept]
+                out[c, dest_touched] = above[c, touched]
+                out[c, dest_new] = above[c, new]
+            return out
 
+        merged_hashes = np.empty(n_terms, dtype=np.uint64)
+        merged_hashes[dest_kept] = hashes[kept]
+        merged_hashes[dest_new] = top.hashes[new]
         df = table("df")
         if df is not None:  # as `Counts.settled` leaves them
-            df = np.minimum(df, self.model.class_count[:, None])
-        return np.insert(kept, at, top.hashes[new]), table("tf"), df
+            np.minimum(df, np.asarray(self.model.class_count, dtype=np.float64)[:, None], out=df)
+        return merged_hashes, table("tf"), df
 
 
 class _LazyVocabulary:
