@@ -9,8 +9,9 @@ that checkpoint's own length. A reader then decodes at most the last
 checkpoint and about as many bytes again, however long the journal; the
 checkpoints written add up to about the records' bytes (each is preceded
 by at least its own length of records), and a writer pays for one (the
-journal's touched terms, merged, and the record's net changes: O(the
-journal's terms), not the model's) once per that many bytes.
+journal's touched terms, merged: O(the journal's terms), not the model's;
+and the record's net changes: a sort of the record of learned documents)
+once per that many bytes, before its reply when it is spamd's TELL.
 
 Where the last checkpoint is (`remember`): each process keeps what it last
 read or wrote for a journal (its path and base), so a writer needs no scan
