@@ -276,7 +276,7 @@ def gather_texts(sources, which: np.ndarray, cols: np.ndarray) -> tuple[np.ndarr
             + [[int(bases[-1]) + len(joined_from[-1][0])]]
         )
         joined = (np.concatenate([b for b, _ in joined_from]), joined_offsets)
-        big = [s for s in range(len(sources)) if s not in set(small)]
+        big = sorted(set(range(len(sources))) - set(small))
         renumber = np.zeros(len(sources), dtype=np.int64)
         renumber[big] = np.arange(1, len(big) + 1)
         shift = np.zeros(len(sources), dtype=np.int64)

@@ -55,39 +55,33 @@ class Update:
         taken out, `added` the entries added (labels of `before`'s classes)."""
         hashes = np.unique(np.asarray(touched, dtype=np.uint64))
         if np.array_equal(hashes, after.hashes):  # every term of `after` (a learn's own counts): copied whole
-            copied = Counts(
-                list(after.classes),
-                np.asarray(after.class_count, dtype=np.float64).copy(),
-                hashes,
-                np.array(after.blob, dtype=np.uint8),
-                np.array(after.offsets, dtype=np.int64),
-                after.tf.copy(),
-                None if after.df is None else after.df.copy(),
-                None if after.fit is None else after.fit.copy(),
-                np.array(after.last_seen, dtype=np.int32),
-                added,
-                int(after.mail_docs),
-            )
-            return cls._of(before, copied, removed, meta)
-        pos = np.minimum(np.searchsorted(after.hashes, hashes), max(len(after.hashes) - 1, 0))
-        present = (after.hashes[pos] == hashes) if len(after.hashes) else np.zeros(len(hashes), bool)
-        cols = pos[present]
 
-        def image(a):
-            if a is None:
-                return None
-            out = np.zeros((len(after.classes), len(hashes)), dtype=a.dtype)
-            out[:, present] = a[:, cols]
-            return out
+            def image(a):
+                return None if a is None else a.copy()
 
-        last_seen = np.zeros(len(hashes), dtype=np.int32)
-        last_seen[present] = after.last_seen[cols]
-        which = np.zeros(len(hashes), dtype=np.int64)
-        source = np.zeros(len(hashes), dtype=np.int64)
-        source[present] = cols
-        which[~present] = 1  # a term that left: no text
-        nothing = (np.zeros(0, np.uint8), np.zeros(2, np.int64))  # one term without text
-        blob, offsets = gather_texts([(after.blob, after.offsets), nothing], which, source)
+            last_seen = np.array(after.last_seen, dtype=np.int32)
+            blob, offsets = np.array(after.blob, dtype=np.uint8), np.array(after.offsets, dtype=np.int64)
+        else:
+            pos = np.minimum(np.searchsorted(after.hashes, hashes), max(len(after.hashes) - 1, 0))
+            present = (after.hashes[pos] == hashes) if len(after.hashes) else np.zeros(len(hashes), bool)
+            cols = pos[present]
+
+            def image(a):
+                if a is None:
+                    return None
+                out = np.zeros((len(after.classes), len(hashes)), dtype=a.dtype)
+                out[:, present] = a[:, cols]
+                return out
+
+            last_seen = np.zeros(len(hashes), dtype=np.int32)
+            last_seen[present] = after.last_seen[cols]
+            which = np.zeros(len(hashes), dtype=np.int64)
+            source = np.zeros(len(hashes), dtype=np.int64)
+            source[present] = cols
+            which[~present] = 1  # a term that left: no text
+            nothing = (np.zeros(0, np.uint8), np.zeros(2, np.int64))  # one term without text
+            blob, offsets = gather_texts([(after.blob, after.offsets), nothing], which, source)
+        removed = np.asarray(removed, dtype=np.int64)
         counts = Counts(
             list(after.classes),
             np.asarray(after.class_count, dtype=np.float64).copy(),
@@ -101,13 +95,8 @@ class Update:
             added,
             int(after.mail_docs),
         )
-        return cls._of(before, counts, removed, meta)
-
-    @classmethod
-    def _of(cls, before: Counts, image: Counts, removed, meta: dict) -> Update:
-        removed = np.asarray(removed, dtype=np.int64)
         return cls(
-            image,
+            counts,
             list(before.classes),
             dict(meta),
             np.asarray(before.record.digest[removed], dtype=np.uint64).reshape(-1, 2),
@@ -133,53 +122,48 @@ def last_images(updates: list[Update]) -> Counts:
     lays over a model's counts, and what `nb.overlay` scores through."""
     final = list(updates[-1].image.classes)
     images = [u.image for u in updates]
-    if len(images) == 1:  # its terms are distinct and ascending already (`Update.of`)
+    if len(images) == 1:  # its terms are distinct and ascending already (`Update.of`): as they are
         one = images[0]
-        return Counts(
-            final,
-            np.asarray(one.class_count, dtype=np.float64).copy(),
-            one.hashes,
-            one.blob,
-            one.offsets,
-            one.tf,
-            one.df,
-            None if one.fit is None else one.fit.astype(np.float64, copy=False),
-            one.last_seen.astype(np.int32, copy=False),
-            Record.empty(),
-            int(one.mail_docs),
-        )
-    all_hashes = np.concatenate([u.hashes for u in images])
-    which = np.concatenate([np.full(len(u.hashes), r, dtype=np.int64) for r, u in enumerate(images)])
-    col = np.concatenate([np.arange(len(u.hashes), dtype=np.int64) for u in images])
-    winners, first = np.unique(all_hashes[::-1], return_index=True)  # the last update touching each term
-    last = len(all_hashes) - 1 - first
-    win_update, win_col = which[last], col[last]
-    same = all(list(u.classes) == final for u in images)
-    # each update's winners, found in one sort: a long journal's replay stays O(its terms)
-    order = np.argsort(win_update, kind="stable")
-    bounds = np.searchsorted(win_update[order], np.arange(len(images) + 1))
+        winners, blob, offsets = one.hashes, one.blob, one.offsets
+        last_seen = one.last_seen.astype(np.int32, copy=False)
 
-    def table(name: str, dtype=None):
-        parts = [getattr(u, name) for u in images]
-        if any(p is None for p in parts):
-            return None
-        dtype = dtype or np.result_type(*[p.dtype for p in parts])
-        # each update's winning columns put in place: never all the updates' tables side by side
-        # (a reader's peak memory: a checkpoint and the records after it, copied whole, then gathered)
-        out = np.zeros((len(final), len(winners)), dtype=dtype)
-        for r, u in enumerate(images):
-            mine = order[bounds[r] : bounds[r + 1]]
-            if not len(mine):
-                continue
-            if same:
-                out[:, mine] = getattr(u, name)[:, win_col[mine]]
-            else:
-                to, frm = _rows_of(final, u.classes)
-                out[np.ix_(to, mine)] = getattr(u, name)[np.ix_(frm, win_col[mine])]
-        return out
+        def table(name: str, dtype=None):
+            part = getattr(one, name)
+            return None if part is None else part.astype(dtype or part.dtype, copy=False)
 
-    last_seen = np.concatenate([u.last_seen for u in images]).astype(np.int32, copy=False)[last]
-    blob, offsets = gather_texts([(u.blob, u.offsets) for u in images], win_update, win_col)
+    else:
+        all_hashes = np.concatenate([u.hashes for u in images])
+        which = np.concatenate([np.full(len(u.hashes), r, dtype=np.int64) for r, u in enumerate(images)])
+        col = np.concatenate([np.arange(len(u.hashes), dtype=np.int64) for u in images])
+        winners, first = np.unique(all_hashes[::-1], return_index=True)  # the last update touching each term
+        last = len(all_hashes) - 1 - first
+        win_update, win_col = which[last], col[last]
+        same = all(list(u.classes) == final for u in images)
+        # each update's winners, found in one sort: a long journal's replay stays O(its terms)
+        order = np.argsort(win_update, kind="stable")
+        bounds = np.searchsorted(win_update[order], np.arange(len(images) + 1))
+
+        def table(name: str, dtype=None):
+            parts = [getattr(u, name) for u in images]
+            if any(p is None for p in parts):
+                return None
+            dtype = dtype or np.result_type(*[p.dtype for p in parts])
+            # each update's winning columns put in place: never all the updates' tables side by side
+            # (a reader's peak memory: a checkpoint and the records after it, copied whole, then gathered)
+            out = np.zeros((len(final), len(winners)), dtype=dtype)
+            for r, u in enumerate(images):
+                mine = order[bounds[r] : bounds[r + 1]]
+                if not len(mine):
+                    continue
+                if same:
+                    out[:, mine] = getattr(u, name)[:, win_col[mine]]
+                else:
+                    to, frm = _rows_of(final, u.classes)
+                    out[np.ix_(to, mine)] = getattr(u, name)[np.ix_(frm, win_col[mine])]
+            return out
+
+        last_seen = np.concatenate([u.last_seen for u in images]).astype(np.int32, copy=False)[last]
+        blob, offsets = gather_texts([(u.blob, u.offsets) for u in images], win_update, win_col)
     return Counts(
         final,
         np.asarray(images[-1].class_count, dtype=np.float64).copy(),

@@ -21,7 +21,7 @@ by their lengths alone (a pread(2) of each 16-byte head: never their
 bodies, never their checksums) and decodes the checkpoint and what follows
 it. So reading a journal costs its last checkpoint and the records after
 it, not its whole length; a writer appends a checkpoint when the records
-after the last one outweigh it (`modelfile.CHECKPOINT_MIN_BYTES`), so that
+after the last one outweigh it (`journal_updates.CHECKPOINT_MIN_BYTES`), so that
 is at most about twice a checkpoint. A reader following the journal from
 an end it has (`read`'s since) has every update a checkpoint stands for,
 and skips it. A damaged checkpoint is damage like any record's; a reader
