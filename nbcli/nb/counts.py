@@ -117,7 +117,7 @@ class Counts:
         if getattr(classifier, "expected", None) is not None:
             raise ValueError("an EM model's counts are read whole (Counts.of)")
         full = np.asarray(vocab.hashes, dtype=np.uint64)
-        want = np.unique(np.asarray(hashes, dtype=np.uint64))
+        want = sorted_distinct(np.asarray(hashes, dtype=np.uint64))
         pos = np.minimum(np.searchsorted(full, want), max(len(full) - 1, 0))
         cols = pos[full[pos] == want] if len(full) else np.zeros(0, np.int64)
         whole = np.asarray(model.feature_count)
@@ -330,11 +330,25 @@ _COPY_CHUNK = 1 << 15  # bytes of text copied at a time through an index of each
 _GATHER_CHUNK = 1 << 20  # offsets of small sources joined before one gather
 
 
+def sorted_distinct(values) -> np.ndarray:
+    """np.unique(values) (the distinct values, ascending) by one sort: numpy
+    2's np.unique without return_index/inverse hashes instead, 2.5-6x
+    slower for 64-bit hashes (12 us against 5 us for 200 values, 159 ms
+    against 28 ms for 400k: numpy 2.4, this machine)."""
+    values = np.sort(np.asarray(values).reshape(-1))
+    if len(values) < 2:
+        return values
+    keep = np.empty(len(values), dtype=bool)
+    keep[0] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
+
+
 def union_sorted(sorted_hashes: np.ndarray, more: np.ndarray) -> np.ndarray:
     """np.union1d of a big sorted unique array and a few more values,
     without sorting the big one again (one insertion pass; union1d would
     hash or sort all of it: 1.4 s for 1.4M terms)."""
-    extra = np.unique(more)
+    extra = sorted_distinct(more)
     if len(sorted_hashes) == 0:
         return extra
     pos = np.searchsorted(sorted_hashes, extra)

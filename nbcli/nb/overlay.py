@@ -46,9 +46,10 @@ whose journal's updates all kept its classes. Others are built by replaying
 (`store.modelfile.load`). Commands that work on the whole model (info,
 dump, merge, prune, calibrate, compact, eval --online) read it built; so
 does learning a model whose change must be built (`whole`). A view's
-model id is computed from its merged arrays (`merged`) when first asked
-for (`store.payload.model_id`: O(model), once per state; the one cost here
-that is the model's and not the journal's).
+model id, when first asked for, is its base's sum of term digests less
+those of the base's terms the layers changed plus theirs as changed
+(`changed_terms`, `store.payload.model_id`): O(the layers' terms), with
+the base's sum taken once per process (O(model), as a built model's id).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from nbcli.nb.counts import Counts, gather_texts
+from nbcli.nb.counts import Counts, gather_texts, sorted_distinct
 from nbcli.nb.record import Record
 from nbcli.nb.scoring import TextScoring
 from nbcli.nb.smoothing import ExactTotals, pseudo_count
@@ -74,6 +75,7 @@ from nbcli.text.vectorize import Vocabulary, known_counts
 MAX_LAYERS = 8
 LAYER_RATIO = 4
 _BASE, _UNKNOWN = -1, -2  # where a term's values are: the base, or nowhere (else a layer's index)
+_NONE = np.zeros(0, dtype=np.uint64)
 
 
 def viewable(classifier, updates: list[Update]) -> bool:
@@ -294,7 +296,7 @@ class JournalView(TextScoring):
     def counts_of_terms(self, hashes: np.ndarray) -> Counts:
         """`Counts.of_terms` of the model the view is: the counts of the terms
         of `hashes` it has, with its classes, totals and record."""
-        want = np.unique(np.asarray(hashes, dtype=np.uint64))
+        want = sorted_distinct(np.asarray(hashes, dtype=np.uint64))
         known, src, cols = self._where(want)
         base = self.base
         last_seen = np.empty(len(cols), dtype=np.int32)
@@ -393,46 +395,29 @@ class JournalView(TextScoring):
         counts.record = _record_of(self)
         return counts
 
-    def merged(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """(hashes, tf, df) of the model the view is, whole (O(model): what
-        its id is computed from). Each table is written once, row by row,
-        into its place: no copy of the base's table, whole, on the way."""
-        hashes = np.asarray(self.base.vocabulary.hashes, dtype=np.uint64)
-        top = self._top()
-        if top is None:
-            df = self._base_table("df")
-            return hashes, np.asarray(self._base_table("tf"), dtype=np.float64), None if df is None else df
-        pos = np.minimum(np.searchsorted(hashes, top.hashes), len(hashes) - 1)
-        in_base = hashes[pos] == top.hashes
-        keep = np.ones(len(hashes), dtype=bool)
-        keep[pos[in_base & ~top.alive]] = False
-        kept = np.flatnonzero(keep)  # the base's columns that stay
-        new = np.flatnonzero(~in_base & top.alive)  # the top's columns new to the model
-        at = np.searchsorted(hashes[kept], top.hashes[new])
-        dest_new = at + np.arange(len(new))  # where each goes among the merged columns
-        dest_kept = np.arange(len(kept)) + np.searchsorted(top.hashes[new], hashes[kept])
-        touched = np.flatnonzero(in_base & top.alive)
-        dest_touched = dest_kept[np.searchsorted(kept, pos[touched])]
-        n_terms = len(kept) + len(new)
-
-        def table(name: str):
-            below, above = self._base_table(name), top.table(name)
-            if below is None or above is None:
-                return None
-            out = np.empty((len(self.classes), n_terms), dtype=np.float64)
-            for c in range(len(self.classes)):
-                out[c, dest_kept] = np.asarray(below[c])[kept]
-                out[c, dest_touched] = above[c, touched]
-                out[c, dest_new] = above[c, new]
-            return out
-
-        merged_hashes = np.empty(n_terms, dtype=np.uint64)
-        merged_hashes[dest_kept] = hashes[kept]
-        merged_hashes[dest_new] = top.hashes[new]
-        df = table("df")
-        if df is not None:  # as `Counts.settled` leaves them
-            np.minimum(df, np.asarray(self.model.class_count, dtype=np.float64)[:, None], out=df)
-        return merged_hashes, table("tf"), df
+    def changed_terms(self) -> tuple[tuple, tuple]:
+        """What the model the view is differs from its base by, in
+        O(the layers' terms): ((hashes, tf, df) of the base's terms the layers
+        hold, as the base has them), ((hashes, tf, df) of the terms the layers
+        hold that are in the model, as the view has them). df None where the
+        model keeps none. What its model id is computed from
+        (`store.payload.model_id`), with the base's."""
+        touched = sorted_distinct(np.concatenate([layer.hashes for layer in self.layers])) if self.layers else _NONE
+        base = np.asarray(self.base.vocabulary.hashes, dtype=np.uint64)
+        pos = np.minimum(np.searchsorted(base, touched), max(len(base) - 1, 0))
+        in_base = np.flatnonzero(base[pos] == touched) if len(base) else np.zeros(0, dtype=np.int64)
+        cols = pos[in_base]
+        below_df = self._base_table("df")
+        old = (
+            touched[in_base],
+            np.asarray(self._base_table("tf"))[:, cols],
+            None if below_df is None else np.asarray(below_df)[:, cols],
+        )
+        known, src, at = self._where(touched)
+        df = self._gather("df", src, at)
+        if df is not None:  # as `Counts.settled` leaves them (and `merged`)
+            df = np.minimum(df, np.asarray(self.model.class_count, dtype=np.float64)[:, None])
+        return old, (touched[known], self._counts("tf", src, at), df)
 
 
 class _LazyVocabulary:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nbcli.nb.counts import Counts, gather_texts, insert_texts, union_sorted
+from nbcli.nb.counts import Counts, gather_texts, insert_texts, sorted_distinct, union_sorted
 from nbcli.nb.record import Record
 
 
@@ -53,7 +53,7 @@ class Update:
         planned in) to `after`: `touched` the hashes of the documents that
         changed, `removed` the indices of the record entries of `before`
         taken out, `added` the entries added (labels of `before`'s classes)."""
-        hashes = np.unique(np.asarray(touched, dtype=np.uint64))
+        hashes = sorted_distinct(np.asarray(touched, dtype=np.uint64))
         if np.array_equal(hashes, after.hashes):  # every term of `after` (a learn's own counts): copied whole
 
             def image(a):

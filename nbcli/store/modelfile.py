@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Iterator
 
 import numpy as np
@@ -44,7 +43,7 @@ from nbcli.store.journal_updates import (
     update_record,
     wrote,
 )
-from nbcli.store.payload import model_id, payload_bytes, to_payload
+from nbcli.store.payload import model_id, payload_bytes, stored_notes, to_payload
 
 __all__ = [
     "FORMAT_VERSION",
@@ -348,12 +347,9 @@ def from_payload(p: dict, path: str = "model"):
 
 
 def _keep_stored_id(classifier, p: dict) -> None:
-    """Keep the file's own model id, computed when it was written, for
-    `payload.model_id`. Classifier does not declare the attribute (it is
-    the store's note on a loaded model), hence setattr."""
-    stored_id = p.get("model_id")
-    if isinstance(stored_id, str) and re.fullmatch(r"[0-9a-f]{6}", stored_id):
-        setattr(classifier, "stored_model_id", stored_id)  # noqa: B010
+    """`payload.stored_notes` on the loaded model (Classifier does not declare them), for `payload.model_id`."""
+    for name, value in stored_notes(p, len(getattr(classifier, "vocabulary", ()))).items():
+        setattr(classifier, name, value)
 
 
 def _log_prior(a: np.ndarray, class_count: np.ndarray) -> np.ndarray:

@@ -6,10 +6,9 @@ none of the models' code (reading it back, `modelfile.from_payload`, does).
 
 from __future__ import annotations
 
-import copy
 import json
+import re
 import zlib
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -53,7 +52,10 @@ def compute_model_id(classifier) -> str:
     analyzer and event-model settings. The same documents learned with the
     same options give the same identity, in any order; `nbcli filter` names
     it in its header, so a filter running another model than the one
-    trained shows."""
+    trained shows. The terms go in as a sum of one digest per term
+    (`term_sum`), not by their place, so that a model read through its
+    journal takes its base's sum less the digests of the terms its updates
+    changed plus their new ones (`model_id`), O(the journal's terms)."""
     model = classifier.model
     if is_table(classifier):
         spec, arrays = model.state()
@@ -66,19 +68,52 @@ def compute_model_id(classifier) -> str:
             raw = np.ascontiguousarray(arrays[name]).reshape(-1).view(np.uint8)
             total = (total * SUM_MIX + word_sum(raw)) % (1 << 64)
         return f"{(total ^ (total >> 32)) & 0xFFFFFF:06x}"
+    terms = term_sum(classifier.vocabulary.hashes, model.feature_count, model.doc_freq)
+    return _identity(_settings(classifier), model.class_count, terms)
+
+
+def _settings(classifier) -> list:
+    """What of a (text) model's settings its id covers."""
+    model = classifier.model
     settings = [model.classes, classifier.analyzer_options.to_dict(), _plain(model.spec())]
     if classifier.calibration is not None:  # a calibrated model gives other probabilities: another identity
         settings.append(calibration_state(classifier.calibration))
     if classifier.meta.get("decision"):  # a threshold gives other decisions: another identity (not without one)
         settings.append(_decision_identity(classifier))
+    return settings
+
+
+def _identity(settings: list, class_count, terms: tuple[int, int]) -> str:
+    """The model id of settings, documents per class and (`term_sum`) terms."""
     total = zlib.crc32(json.dumps(settings, sort_keys=True).encode())
-    arrays = [model.class_count, classifier.vocabulary.hashes, model.feature_count]
-    if model.doc_freq is not None:
-        arrays.append(model.doc_freq)
-    for array in arrays:
-        raw = np.ascontiguousarray(np.asarray(array, dtype=np.float64 if array is not arrays[1] else np.uint64))
-        total = (total * SUM_MIX + word_sum(raw.reshape(-1).view(np.uint8))) % (1 << 64)
+    raw = np.ascontiguousarray(np.asarray(class_count, dtype=np.float64)).reshape(-1).view(np.uint8)
+    total = (total * SUM_MIX + word_sum(raw)) % (1 << 64)
+    for part in terms:
+        total = (total * SUM_MIX + part) % (1 << 64)
     return f"{(total ^ (total >> 32)) & 0xFFFFFF:06x}"
+
+
+_FMIX = (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))  # MurmurHash3's 64-bit finaliser
+
+
+def term_sum(hashes, tf, df=None) -> tuple[int, int]:
+    """(sum mod 2^64 of one digest per term, number of terms): a term's
+    digest mixes its hash with each of its counts per class (term counts,
+    then document frequencies; as float64, so integer and float tables
+    agree), one MurmurHash3 finaliser round per value, so that terms and
+    counts moved about change the sum, while their order does not."""
+    digests = np.array(hashes, dtype=np.uint64)
+    shift = np.uint64(33)
+    for table in (tf, df):
+        if table is None:
+            continue
+        for row in np.asarray(table, dtype=np.float64):
+            digests ^= np.ascontiguousarray(row).view(np.uint64)
+            for factor in _FMIX:
+                digests ^= digests >> shift
+                digests *= factor
+            digests ^= digests >> shift
+    return int(np.add.reduce(digests, dtype=np.uint64)), len(digests)
 
 
 def _decision_identity(classifier) -> list:
@@ -125,7 +160,9 @@ def to_payload(classifier) -> dict:
     if getattr(classifier, "expected", None) is not None:
         extra["em_count"] = np.ascontiguousarray(classifier.expected[0], dtype=np.float64)
         extra["em_docs"] = np.ascontiguousarray(classifier.expected[1], dtype=np.float64)
-    extra["model_id"] = compute_model_id(classifier)
+    terms = term_sum(vocab.hashes, model.feature_count, model.doc_freq)
+    extra["term_sum"] = f"{terms[0]:016x}/{terms[1]}"  # for the id of the model read through a journal
+    extra["model_id"] = _identity(_settings(classifier), model.class_count, terms)
     return {
         "format": FORMAT,  # first: nbcli recognises its files by it (sources._is_model)
         "format_version": format_version(model, classifier.calibration is not None),
@@ -171,27 +208,43 @@ def payload_bytes(payload: dict) -> int:
     return size + len(json.dumps(plain, default=repr))
 
 
+def stored_notes(p: dict, n_terms: int) -> dict:
+    """What a model file's payload `p` says of its model's identity, kept on
+    the model read from it: its model id as written ("stored_model_id"),
+    and the sum of term digests it came from ("term_sum", which a view's id
+    starts from; files written before it have none, and it is then taken
+    when asked for), where they are well formed and fit its n_terms."""
+    notes: dict[str, object] = {}
+    stored_id = p.get("model_id")
+    if isinstance(stored_id, str) and re.fullmatch(r"[0-9a-f]{6}", stored_id):
+        notes["stored_model_id"] = stored_id
+    terms = p.get("term_sum")
+    found = re.fullmatch(r"([0-9a-f]{16})/([0-9]{1,12})", terms) if isinstance(terms, str) else None
+    if found and int(found[2]) == n_terms:
+        notes["term_sum"] = (int(found[1], 16), int(found[2]))
+    return notes
+
+
 def model_id(classifier) -> str:
     """`compute_model_id` of a classifier, as stored in its file when it has
     one; of a model read through its journal (`nb.overlay.JournalView`),
-    computed once from its merged arrays and kept on it."""
+    computed once per state and kept on it: its base's `term_sum` (once per
+    base), less the digests of the base's terms the layers changed, plus
+    those of the terms as the layers leave them."""
     stored = getattr(classifier, "stored_model_id", None)
     if stored:
         return stored
-    merged = getattr(classifier, "merged", None)
-    if merged is None:
+    changed = getattr(classifier, "changed_terms", None)
+    if changed is None:
         return compute_model_id(classifier)
     if classifier.known_id is None:
-        hashes, tf, df = merged()
-        whole = copy.copy(classifier.model)
-        whole.feature_count, whole.doc_freq = tf, df
-        classifier.known_id = compute_model_id(
-            SimpleNamespace(
-                model=whole,
-                vocabulary=SimpleNamespace(hashes=hashes),
-                analyzer_options=classifier.analyzer_options,
-                calibration=classifier.calibration,
-                meta=classifier.meta,
-            )
-        )
+        base = classifier.base  # its term_sum: the file's (`modelfile`), or taken here once
+        if getattr(base, "term_sum", None) is None:
+            model = base.model
+            setattr(base, "term_sum", term_sum(base.vocabulary.hashes, model.feature_count, model.doc_freq))  # noqa: B010
+        (old_hashes, old_tf, old_df), (new_hashes, new_tf, new_df) = changed()
+        total, n_terms = base.term_sum
+        old, new = term_sum(old_hashes, old_tf, old_df), term_sum(new_hashes, new_tf, new_df)
+        terms = ((total - old[0] + new[0]) % (1 << 64), n_terms - old[1] + new[1])
+        classifier.known_id = _identity(_settings(classifier), classifier.model.class_count, terms)
     return classifier.known_id

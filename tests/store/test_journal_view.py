@@ -20,7 +20,7 @@ from nbcli.fit import learning
 from nbcli.fit.analysed import analyse_for_learning
 from nbcli.nb.counts import Counts
 from nbcli.nb.overlay import JournalView
-from nbcli.store import journal, modelfile
+from nbcli.store import journal, modelfile, payload
 from nbcli.text import hashing
 from nbcli.text.sources import Document
 
@@ -140,6 +140,26 @@ def test_a_held_view_follows_another_writers_updates_from_the_journals_tail(tmp_
     assert modelfile.followed(followed, path) is followed  # nothing new
     modelfile.compact(path)
     assert modelfile.followed(followed, path) is None  # a new model file: read it again
+
+
+def test_a_views_model_id_hashes_the_terms_its_journal_changed_not_the_whole_model(tmp_path, journalled, monkeypatch):
+    path = str(tmp_path / "m.nb")
+    modelfile.save(trained([(" ".join(POOL), "a"), (" ".join(TEST_TEXTS), "b")]), path)
+    for n in range(3):
+        learn(path, POOL[n], "ab"[n % 2], n)
+    built = modelfile.load(path)
+    hashed = []
+    real = payload.term_sum
+    monkeypatch.setattr(payload, "term_sum", lambda hashes, *more: hashed.append(len(hashes)) or real(hashes, *more))
+    view = modelfile.load_view(path)
+    assert modelfile.model_id(view) == payload.compute_model_id(built)
+    base_terms = len(view.base.vocabulary)
+    assert hashed[:2] and max(hashed[:2]) < base_terms  # the file's own sum, and the changed terms
+    hashed.clear()
+    view = modelfile.load_view(path)
+    del view.base.term_sum  # a model file written before the sum was kept: the base's, taken once
+    assert modelfile.model_id(view) == payload.compute_model_id(built)
+    assert hashed[0] == base_terms
 
 
 def test_reading_a_journal_since_a_point_gives_the_records_after_it_and_the_whole_journals_damage(tmp_path, journalled):

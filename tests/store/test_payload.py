@@ -80,3 +80,35 @@ def test_a_calibration_is_stored_as_plain_lists_and_changes_the_identity(small_m
     assert payload.compute_model_id(calibrated) != payload.compute_model_id(plain)
     calibrated.calibration = None
     assert payload.compute_model_id(calibrated) == payload.compute_model_id(plain)
+
+
+def test_the_terms_digest_sum_sees_counts_moved_about_but_not_the_terms_order():
+    rng = np.random.default_rng(3)
+    hashes = np.sort(rng.integers(1, 2**63, 50, dtype=np.uint64))
+    tf = rng.integers(0, 9, (2, 50)).astype(np.float64)
+    df = np.minimum(tf, 3)
+    whole = payload.term_sum(hashes, tf, df)
+    order = rng.permutation(50)
+    assert payload.term_sum(hashes[order], tf[:, order], df[:, order]) == whole
+    assert payload.term_sum(hashes, tf.astype(np.int64), df.astype(np.int32)) == whole  # values, not types
+    moved = tf.copy()
+    moved[:, [4, 9]] = moved[:, [9, 4]] + [[1, 0], [0, 0]]  # two terms' counts swapped (one differs)
+    assert payload.term_sum(hashes, moved, df) != whole
+    swapped = tf[::-1].copy()  # the classes' counts swapped
+    assert payload.term_sum(hashes, swapped, df) != whole
+    assert payload.term_sum(hashes, tf) != whole and payload.term_sum(hashes, tf)[1] == 50
+    part = payload.term_sum(hashes[:20], tf[:, :20], df[:, :20])
+    rest = payload.term_sum(hashes[20:], tf[:, 20:], df[:, 20:])
+    assert ((part[0] + rest[0]) % (1 << 64), part[1] + rest[1]) == whole  # a sum: taken apart and put together
+
+
+def test_a_model_file_keeps_its_terms_digest_sum_for_the_id_of_its_journal(tmp_path, classifier):
+    path = tmp_path / "m.nb"
+    modelfile.save(classifier, str(path))
+    loaded = modelfile.load(str(path))
+    model = classifier.model
+    assert loaded.term_sum == payload.term_sum(classifier.vocabulary.hashes, model.feature_count, model.doc_freq)
+    p = modelfile.read_payload(str(path))
+    for stored in ("0123456789abcdef/3", "not a sum", 7):  # another vocabulary's size, or none: not kept
+        again = modelfile.from_payload({**p, "term_sum": stored}, str(path))
+        assert getattr(again, "term_sum", None) is None
