@@ -115,6 +115,15 @@ def _record_of(classifier) -> Record:
     return classifier.record if classifier.record is not None else Record.empty()
 
 
+def _clipped(values: np.ndarray, low, high=None) -> np.ndarray:
+    """values within [low, high], the array itself where they all are: a
+    checkpoint's tables (the bulk of a reader's journal, decoded in place)
+    are not copied (never written to: a layer's tables are read only)."""
+    if values.size == 0 or ((low is None or values.min() >= low) and (high is None or bool((values <= high).all()))):
+        return values
+    return np.clip(values, low, high)
+
+
 @dataclasses.dataclass
 class _Layer:
     """The terms some updates touched (`updates.last_images`), their values
@@ -130,12 +139,12 @@ class _Layer:
     @classmethod
     def of(cls, top: Counts) -> _Layer:
         count = np.asarray(top.class_count).astype(np.int64)
-        tf = np.maximum(top.tf, 0)
-        df = None if top.df is None else np.minimum(np.maximum(top.df, 0), count[:, None])
+        tf = _clipped(top.tf, 0)
+        df = None if top.df is None else _clipped(_clipped(top.df, 0), None, count[:, None])
         alive = (tf != 0).any(axis=0)
         if df is not None:
             alive |= (df != 0).any(axis=0)
-        return cls(top, tf, df, None if top.fit is None else np.maximum(top.fit, 0.0), alive)
+        return cls(top, tf, df, None if top.fit is None else _clipped(top.fit, 0.0), alive)
 
     @property
     def hashes(self) -> np.ndarray:

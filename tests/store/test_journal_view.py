@@ -208,3 +208,19 @@ def test_a_view_following_many_updates_merges_its_layers_and_stays_exact(kind, t
             depths.append(len(held.layers))
             assert_same_scores(held, modelfile.load(path))
         assert max(depths) == deepest, (ratio, depths)
+
+
+def test_a_layer_holds_a_checkpoints_tables_as_decoded_and_clips_only_what_needs_it():
+    """A reader's memory: the checkpoint's tables (most of what it reads)
+    are not copied to be clipped when no value needs it."""
+    import dataclasses
+
+    from nbcli.nb.overlay import _Layer
+
+    top = Counts.of(trained([("apple bread cider", "a"), ("dough eagle fjord", "b")]))
+    layer = _Layer.of(top)
+    assert layer.tf is top.tf and (layer.fit is None or layer.fit is top.fit)
+    below = dataclasses.replace(top, tf=top.tf - 1)  # a forgotten document's terms go below zero
+    clipped = _Layer.of(below)
+    assert (below.tf < 0).any() and clipped.tf.min() == 0 and clipped.tf is not below.tf
+    assert np.array_equal(clipped.tf, np.maximum(below.tf, 0)) and not clipped.alive.any()
