@@ -7,12 +7,52 @@ under the lock); `pipeline.analyse_to_learn` runs `analyse_batch` on workers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from nbcli.text.sources import Document, batches
+
+
+class Texts(Mapping):
+    """The text of each distinct term of a batch (hash -> text), each made
+    from the tokens when first asked for: a learn needs the texts of the
+    terms new to the model only, and an n-gram's text is a join of its
+    words (the texts of all 1,000 terms of a 3-gram message cost spamd's
+    TELL more than a whole CHECK). Pickled (to or from a worker) as a
+    plain dict of them all."""
+
+    def __init__(self, hashes: np.ndarray, first: np.ndarray | None = None, strings=None, made: dict | None = None):
+        self._hashes, self._first, self._strings = hashes, first, strings  # hashes ascending
+        self._made: dict = made if made is not None else {}
+
+    @classmethod
+    def of_dict(cls, texts: dict) -> Texts:
+        return cls(np.array(sorted(texts), dtype=np.uint64), made=dict(texts))
+
+    def of(self, hashes: list) -> list[str]:
+        """The texts of `hashes` (terms of the batch), made in one call."""
+        missing = [h for h in hashes if h not in self._made]
+        if missing:
+            wanted = np.array(missing, dtype=np.uint64)
+            pos = np.minimum(np.searchsorted(self._hashes, wanted), max(len(self._hashes) - 1, 0))
+            if not len(self._hashes) or not (self._hashes[pos] == wanted).all() or self._strings is None:
+                raise KeyError("a term not in the batch")
+            self._made.update(zip(missing, self._strings(self._first[pos])))
+        return [self._made[h] for h in hashes]
+
+    def __getitem__(self, h) -> str:
+        return self._made[h] if h in self._made else self.of([h])[0]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._hashes.tolist())
+
+    def __len__(self) -> int:
+        return len(self._hashes)
+
+    def __reduce__(self):
+        return (Texts.of_dict, (dict(zip(self._hashes.tolist(), self.of(self._hashes.tolist()))),))
 
 
 @dataclass
@@ -22,7 +62,7 @@ class Analysed:
     Per document: its digest (n, 2), Message-ID hash, date, label, whether
     it was read as mail, an id for messages, and its distinct terms
     (pair_* arrays: the pairs of document d are doc_ptr[d]:doc_ptr[d+1]),
-    with the text of each distinct term met (`texts`: hash -> text)."""
+    with the text of each distinct term met (`texts`: hash -> text, `Texts`)."""
 
     digest: np.ndarray
     message_id: np.ndarray
@@ -33,7 +73,7 @@ class Analysed:
     doc_ptr: np.ndarray
     pair_hash: np.ndarray
     pair_count: np.ndarray
-    texts: dict
+    texts: Texts
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -76,7 +116,7 @@ def analyse_batch(analyzer, ids: list, datas: list, kinds: list, labels: list, n
     starts = np.flatnonzero(new)
     counts = np.diff(np.append(starts, len(h))).astype(np.int64)
     unique, first = np.unique(tokens.hashes, return_index=True)
-    texts = dict(zip(unique.tolist(), tokens.strings(first)))
+    texts = Texts(unique, first, tokens.strings)
     mail = [
         analyzer.options.mail
         and isinstance(data, bytes)
@@ -110,14 +150,14 @@ def join(parts: list[Analysed]) -> Analysed:
             np.zeros(1, np.int64),
             np.zeros(0, np.uint64),
             np.zeros(0, np.int64),
-            {},
+            Texts.of_dict({}),
         )
     if len(parts) == 1:
         return parts[0]
     offsets = np.cumsum([0] + [len(p.pair_hash) for p in parts])
     texts: dict = {}
     for p in parts:
-        texts.update(p.texts)
+        texts.update(zip(p.texts, p.texts.of(list(p.texts))))
     return Analysed(
         np.concatenate([p.digest for p in parts]),
         np.concatenate([p.message_id for p in parts]),
@@ -128,5 +168,5 @@ def join(parts: list[Analysed]) -> Analysed:
         np.append(np.concatenate([p.doc_ptr[:-1] + off for p, off in zip(parts, offsets)]), offsets[-1]),
         np.concatenate([p.pair_hash for p in parts]),
         np.concatenate([p.pair_count for p in parts]),
-        texts,
+        Texts.of_dict(texts),
     )

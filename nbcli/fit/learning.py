@@ -280,7 +280,7 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
     is_new[old_cols] = False
     new_cols = np.flatnonzero(is_new)
     new_hashes = merged[new_cols].tolist()
-    encoded = [docs.texts[h].encode("utf-8", "surrogatepass") for h in new_hashes]
+    encoded = [text.encode("utf-8", "surrogatepass") for text in docs.texts.of(new_hashes)]
     new_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     if encoded:
         np.cumsum([len(e) for e in encoded], out=new_offsets[1:])
@@ -443,6 +443,15 @@ class Learned:
     expected = None
 
 
+def _shared(a: np.ndarray, b: np.ndarray) -> int:
+    """How many values two ascending arrays of distinct values share (one
+    binary search of a in b: np.isin would sort both again)."""
+    if not len(a) or not len(b):
+        return 0
+    pos = np.minimum(np.searchsorted(b, a), len(b) - 1)
+    return int(np.count_nonzero(b[pos] == a))
+
+
 def learn_update(classifier, docs: Analysed, forgetting: bool = False):
     """The journal's `Update` of learning (forgetting: of forgetting) the
     analysed documents into `classifier`, computed from the counts of the
@@ -475,8 +484,8 @@ def learn_update(classifier, docs: Analysed, forgetting: bool = False):
         return None, outcome, classifier
     meta = meta_after(after, classifier, meta)
     update = Update.of(counts, after, _touched(docs, changes), removed, entries, meta)
-    left = np.isin(counts.hashes, after.hashes, invert=True).sum()
-    new = np.isin(after.hashes, counts.hashes, invert=True).sum()
+    common = _shared(counts.hashes, after.hashes)
+    left, new = len(counts.hashes) - common, len(after.hashes) - common
     same = list(after.classes) == list(classifier.classes)
     learned = Learned(
         list(after.classes),

@@ -63,3 +63,24 @@ def test_mail_is_told_from_text_and_keeps_its_message_id_and_date():
     assert analysed.mail.tolist() == [True, False]
     assert analysed.message_id[0] != 0 and analysed.message_id[1] == 0
     assert analysed.when[0] == 1136196000  # the Date header, in POSIX seconds
+
+
+def test_a_terms_text_is_made_when_asked_for_and_a_worker_gets_them_all():
+    import pickle
+
+    made = []
+    analysed = analyse_batch(ANALYZER, ["d0", "d1"], ["apple bread bread", "cider"], ["text"] * 2, ["ham"] * 2)
+    strings = analysed.texts._strings
+    analysed.texts._strings = lambda idx: made.append(len(idx)) or strings(idx)
+    h = sorted(analysed.texts)
+    assert made == [] and len(analysed.texts) == 3
+    assert analysed.texts.of(h[:2]) == [analysed.texts[h[0]], analysed.texts[h[1]]] and made == [2]
+    assert sorted(analysed.texts.values()) == ["apple", "bread", "cider"] and made == [2, 1]
+    sent = pickle.loads(pickle.dumps(analysed))
+    assert dict(sent.texts) == dict(analysed.texts)
+    try:
+        analysed.texts[12345]
+    except KeyError:
+        pass
+    else:
+        raise AssertionError("a hash not in the batch has no text")
