@@ -51,6 +51,9 @@ def test_ngrams_match_scikit_learn(docs, n):
         assert sorted(terms) == sorted(theirs(doc))
         # every n-gram's hash is the hash of its text
         assert ours.hashes[ours.doc_ptr[i] : ours.doc_ptr[i + 1]].tolist() == hashing.hash_strings(terms).tolist()
+    everything = [t for i in range(len(docs)) for t in ours.doc_tokens(i)]
+    picked = np.arange(len(everything))[::-3]  # texts asked for in any order and number, as a learn asks
+    assert ours.strings(picked) == [everything[k] for k in picked.tolist()]
 
 
 def test_stop_words_are_removed_before_ngrams_like_scikit_learn():
