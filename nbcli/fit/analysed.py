@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nbcli.nb.counts import found_in
 from nbcli.text.sources import Document, batches
 
 
@@ -35,9 +36,8 @@ class Texts(Mapping):
         """The texts of `hashes` (terms of the batch), made in one call."""
         missing = [h for h in hashes if h not in self._made]
         if missing:
-            wanted = np.array(missing, dtype=np.uint64)
-            pos = np.minimum(np.searchsorted(self._hashes, wanted), max(len(self._hashes) - 1, 0))
-            if not len(self._hashes) or not (self._hashes[pos] == wanted).all() or self._strings is None:
+            pos, hit = found_in(self._hashes, np.array(missing, dtype=np.uint64))
+            if not hit.all() or self._strings is None:
                 raise KeyError("a term not in the batch")
             self._made.update(zip(missing, self._strings(self._first[pos])))
         return [self._made[h] for h in hashes]

@@ -46,7 +46,7 @@ from nbcli import __version__
 from nbcli.errors import NbcliError, ParameterError
 from nbcli.fit.analysed import Analysed
 from nbcli.nb.classifier import classifier_like, classifier_of
-from nbcli.nb.counts import DAY, Counts, gather_texts, insert_texts, union_sorted
+from nbcli.nb.counts import DAY, Counts, found_in, gather_texts, insert_texts, union_sorted
 from nbcli.nb.record import Record
 
 PRUNING_OPTIONS = (("min_df", 1), ("max_df", 1.0), ("max_features", None))
@@ -443,15 +443,6 @@ class Learned:
     expected = None
 
 
-def _shared(a: np.ndarray, b: np.ndarray) -> int:
-    """How many values two ascending arrays of distinct values share (one
-    binary search of a in b: np.isin would sort both again)."""
-    if not len(a) or not len(b):
-        return 0
-    pos = np.minimum(np.searchsorted(b, a), len(b) - 1)
-    return int(np.count_nonzero(b[pos] == a))
-
-
 def learn_update(classifier, docs: Analysed, forgetting: bool = False):
     """The journal's `Update` of learning (forgetting: of forgetting) the
     analysed documents into `classifier`, computed from the counts of the
@@ -484,7 +475,7 @@ def learn_update(classifier, docs: Analysed, forgetting: bool = False):
         return None, outcome, classifier
     meta = meta_after(after, classifier, meta)
     update = Update.of(counts, after, _touched(docs, changes), removed, entries, meta)
-    common = _shared(counts.hashes, after.hashes)
+    common = int(np.count_nonzero(found_in(after.hashes, counts.hashes)[1]))  # np.isin would sort both again
     left, new = len(counts.hashes) - common, len(after.hashes) - common
     same = list(after.classes) == list(classifier.classes)
     learned = Learned(

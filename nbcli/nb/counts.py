@@ -118,8 +118,8 @@ class Counts:
             raise ValueError("an EM model's counts are read whole (Counts.of)")
         full = np.asarray(vocab.hashes, dtype=np.uint64)
         want = sorted_distinct(np.asarray(hashes, dtype=np.uint64))
-        pos = np.minimum(np.searchsorted(full, want), max(len(full) - 1, 0))
-        cols = pos[full[pos] == want] if len(full) else np.zeros(0, np.int64)
+        pos, hit = found_in(full, want)
+        cols = pos[hit]
         whole = np.asarray(model.feature_count)
         tf = whole[:, cols]
         integral = whole.dtype.kind in "iu" or all(
@@ -342,6 +342,16 @@ def sorted_distinct(values) -> np.ndarray:
     keep[0] = True
     np.not_equal(values[1:], values[:-1], out=keep[1:])
     return values[keep]
+
+
+def found_in(sorted_values: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(where each of `values` is, whether it is there) in an ascending
+    array of distinct values, by one binary search (positions clipped to
+    the array; none found in an empty one)."""
+    if not len(sorted_values):
+        return np.zeros(len(values), dtype=np.int64), np.zeros(len(values), dtype=bool)
+    pos = np.minimum(np.searchsorted(sorted_values, values), len(sorted_values) - 1)
+    return pos, sorted_values[pos] == values
 
 
 def union_sorted(sorted_hashes: np.ndarray, more: np.ndarray) -> np.ndarray:

@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from nbcli.nb.counts import Counts, gather_texts, sorted_distinct
+from nbcli.nb.counts import Counts, found_in, gather_texts, sorted_distinct
 from nbcli.nb.record import Record
 from nbcli.nb.scoring import TextScoring
 from nbcli.nb.smoothing import ExactTotals, pseudo_count
@@ -239,8 +239,7 @@ class JournalView(TextScoring):
             layer = self.layers[k]
             if not len(pending) or not len(layer.hashes):
                 continue
-            pos = np.minimum(np.searchsorted(layer.hashes, hashes[pending]), len(layer.hashes) - 1)
-            hit = layer.hashes[pos] == hashes[pending]
+            pos, hit = found_in(layer.hashes, hashes[pending])
             found, at = pending[hit], pos[hit]
             src[found] = np.where(layer.alive[at], k, _UNKNOWN)
             cols[found] = at
@@ -249,8 +248,7 @@ class JournalView(TextScoring):
             # a binary search of the base's sorted hashes, never `Vocabulary.lookup`'s hash table,
             # which a view's many touched terms would have built over the whole vocabulary
             base = self.base.vocabulary.hashes
-            col = np.minimum(np.searchsorted(base, hashes[pending]), len(base) - 1)
-            found = base[col] == hashes[pending]
+            col, found = found_in(base, hashes[pending])
             src[pending] = np.where(found, _BASE, _UNKNOWN)
             cols[pending] = col
         known = src != _UNKNOWN
@@ -413,8 +411,7 @@ class JournalView(TextScoring):
         (`store.payload.model_id`), with the base's."""
         touched = sorted_distinct(np.concatenate([layer.hashes for layer in self.layers])) if self.layers else _NONE
         base = np.asarray(self.base.vocabulary.hashes, dtype=np.uint64)
-        pos = np.minimum(np.searchsorted(base, touched), max(len(base) - 1, 0))
-        in_base = np.flatnonzero(base[pos] == touched) if len(base) else np.zeros(0, dtype=np.int64)
+        pos, in_base = found_in(base, touched)
         cols = pos[in_base]
         below_df = self._base_table("df")
         old = (

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nbcli.nb.counts import Counts, gather_texts, insert_texts, sorted_distinct, union_sorted
+from nbcli.nb.counts import Counts, found_in, gather_texts, insert_texts, sorted_distinct, union_sorted
 from nbcli.nb.record import Record
 
 
@@ -62,8 +62,7 @@ class Update:
             last_seen = np.array(after.last_seen, dtype=np.int32)
             blob, offsets = np.array(after.blob, dtype=np.uint8), np.array(after.offsets, dtype=np.int64)
         else:
-            pos = np.minimum(np.searchsorted(after.hashes, hashes), max(len(after.hashes) - 1, 0))
-            present = (after.hashes[pos] == hashes) if len(after.hashes) else np.zeros(len(hashes), bool)
+            pos, present = found_in(after.hashes, hashes)
             cols = pos[present]
 
             def image(a):

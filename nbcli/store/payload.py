@@ -68,8 +68,13 @@ def compute_model_id(classifier) -> str:
             raw = np.ascontiguousarray(arrays[name]).reshape(-1).view(np.uint8)
             total = (total * SUM_MIX + word_sum(raw)) % (1 << 64)
         return f"{(total ^ (total >> 32)) & 0xFFFFFF:06x}"
-    terms = term_sum(classifier.vocabulary.hashes, model.feature_count, model.doc_freq)
-    return _identity(_settings(classifier), model.class_count, terms)
+    return _identity(_settings(classifier), model.class_count, _own_terms(classifier))
+
+
+def _own_terms(classifier) -> tuple[int, int]:
+    """`term_sum` of a (text) classifier's own vocabulary and tables."""
+    model = classifier.model
+    return term_sum(classifier.vocabulary.hashes, model.feature_count, model.doc_freq)
 
 
 def _settings(classifier) -> list:
@@ -160,7 +165,7 @@ def to_payload(classifier) -> dict:
     if getattr(classifier, "expected", None) is not None:
         extra["em_count"] = np.ascontiguousarray(classifier.expected[0], dtype=np.float64)
         extra["em_docs"] = np.ascontiguousarray(classifier.expected[1], dtype=np.float64)
-    terms = term_sum(vocab.hashes, model.feature_count, model.doc_freq)
+    terms = _own_terms(classifier)
     extra["term_sum"] = f"{terms[0]:016x}/{terms[1]}"  # for the id of the model read through a journal
     extra["model_id"] = _identity(_settings(classifier), model.class_count, terms)
     return {
@@ -240,8 +245,7 @@ def model_id(classifier) -> str:
     if classifier.known_id is None:
         base = classifier.base  # its term_sum: the file's (`modelfile`), or taken here once
         if getattr(base, "term_sum", None) is None:
-            model = base.model
-            setattr(base, "term_sum", term_sum(base.vocabulary.hashes, model.feature_count, model.doc_freq))  # noqa: B010
+            setattr(base, "term_sum", _own_terms(base))  # noqa: B010
         (old_hashes, old_tf, old_df), (new_hashes, new_tf, new_df) = changed()
         total, n_terms = base.term_sum
         old, new = term_sum(old_hashes, old_tf, old_df), term_sum(new_hashes, new_tf, new_df)

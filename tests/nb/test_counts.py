@@ -11,7 +11,7 @@ from nbcli.errors import NbcliError
 from nbcli.fit.training import train
 from nbcli.fit.training_options import training_options
 from nbcli.nb.classifier import classifier_of
-from nbcli.nb.counts import Counts, gather_texts
+from nbcli.nb.counts import Counts, found_in, gather_texts
 from nbcli.text.sources import Document
 
 PAIRS = [
@@ -157,3 +157,11 @@ def test_insert_texts_puts_new_terms_before_the_old_ones_they_precede():
     assert got == [b"a", b"bb", b"", b"cc", b"", b"c2", b"dddd", b"f", b"zzz"]
     blob, offsets = insert_texts(*packed([]), np.array([0, 0]), *packed([b"x", b"yy"]))
     assert bytes(blob) == b"xyy" and offsets.tolist() == [0, 1, 3]
+
+
+def test_found_in_tells_where_each_value_is_in_a_sorted_array_and_whether_it_is_there():
+    sorted_values = np.array([3, 8, 20], dtype=np.uint64)
+    pos, hit = found_in(sorted_values, np.array([8, 1, 20, 99], dtype=np.uint64))
+    assert hit.tolist() == [True, False, True, False] and pos[hit].tolist() == [1, 2]
+    pos, hit = found_in(np.zeros(0, dtype=np.uint64), np.array([5], dtype=np.uint64))
+    assert not hit.any() and pos.tolist() == [0]
