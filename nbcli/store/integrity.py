@@ -174,6 +174,7 @@ def with_checksum(payload: dict) -> dict:
 
 
 _held: set[str] = set()  # the model files whose lock this process holds
+_locked_as: dict[str, str] = {}  # while its lock is held: a model path as given -> the file locked
 
 
 def target(path: str) -> str:
@@ -181,8 +182,14 @@ def target(path: str) -> str:
     a symbolic link is followed to its final target (a user's `mail.nb ->
     /srv/shared.nb` learns into the shared file, which every user of it
     then reads; the link stays a link). Every writer resolves the link
-    alike, so writers through the link and to the target take turns."""
-    return os.path.realpath(path)
+    alike, so writers through the link and to the target take turns.
+    While this process holds the lock of `path` (`locked`), it is the file
+    that lock was taken on, resolved once: a link re-pointed meanwhile
+    does not send the rest of the change (its journal, its checkpoint) to
+    a file whose lock is not held, and a spamd TELL does not resolve the
+    link a dozen times (about 0.1 ms)."""
+    key = _locked_as.get(path)
+    return key if key is not None else os.path.realpath(path)
 
 
 @contextmanager
@@ -222,10 +229,12 @@ def locked(path: str):
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         _held.add(key)
+        _locked_as[path] = key
         _remove_stale_temporaries(folder, name)
         yield
     finally:
         _held.discard(key)
+        _locked_as.pop(path, None)
         os.close(fd)
 
 

@@ -155,6 +155,24 @@ def test_a_write_reads_back_checked_and_a_link_stays_a_link(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == [".real.nb.lock", "link.nb", "real.nb"]
 
 
+def test_a_link_repointed_while_its_lock_is_held_still_names_the_file_locked(tmp_path):
+    """A learn through `mail.nb -> shared.nb` writes its journal and
+    checkpoints beside the file whose lock it holds, even if the link is
+    re-pointed meanwhile; the next lock follows the link again."""
+    from nbcli.store import journal
+
+    real, other, link = tmp_path / "real.nb", tmp_path / "other.nb", tmp_path / "link.nb"
+    link.symlink_to(real)
+    with integrity.locked(str(link)):
+        link.unlink()
+        link.symlink_to(other)
+        assert integrity.target(str(link)) == str(real)
+        assert journal.path_of(str(link)) == str(real) + journal.SUFFIX
+    assert integrity.target(str(link)) == str(other)
+    with integrity.locked(str(link)):
+        assert integrity.target(str(link)) == str(other)
+
+
 def test_the_lock_is_reentrant_and_clears_stale_temporaries(tmp_path):
     path = tmp_path / "m.nb"
     stale = tmp_path / ".m.nb.abc123.tmp"
