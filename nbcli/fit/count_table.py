@@ -17,6 +17,7 @@ import numpy as np
 
 from nbcli.fit.exact_sums import FIT_SCALE, doc_norms
 from nbcli.fit.heldout_sample import Sample
+from nbcli.nb.counts import sorted_distinct
 from nbcli.text.analyzer import Analyzer, TokenBatch
 from nbcli.text.sources import Document, batches
 from nbcli.text.vectorize import VocabularyBuilder
@@ -107,7 +108,7 @@ class CountTable:
         if self._df is not None and len(ids):
             n = len(self.vocab)
             doc_of = np.repeat(np.arange(len(labels), dtype=np.int64), doc_len)
-            pairs = np.unique(doc_of * n + ids)
+            pairs = sorted_distinct(doc_of * n + ids)  # np.unique hashes: 10x slower for a batch's pairs
             docs, terms = pairs // n, pairs % n
             np.add.at(self._df.reshape(-1), terms * n_cols + cls_doc[docs], 1)
         if self._fit is not None and len(ids):

@@ -37,6 +37,7 @@ import numpy as np
 
 from nbcli.fit.exact_sums import doc_norms
 from nbcli.fit.heldout_sample import HeldOut, groups_for
+from nbcli.nb.counts import sorted_distinct
 
 
 def heldout_scores(
@@ -152,7 +153,7 @@ def heldout_problem(heldout: HeldOut | None, classes: list[str], least: int = 2)
     them all; more for a map worth fitting)."""
     if heldout is None:
         return "no documents were sampled"
-    distinct = [len(np.unique(heldout.keys[heldout.cls == c])) for c in range(len(classes))]
+    distinct = [len(sorted_distinct(heldout.keys[heldout.cls == c])) for c in range(len(classes))]
     n = min(distinct)
     if n >= least:
         return None
