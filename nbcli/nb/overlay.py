@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 
-from nbcli.nb.counts import Counts, found_in, gather_texts, sorted_distinct
+from nbcli.nb.counts import Counts, by_source, found_in, gather_texts, sorted_distinct
 from nbcli.nb.record import Record
 from nbcli.nb.scoring import TextScoring
 from nbcli.nb.smoothing import ExactTotals, pseudo_count
@@ -254,26 +254,29 @@ class JournalView(TextScoring):
         known = src != _UNKNOWN
         return known, src[known], cols[known]
 
-    def _gather(self, name: str, src: np.ndarray, cols: np.ndarray) -> np.ndarray | None:
+    def _parts(self, src: np.ndarray) -> list[tuple[int, np.ndarray]]:
+        """[(where: _BASE or a layer's index, the positions k of the terms
+        whose src is it)], for the gathers of the same terms' tables."""
+        return [(where - 1, mine) for where, mine in by_source(src + 1, len(self.layers) + 1)]
+
+    def _gather(self, name: str, src: np.ndarray, cols: np.ndarray, parts=None) -> np.ndarray | None:
         """(C, k) values of table `name` ('tf', 'df' or 'fit') of the terms
-        at (src, cols)."""
+        at (src, cols); parts: `_parts(src)`, if made already."""
         below = self._base_table(name)
         if below is None or any(layer.table(name) is None for layer in self.layers):
             return None
         below = np.asarray(below)
         dtype = np.result_type(below.dtype, *[layer.table(name).dtype for layer in self.layers])
         out = np.empty((len(self.classes), len(cols)), dtype=dtype)
-        mine = src == _BASE
-        out[:, mine] = below[:, cols[mine]]
-        for k in np.unique(src[~mine]).tolist():
-            mine = src == k
-            out[:, mine] = self.layers[k].table(name)[:, cols[mine]]
+        for where, mine in self._parts(src) if parts is None else parts:
+            table = below if where == _BASE else self.layers[where].table(name)
+            out[:, mine] = table[:, cols[mine]]
         return out
 
-    def _counts(self, name: str, src: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    def _counts(self, name: str, src: np.ndarray, cols: np.ndarray, parts=None) -> np.ndarray:
         """`_gather` of a table every view has (its term counts, and the
         weights' source table)."""
-        values = self._gather(name, src, cols)
+        values = self._gather(name, src, cols, parts)
         if values is None:
             raise ValueError(f"the model has no {name} table")
         return values
@@ -306,21 +309,22 @@ class JournalView(TextScoring):
         want = sorted_distinct(np.asarray(hashes, dtype=np.uint64))
         known, src, cols = self._where(want)
         base = self.base
+        parts = self._parts(src)
         last_seen = np.empty(len(cols), dtype=np.int32)
-        mine = src == _BASE
-        if base.last_seen is None:
-            from nbcli.nb.counts import _creation_day
+        for where, mine in parts:
+            if where != _BASE:
+                last_seen[mine] = self.layers[where].top.last_seen[cols[mine]]
+            elif base.last_seen is None:
+                from nbcli.nb.counts import _creation_day
 
-            last_seen[mine] = _creation_day(base)
-        else:
-            last_seen[mine] = np.asarray(base.last_seen, dtype=np.int32)[cols[mine]]
-        for k in np.unique(src[~mine]).tolist():
-            last_seen[src == k] = self.layers[k].top.last_seen[cols[src == k]]
+                last_seen[mine] = _creation_day(base)
+            else:
+                last_seen[mine] = np.asarray(base.last_seen, dtype=np.int32)[cols[mine]]
         blob, offsets = self._texts(src, cols)
         model = base.model
         transformed = model.kind == "complement" and (model.tf_log or model.length_norm)
-        tf, df = self._counts("tf", src, cols), self._gather("df", src, cols)
-        fit = self._gather("fit", src, cols) if transformed else None
+        tf, df = self._counts("tf", src, cols, parts), self._gather("df", src, cols, parts)
+        fit = self._gather("fit", src, cols, parts) if transformed else None
         return Counts(
             list(self.classes),
             np.asarray(self.model.class_count, dtype=np.float64).copy(),

@@ -115,9 +115,12 @@ def test_classifier_of_refuses_a_prior_without_a_weight_for_every_class():
 @pytest.mark.parametrize("order", ["runs", "scattered", "scattered-chunks"])
 def test_gather_texts_copies_runs_and_scattered_terms_alike(order, monkeypatch):
     """gather_texts copies long runs as slices and scattered terms byte by
-    byte: both give each term's text from its source."""
+    byte (a few bytes from several sources: through one index of them all):
+    all give each term's text from its source."""
     if order == "scattered-chunks":
         monkeypatch.setattr("nbcli.nb.counts._COPY_CHUNK", 16)  # a few terms at a time
+    if order == "runs":
+        monkeypatch.setattr("nbcli.nb.counts._COPY_CHUNK", 1024)  # more bytes than one index takes: by source
     rng = np.random.default_rng(3)
     sources, texts = [], []
     longest = 60 if order == "runs" else 9  # a few long runs are copied as slices, short scattered terms by index
