@@ -49,9 +49,10 @@ def cluster_sizes(classes, counts) -> str:
     type=_k,
     required=True,
     metavar="K|auto",
-    help="Clusters: a number (2 or more), or auto: for documents, the k in 1..10 with the highest cross-validated "
-    "likelihood (each k fitted on 4/5 of the documents, the other 1/5 scored under Laplace smoothing, five times; "
-    "BIC picks k = 1 on text); for tables, the k with the lowest BIC. At most the number of distinct documents "
+    help="Clusters: a number (2 or more), or auto: for documents, the smallest k in 1..10 whose cross-validated "
+    "likelihood is within one standard error of the highest (each k fitted on 4/5 of the documents, the other 1/5 "
+    "scored under Laplace smoothing, five times; BIC picks k = 1 on text, the highest likelihood too many); for "
+    "tables, the k with the lowest BIC. At most the number of distinct documents "
     "(identical ones go to one cluster), and refused when the memory it needs (about k x terms x 64 bytes) is "
     "more than this machine has available.",
 )
@@ -130,8 +131,12 @@ def cluster(corpus, output, k, restarts, seed, kind, alpha, **kw):
     restarts = restarts or 10
     model, fit, table = cluster_docs(docs, _analyzer_options(kw), kind, k, alpha, restarts, seed, **vocabulary)
     if table is not None:
+        best = max(table, key=lambda row: row["heldout_log_likelihood"])
         for row in table:
-            diagnostics.info(f"k = {row['k']}: held-out log-likelihood {row['heldout_log_likelihood']:.1f}")
+            diagnostics.info(
+                f"k = {row['k']}: held-out log-likelihood {row['heldout_log_likelihood']:.1f}"
+                + (" (the highest)" if row is best else f" (standard error {row['standard_error']:.1f})")
+            )
     diagnostics.info(
         f"EM: the most likely of {restarts} restart(s): {fit.iterations} iterations, objective "
         f"{fit.objective[0]:.6f} -> {fit.objective[-1]:.6f}"

@@ -278,7 +278,8 @@ def cluster_docs(
         if k == 1:
             raise ParameterError(
                 "k",
-                "the documents look like one cluster (held-out likelihood is highest at k = 1)",
+                "the documents look like one cluster (held-out likelihood at k = 1 is within one standard error of the "
+                "highest)",
                 hint="give {k} 2 or more to split them",
             )
     if not 2 <= k <= distinct:

@@ -127,9 +127,26 @@ def test_choose_k_picks_the_planted_k_by_heldout_likelihood():
     k, rows = clusters.choose_k(scipy.sparse.csr_matrix(X), range(1, 7), restarts=3)
     assert k == 3, rows
     assert [r["k"] for r in rows] == list(range(1, 7))
-    assert all(set(r) == {"k", "heldout_log_likelihood"} for r in rows)
+    assert all(set(r) == {"k", "heldout_log_likelihood", "standard_error"} for r in rows)
     ll = [r["heldout_log_likelihood"] for r in rows]
     assert ll[0] < ll[1] < ll[2]  # each real topic found raises the held-out likelihood
+    best = max(rows, key=lambda r: r["heldout_log_likelihood"])
+    assert best["standard_error"] == 0.0 and all(r["standard_error"] > 0 for r in rows if r is not best)
+
+
+def test_one_standard_error_takes_the_smallest_k_within_the_noise_of_the_best():
+    """By hand: k = 3 is best (-32); k = 2 falls 1.0 short, and its
+    per-document shortfalls (0, 1, 0, 0) have sd 0.5, so a standard error
+    of 0.5 x sqrt(4) = 1.0: within it, k = 2 is chosen; k = 1 falls 8 short
+    with a standard error of 0."""
+    k1, k3 = np.full(4, -10.0), np.full(4, -8.0)
+    k, errors = clusters.one_standard_error([1, 2, 3], [k1, np.array([-8.0, -9.0, -8.0, -8.0]), k3])
+    assert k == 2 and errors == pytest.approx([0.0, 1.0, 0.0])
+    # shortfalls (0.5, 1, 0.5, 0.5): 2.5 short against a standard error of 0.25 x 2 = 0.5: the best stays
+    k, errors = clusters.one_standard_error([1, 2, 3], [k1, np.array([-8.5, -9.0, -8.5, -8.5]), k3])
+    assert k == 3 and errors == pytest.approx([0.0, 0.5, 0.0])
+    # the best is the smallest of equal totals
+    assert clusters.one_standard_error([2, 3], [k3, k3.copy()])[0] == 2
 
 
 def test_bad_requests_are_refused():
