@@ -183,7 +183,7 @@ clustering in this process.
 
 Target (issue 27): nbcli's ARI at least KMeans' on every corpus and seed, and at least 0.6 on news5: **{verdict}**.
 
-`-k auto` (held-out likelihood over k = 1..10), seed 0:
+`-k auto` (held-out likelihood over k = 1..10, the one-standard-error rule), seed 0:
 
 {report.table(["corpus", "labels", "k chosen", "ARI", "seconds"], auto_rows)}
 
