@@ -137,6 +137,10 @@ def cluster(corpus, output, k, restarts, seed, kind, alpha, **kw):
                 f"k = {row['k']}: held-out log-likelihood {row['heldout_log_likelihood']:.1f}"
                 + (" (the highest)" if row is best else f" (standard error {row['standard_error']:.1f})")
             )
+        diagnostics.info(
+            f"k = {len(model.classes)}: the smallest k whose held-out log-likelihood is within one standard error of "
+            f"the highest (k = {best['k']})"
+        )
     diagnostics.info(
         f"EM: the most likely of {restarts} restart(s): {fit.iterations} iterations, objective "
         f"{fit.objective[0]:.6f} -> {fit.objective[-1]:.6f}"

@@ -221,6 +221,10 @@ def test_cluster_k_auto_picks_the_planted_number_by_heldout_likelihood(tmp_path)
     assert max(heldout, key=heldout.get) == 3 and "in 3 clusters" in result.stderr
     assert re.search(r"k = 3: held-out log-likelihood -?[0-9.]+ \(the highest\)", result.stderr)
     assert re.search(r"k = 2: held-out log-likelihood -?[0-9.]+ \(standard error [0-9.]+\)", result.stderr)
+    assert (
+        "k = 3: the smallest k whose held-out log-likelihood is within one standard error of the highest (k = 3)"
+        in (result.stderr)
+    )
     assert json.loads(run(["info", model, "--json"]).stdout)["clusters"]["k"] == 3
     line = run(["cluster", corpus, "-k", "1", "-o", model])
     assert line.exit_code == 2 and "2 or more" in line.stderr
