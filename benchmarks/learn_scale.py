@@ -90,6 +90,7 @@ REGRESSION = WORK / "regression"
 REGRESSION_RUNS = int(os.environ.get("LEARN_SCALE_REGRESSION_RUNS", "9"))
 REGRESSION_UPDATES = int(os.environ.get("LEARN_SCALE_REGRESSION_UPDATES", "1000"))
 REGRESSION_CHECKS = int(os.environ.get("LEARN_SCALE_REGRESSION_CHECKS", "50"))
+DAEMON_MESSAGES = 120  # the daemon's CHECK/TELL/CHECK rounds (30 gave medians 5% apart from run to run)
 REGRESSION_SCORED_FROM = 1000  # the held-out messages scored: the distinct ones from here on
 COPIES = 10  # the scored messages this many times over in the mbox, as speed.py's test10.mbox
 TARGET_EMPTY, TARGET_UPDATES = 1.05, 1.10  # issue 30: no regression (1.0x + noise), at most 10%
@@ -801,14 +802,14 @@ def main() -> int:
         print(rows_read[-1], file=sys.stderr)
     rows_daemon = []
     for name, model in models.items():
-        d = daemon(model, later[200:231])
+        d = daemon(model, later[200 : 201 + DAEMON_MESSAGES])
         rows_daemon.append(
             [
                 name,
                 f"{d['check']:.1f} ms",
                 f"{d['tell']:.1f} ms",
                 f"{d['after']:.1f} ms",
-                f"{d['tell'] / d['check']:.1f}x",
+                f"{d['tell'] / d['check']:.2f}x",
             ]
         )
         print(rows_daemon[-1], file=sys.stderr)
@@ -877,7 +878,7 @@ derived), against a predict on the model without one and on the same model:
     }
 
 The daemon: `nbcli serve MODEL --allow-tell --workers 1` on a copy of the
-model, round trips over the Unix socket (median over 30 held-out messages,
+model, round trips over the Unix socket (median over {DAEMON_MESSAGES} held-out messages,
 each a CHECK of it, a TELL of it as spam, durable (fsynced) before the
 reply, and a CHECK of it after the TELL, which the worker has laid over the
 model it holds once the TELL's reply was on its way):
