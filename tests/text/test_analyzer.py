@@ -56,6 +56,25 @@ def test_ngrams_match_scikit_learn(docs, n):
     assert ours.strings(picked) == [everything[k] for k in picked.tolist()]
 
 
+@settings(max_examples=200)
+@given(st.lists(texts, min_size=1, max_size=4), st.integers(2, 4), st.booleans())
+@example(["ab  cd\ta,b\n\U0001f600x é😀é zz", "x"], 3, False)
+def test_an_ngram_is_its_words_joined_by_one_space_whatever_lay_between_them(docs, n, stop):
+    """An n-gram's text is made from its words' code points (one gather for
+    all the grams asked for): the words joined by one space, whatever
+    separated them (spaces, tabs, punctuation, removed stop words), in any
+    script, and its hash is the hash of that text."""
+    stop_words = ("ab", "x") if stop else ()
+    grams = Analyzer(AnalyzerOptions(ngrams=n, stop_words=stop_words)).analyze(docs)
+    words = Analyzer(AnalyzerOptions(stop_words=stop_words)).analyze(docs)
+    for i in range(len(docs)):
+        w = words.doc_tokens(i)
+        expected = [" ".join(w[j : j + k]) for k in range(1, n + 1) for j in range(len(w) - k + 1)]
+        got = grams.doc_tokens(i)
+        assert sorted(got) == sorted(expected)
+        assert grams.hashes[grams.doc_ptr[i] : grams.doc_ptr[i + 1]].tolist() == hashing.hash_strings(got).tolist()
+
+
 def test_stop_words_are_removed_before_ngrams_like_scikit_learn():
     doc = "The cat sat on the mat with THE hat"
     stop = ("the", "on", "with")
