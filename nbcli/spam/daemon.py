@@ -622,14 +622,14 @@ class Worker(Connections):
             )
         path = self.tell_path(request)
         try:
-            _, verdicts, _ = self.model(path, with_id=False)
-            label = None if not kind else verdicts.spam_class if kind == "spam" else verdicts.ham_name
-            docs = [Document("-", label, body, "mail")]
-            if do_set:
-                self._check_model_size(path, os.stat(path).st_size)
+            if path not in self.models:  # a model not held yet is read before the lock: no writer waits on that
+                self.model(path, with_id=False)
             with modelfile.locked(path):
-                current = self.model(path, with_id=False)[0]  # as it is now (followed, or read again)
-                analysed = analyse_for_learning(current.analyzer, docs)
+                current, verdicts, _ = self.model(path, with_id=False)  # as it is now (followed, or read again)
+                if do_set:
+                    self._check_model_size(path, self.models[path][0][2])  # its file's size, as just found
+                label = None if not kind else verdicts.spam_class if kind == "spam" else verdicts.ham_name
+                analysed = analyse_for_learning(current.analyzer, [Document("-", label, body, "mail")])
                 direct = None
                 # run.updating.change_locked's steps, written out: importing it here would make the import
                 # chain from nbcli.__main__ one module longer than tests/test_imports.py allows
