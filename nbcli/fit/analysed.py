@@ -109,13 +109,14 @@ def analyse_batch(analyzer, ids: list, datas: list, kinds: list, labels: list, n
     digest, message_id, when = document_entries(tokens, datas, now)
     n = len(datas)
     doc_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(tokens.doc_ptr))
-    order = np.lexsort((tokens.hashes, doc_of))
+    # one document (a TELL, a learn of one message): one stable sort of its hashes is both orders
+    order = np.argsort(tokens.hashes, kind="stable") if n == 1 else np.lexsort((tokens.hashes, doc_of))
     h, d = tokens.hashes[order], doc_of[order]
     new = np.ones(len(h), dtype=bool)
     new[1:] = (h[1:] != h[:-1]) | (d[1:] != d[:-1])
     starts = np.flatnonzero(new)
     counts = np.diff(np.append(starts, len(h))).astype(np.int64)
-    unique, first = np.unique(tokens.hashes, return_index=True)
+    unique, first = (h[starts], order[starts]) if n == 1 else np.unique(tokens.hashes, return_index=True)
     texts = Texts(unique, first, tokens.strings)
     mail = [
         analyzer.options.mail

@@ -84,3 +84,19 @@ def test_a_terms_text_is_made_when_asked_for_and_a_worker_gets_them_all():
         pass
     else:
         raise AssertionError("a hash not in the batch has no text")
+
+
+def test_one_document_alone_is_analysed_as_it_is_in_a_batch():
+    """A TELL analyses one message (one sort of its hashes); in a batch the
+    same message gives the same terms, counts, texts and digest."""
+    analyzer = Analyzer(AnalyzerOptions(ngrams=2))
+    texts = ["b a b c a", "c c d", "a b c d e a b"]
+    batch = analyse_for_learning(analyzer, docs_of(texts))
+    for d, text in enumerate(texts):
+        alone = analyse_batch(analyzer, ["x"], [text], ["text"], ["ham"], now=0)
+        start, end = batch.doc_ptr[d], batch.doc_ptr[d + 1]
+        assert np.array_equal(alone.pair_hash, batch.pair_hash[start:end])
+        assert np.array_equal(alone.pair_count, batch.pair_count[start:end])
+        assert np.array_equal(alone.digest[0], batch.digest[d])
+        assert terms_of(alone, 0) == terms_of(batch, d)
+        assert list(alone.texts) == sorted(alone.pair_hash.tolist())
