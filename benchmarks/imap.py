@@ -275,6 +275,7 @@ def fill(binary: str, inbox: list[bytes]) -> tuple[dict, Dovecot]:
 def passes(server: Dovecot, model_source: Path, extra: list[bytes]) -> dict:
     model = WORK / "imap-run.nb"
     shutil.copyfile(model_source, model)
+    Path(str(model) + ".journal").unlink(missing_ok=True)  # an earlier run's: written on this very file, it applies
     state = WORK / "imap-state.json"
     state.unlink(missing_ok=True)
     print(f"first pass over {N:,} messages ...", file=sys.stderr)

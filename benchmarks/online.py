@@ -318,9 +318,17 @@ def write_mbox(paths: list[Path], target: Path) -> Path:
     return target
 
 
+def fresh_copy(source: Path, target: Path) -> None:
+    """`target` a copy of model `source` with no journal: a journal left by
+    an earlier run was written on this very file (the same checksum), so it
+    would still apply, and every message would be learned already."""
+    shutil.copyfile(source, target)
+    Path(str(target) + ".journal").unlink(missing_ok=True)
+
+
 def copier(source: Path, target: Path):
     def copy():
-        shutil.copyfile(source, target)
+        fresh_copy(source, target)
 
     return copy
 
@@ -339,7 +347,7 @@ def learn_one(models: Path, bogo_ok: bool) -> dict:
     m["terms"] = vocabulary_size(base)
     try:
         model = models / "learn-one.nb"
-        shutil.copyfile(base, model)
+        fresh_copy(base, model)
         times = []
         for k, (path, label) in enumerate(picked):
             t, _ = run_once([NBCLI, "learn", model, f"--{label}", path, "-q"])

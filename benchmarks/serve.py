@@ -474,6 +474,7 @@ def main() -> int:
         m["worker"] = worker_time(model, bodies)
         tell_model = WORK / "tell.nb"
         shutil.copyfile(model, tell_model)
+        Path(str(tell_model) + ".journal").unlink(missing_ok=True)  # an earlier run's TELLs would apply to the copy
         print("TELL:", file=sys.stderr)
         with Server(tell_model, tmp / "tell.sock", "--allow-tell") as server:
             m["tell"] = tell(server, inputs["tell"], have_spamc)
