@@ -403,10 +403,12 @@ def one_standard_error(ks: list[int], each: list[np.ndarray]) -> tuple[int, list
     books (5)."""
     totals = [float(e.sum()) for e in each]
     best = max(range(len(ks)), key=lambda i: (totals[i], -i))
-    errors = [
-        0.0 if i == best else float(np.std(each[best] - e, ddof=1) * np.sqrt(len(e))) if len(e) > 1 else 0.0
-        for i, e in enumerate(each)
-    ]
+
+    def error(e: np.ndarray) -> float:
+        shortfall = each[best] - e
+        return float(np.std(shortfall, ddof=1) * np.sqrt(len(e))) if len(e) > 1 else 0.0
+
+    errors = [error(e) for e in each]  # the best's own: 0
     chosen = next(i for i in range(len(ks)) if totals[best] - totals[i] <= errors[i])
     return int(ks[chosen]), errors
 

@@ -173,8 +173,7 @@ def with_checksum(payload: dict) -> dict:
     return {**payload, CHECKSUM_KEY: payload_checksum(payload)}
 
 
-_held: set[str] = set()  # the model files whose lock this process holds
-_locked_as: dict[str, str] = {}  # while its lock is held: a model path as given -> the file locked
+_locked_as: dict[str, str] = {}  # the locks this process holds: a model path as given -> the file locked
 
 
 def target(path: str) -> str:
@@ -206,7 +205,7 @@ def locked(path: str):
     import stat
 
     key = target(path)
-    if key in _held:
+    if key in _locked_as.values():  # this process holds it (through this path or another)
         yield
         return
     folder, name = os.path.split(key)
@@ -228,12 +227,10 @@ def locked(path: str):
         )
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        _held.add(key)
         _locked_as[path] = key
         _remove_stale_temporaries(folder, name)
         yield
     finally:
-        _held.discard(key)
         _locked_as.pop(path, None)
         os.close(fd)
 

@@ -285,9 +285,9 @@ def _tree_problem(items, in_repeat: bool) -> str | None:
 
 class _Unigrams:
     """Word tokens of a batch: hashes, lengths, document pointers, texts;
-    spans, when the tokens were cut from one text: (text, its code points,
-    starts, ends), token k being text[starts[k]:ends[k]] (`_with_ngrams`
-    makes an n-gram's text by one slice where its words are one space apart)."""
+    spans, when the tokens were cut from one text: (its code points, starts,
+    ends), token k being the code points starts[k]:ends[k] (`_spaced_texts`
+    makes n-grams' texts from them)."""
 
     def __init__(self, hashes, lengths, doc_ptr, strings_of, spans=None):
         self.hashes = hashes
@@ -300,7 +300,7 @@ class _Unigrams:
         kept = np.flatnonzero(keep)
         doc_ptr = _ptr_from_kept(keep, self.doc_ptr)
         parent = self.strings_of
-        spans = None if self.spans is None else (*self.spans[:2], self.spans[2][kept], self.spans[3][kept])
+        spans = None if self.spans is None else (self.spans[0], self.spans[1][kept], self.spans[2][kept])
         return _Unigrams(self.hashes[kept], self.lengths[kept], doc_ptr, lambda idx: parent(kept[idx]), spans)
 
 
@@ -479,7 +479,7 @@ def _run_tokens(texts: list[str], mail_rule: bool = False) -> _Unigrams:
     def strings_of(idx):
         return [joined[a:b] for a, b in zip(starts[idx].tolist(), ends[idx].tolist())]
 
-    return _Unigrams(hashes, ends - starts, doc_ptr, strings_of, (joined, codes, starts, ends))
+    return _Unigrams(hashes, ends - starts, doc_ptr, strings_of, (codes, starts, ends))
 
 
 _SPACE = np.uint64(ord(" "))
@@ -553,7 +553,7 @@ def _spaced_texts(spans, words: np.ndarray, ends: np.ndarray) -> list[str]:
     ends[k-1]:ends[k]; spans: `_Unigrams.spans`. One gather of code points
     and one decode for all of them, then a slice per term (what
     " ".join(words) gives, string for string)."""
-    text, codes, word_start, word_end = spans
+    codes, word_start, word_end = spans
     if not len(ends):
         return []
     last = np.zeros(len(words), dtype=bool)
@@ -563,8 +563,10 @@ def _spaced_texts(spans, words: np.ndarray, ends: np.ndarray) -> list[str]:
     where = np.zeros(len(words) + 1, dtype=np.int64)
     np.cumsum(slot, out=where[1:])
     at = np.repeat(word_start[words] - where[:-1], slot) + np.arange(int(where[-1]))
-    at[where[1:][~last] - 1] = len(codes)  # the space slots: the code appended below
-    points = np.append(codes, np.array(32, dtype=codes.dtype))[at]
+    spaces = where[1:][~last] - 1
+    at[spaces] = 0  # any code point: a space goes there after the gather
+    points = codes[at]
+    points[spaces] = 32
     joined = (
         points.tobytes().decode("ascii")
         if points.dtype == np.uint8
