@@ -32,9 +32,10 @@ from nbcli.fit.heldout_sample import SAMPLE_PER_CLASS, groups_for
 from nbcli.fit.selection import select_mask
 from nbcli.fit.settings import TrainOptions, described_options, model_settings, plain_prior, resolved
 from nbcli.nb.classifier import Classifier
-from nbcli.nb.event_models import DOC_FREQ_HINT, build_event_model, label_problem
+from nbcli.nb.event_models import DOC_FREQ_HINT, build_event_model
 from nbcli.nb.record import Record
 from nbcli.text.analyzer import Analyzer, AnalyzerOptions
+from nbcli.text.documents import label_problem
 from nbcli.text.sources import Document, batches
 from nbcli.text.vectorize import prune_mask
 

@@ -42,14 +42,15 @@ model ids, for every event model a view covers).
 What gets a view (`viewable`): a plain multinomial or complement model (not
 EM's, not mixture components; complement without idf or weight_norm,
 whose every weight moves with each document) with a positive pseudo-count,
-whose journal's updates all kept its classes. Others are built by replaying
-(`store.modelfile.load`). Commands that work on the whole model (info,
-dump, merge, prune, calibrate, compact, eval --online) read it built; so
-does learning a model whose change must be built (`whole`). A view's
-model id, when first asked for, is its base's sum of term digests less
-those of the base's terms the layers changed plus theirs as changed
-(`changed_terms`, `store.payload.model_id`): O(the layers' terms), with
-the base's sum taken once per process (O(model), as a built model's id).
+whose journal's updates all kept its classes (and carry its tables).
+Others are built by replaying (`store.modelfile.load`). Commands that
+work on the whole model (info, dump, merge, prune, calibrate, compact,
+eval --online) read it built; so does learning a model whose change must
+be built (`whole`). A view's model id, when first asked for, is its
+base's sum of term digests less those of the base's terms the layers
+changed plus theirs as changed (`changed_terms`,
+`store.payload.model_id`): O(the layers' terms), with the base's sum
+taken once per process (O(model), as a built model's id).
 """
 
 from __future__ import annotations
@@ -93,7 +94,13 @@ def viewable(classifier, updates: list[Update]) -> bool:
     if pseudo_count(model.beta(len(base.vocabulary)), model.estimate) <= 0:
         return False
     fit = kind == "complement" and model.fit_count is not None
-    return all(list(u.image.classes) == list(model.classes) and (not fit or u.image.fit is not None) for u in updates)
+    df = model.doc_freq is not None  # an update lacking a table the model has is a crafted one: replaying refuses it
+    return all(
+        list(u.image.classes) == list(model.classes)
+        and (not fit or u.image.fit is not None)
+        and (not df or u.image.df is not None)
+        for u in updates
+    )
 
 
 def viewed(classifier, updates: list[Update], checkpoint: bool = False) -> JournalView | None:

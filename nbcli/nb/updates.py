@@ -194,6 +194,8 @@ def replay(base: Counts, updates: list[Update]) -> Counts:
         below, above = getattr(base, name), getattr(top, name)
         if below is None:
             return None
+        if above is None:  # every update of a model with this table carries it (`Update.of`): a crafted one
+            raise ValueError(f"an update has no {name} table, which the model has")
         out = np.zeros((n_classes, n_terms), dtype=dtype or np.result_type(below.dtype, above.dtype))
         out[np.ix_(to, base_cols)] = below[frm]
         out[:, top_cols] = above

@@ -44,7 +44,9 @@ its checksum, or the tail is zeros) is a torn tail, which readers ignore
 and the next writer cuts off. A record that fails its checksum with more
 records after it, or that is not a record at all, is corruption: readers
 stop with a one-line error naming the journal (`JournalError`), and
-`nbcli compact MODEL --drop-bad-tail` keeps the updates before it.
+`nbcli compact MODEL --drop-bad-tail` keeps the updates before it. A
+record whose checksum is right but whose content is not an update that
+fits the model is damage too (`store.journal_records`).
 """
 
 from __future__ import annotations
@@ -182,12 +184,17 @@ class Snapshot:
         return base is not None and self.base == base
 
     def error(self) -> JournalError:
-        jpath = self.path
         return JournalError(
-            f"{jpath} is corrupt ({self.problem})",
-            hint=f"'nbcli compact {self.model} --drop-bad-tail' keeps the {self.updates} update(s) before it "
-            f"(or move {jpath} away to read the model without its updates)",
-            good=self.updates,
+            f"{self.path} is corrupt ({self.problem})", hint=self.recovery_hint(self.updates), good=self.updates
+        )
+
+    def recovery_hint(self, good: int | None) -> str:
+        """How to read the model again past damage after `good` updates
+        (None: after an unknown number of good ones)."""
+        kept = "the good updates" if good is None else f"the {good} update(s)"
+        return (
+            f"'nbcli compact {self.model} --drop-bad-tail' keeps {kept} before it "
+            f"(or move {self.path} away to read the model without its updates)"
         )
 
 
@@ -224,6 +231,19 @@ def read(model: str, since: tuple[str, int] | None = None) -> Snapshot:
     except OSError as exc:
         raise ModelFileError(f"cannot read {path_of(model)}: {exc.strerror}") from None
     return Snapshot(model, data)
+
+
+def read_records(model: str) -> Snapshot:
+    """The journal of `model` read whole, its `bodies` every update record
+    up to the first damage (the checkpoints left out: the records each
+    stands for are there): what `nbcli compact --drop-bad-tail` keeps."""
+    try:
+        with open(path_of(model), "rb") as fh:
+            return Snapshot(model, fh.read(), following=True)
+    except FileNotFoundError:
+        return Snapshot(model, None)
+    except OSError as exc:
+        raise ModelFileError(f"cannot read {path_of(model)}: {exc.strerror}") from None
 
 
 def _read_after(fh, head: bytes, at: int) -> bytearray:

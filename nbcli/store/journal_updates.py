@@ -1,6 +1,6 @@
 """Updates as a journal's records: an `nb.updates.Update` as a record's
 plain values and arrays (`update_record`; read back by
-`modelfile._update_of`), and checkpoints: when a writer appends one beside
+`journal_records.update_of`), and checkpoints: when a writer appends one beside
 its update, and what it holds (`store.journal` says what a checkpoint is).
 
 When: after an update, once the bytes of the records after the last

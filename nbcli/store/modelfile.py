@@ -31,6 +31,7 @@ import numpy as np
 
 from nbcli.errors import ModelFileError, NbcliError
 from nbcli.store import journal
+from nbcli.store.checks import MAX_COUNT, TABLE_LIMIT, Corrupt, array_of, classes_of, meta_of, number, within
 from nbcli.store.codec import FORMAT_VERSION
 from nbcli.store.integrity import CHECKSUM_KEY, check_writable, locked, read_payload, target, write_payload
 from nbcli.store.journal_updates import (
@@ -70,83 +71,23 @@ __all__ = [
 _MAX_CALIBRATION_TABLE = 1 << 20  # numbers in one calibration parameter (an isotonic table is a few hundred)
 
 
-class _Corrupt(Exception):
-    """A bad payload entry: _Corrupt(key) or _Corrupt(key, what is wrong)."""
-
-    def __str__(self) -> str:
-        key, *why = self.args
-        return f"'{key}' {why[0]}" if why else f"bad or missing '{key}'"
-
-
-# Bounds that no trained model comes near, so that a crafted one cannot
-# overflow what is computed from it (sums of counts in int64 or float64,
-# scores summed over a long document): counts are exact in float64 up to
-# 2^53, and a table entry is a log probability (or a sum of them).
-_MAX_COUNT = float(1 << 48)
-_TABLE_LIMIT = 1e12
-
-
-def _array(p: dict, key: str, kinds: str, shape: tuple, optional: bool = False):
-    a = p.get(key)
-    if a is None and optional:
-        return None
-    if not isinstance(a, np.ndarray) or a.dtype.kind not in kinds or len(a.shape) != len(shape):
-        raise _Corrupt(key)
-    for have, want in zip(a.shape, shape):
-        if want is not None and have != want:
-            raise _Corrupt(key)
-    return a
-
-
-def _within(a, key: str, low: float, high: float):
-    """a, if every value lies in [low, high] (NaN does not): min and max
-    are two passes without a temporary array."""
-    if a is not None and a.size and not (low <= a.min() and a.max() <= high):
-        raise _Corrupt(key, f"has values outside [{low:g}, {high:g}]")
-    return a
-
-
-def _number(spec: dict, key: str, default, low: float, high: float = float("inf"), above: bool = False):
-    value = spec.get(key, default)
-    if value is None:
-        return None
-    if type(value) not in (int, float) or not (low < value if above else low <= value) or not value <= high:
-        raise _Corrupt("model", f"has a bad {key} ({value!r})")
-    return float(value)
-
-
 def _vocabulary(p: dict):
     """(hashes, blob, offsets), checked: strictly ascending 64-bit hashes
     (lookups are binary searches), and ascending offsets within the blob.
     The terms' texts are not decoded here (that would cost as much as the
     checksum on a big model): `Vocabulary.terms` decodes what it shows,
     and shows bytes that are not UTF-8 as U+FFFD."""
-    hashes = _array(p, "vocab_hashes", "u", (None,))
+    hashes = array_of(p, "vocab_hashes", "u", (None,))
     n_terms = len(hashes)
-    blob = _array(p, "vocab_blob", "u", (None,))
-    offsets = _array(p, "vocab_offsets", "i", (n_terms + 1,))
+    blob = array_of(p, "vocab_blob", "u", (None,))
+    offsets = array_of(p, "vocab_offsets", "i", (n_terms + 1,))
     if hashes.dtype != np.uint64 or blob.dtype != np.uint8:
-        raise _Corrupt("vocab_hashes" if hashes.dtype != np.uint64 else "vocab_blob")
+        raise Corrupt("vocab_hashes" if hashes.dtype != np.uint64 else "vocab_blob")
     if n_terms > 1 and not (hashes[1:] > hashes[:-1]).all():
-        raise _Corrupt("vocab_hashes", "is not strictly ascending")
+        raise Corrupt("vocab_hashes", "is not strictly ascending")
     if offsets[0] != 0 or offsets[-1] != len(blob) or (offsets[1:] < offsets[:-1]).any():
-        raise _Corrupt("vocab_offsets")
+        raise Corrupt("vocab_offsets")
     return hashes, blob, offsets
-
-
-def _classes(p: dict) -> list:
-    from nbcli.nb.event_models import label_problem
-
-    classes = p.get("classes")
-    if not (isinstance(classes, list) and len(classes) >= 2 and all(isinstance(c, str) for c in classes)):
-        raise _Corrupt("classes")
-    if len(set(classes)) != len(classes):
-        raise _Corrupt("classes", "names a class twice")
-    for label in classes:
-        problem = label_problem(label)
-        if problem:
-            raise _Corrupt("classes", f"has a bad class name: {problem}")
-    return classes
 
 
 def _settings(spec, classes: list) -> dict:
@@ -158,38 +99,38 @@ def _settings(spec, classes: list) -> dict:
     prior = spec.get("prior", "fit")
     if isinstance(prior, dict):
         if sorted(prior) != sorted(classes):
-            raise _Corrupt("model", "has prior weights for other classes than the model's")
+            raise Corrupt("model", "has prior weights for other classes than the model's")
         for name in classes:
-            _number(prior, name, None, 0.0, MAX_PSEUDO_COUNT, above=True)
+            number(prior, name, None, 0.0, MAX_PSEUDO_COUNT, above=True)
     elif prior not in ("fit", "uniform"):
-        raise _Corrupt("model", "has a bad prior")
+        raise Corrupt("model", "has a bad prior")
     unknown, estimate = spec.get("unknown", "skip"), spec.get("estimate", "mean")
     if not (isinstance(unknown, str) and unknown in UNKNOWN_TERMS):
-        raise _Corrupt("model", "has a bad unknown-term rule")
+        raise Corrupt("model", "has a bad unknown-term rule")
     if not (isinstance(estimate, str) and estimate in ESTIMATES):
-        raise _Corrupt("model", "has a bad estimate")
+        raise Corrupt("model", "has a bad estimate")
     m_estimate = spec.get("m_estimate")
     if m_estimate is not None:
         if not (isinstance(m_estimate, list) and len(m_estimate) == 2):
-            raise _Corrupt("model", "has a bad m_estimate")
+            raise Corrupt("model", "has a bad m_estimate")
         pair = {"M": m_estimate[0], "P": m_estimate[1]}
         m_estimate = [
-            _number(pair, "M", None, 0.0, MAX_PSEUDO_COUNT, above=True),
-            _number(pair, "P", None, 0.0, 1.0, above=True),
+            number(pair, "M", None, 0.0, MAX_PSEUDO_COUNT, above=True),
+            number(pair, "P", None, 0.0, 1.0, above=True),
         ]
         if m_estimate[0] is None or m_estimate[1] == 1.0:
-            raise _Corrupt("model", "has a bad m_estimate")
+            raise Corrupt("model", "has a bad m_estimate")
     for flag in ("tf_log", "idf", "length_norm", "weight_norm"):
         if type(spec.get(flag, False)) is not bool:
-            raise _Corrupt("model", f"has a bad {flag}")
+            raise Corrupt("model", f"has a bad {flag}")
     return dict(
-        alpha=_number(spec, "alpha", 1.0, 0.0, MAX_PSEUDO_COUNT, above=True),
+        alpha=number(spec, "alpha", 1.0, 0.0, MAX_PSEUDO_COUNT, above=True),
         prior=prior,
         unknown=unknown,
         estimate=estimate,
         m_estimate=m_estimate,
-        prior_alpha=_number(spec, "prior_alpha", None, 0.0, MAX_PSEUDO_COUNT),
-        alpha_per_document=_number(spec, "alpha_per_document", None, 0.0, MAX_PSEUDO_COUNT, above=True),
+        prior_alpha=number(spec, "prior_alpha", None, 0.0, MAX_PSEUDO_COUNT),
+        alpha_per_document=number(spec, "alpha_per_document", None, 0.0, MAX_PSEUDO_COUNT, above=True),
     )
 
 
@@ -201,41 +142,16 @@ def settings_of(spec, classes: list) -> dict:
 
     try:
         if not isinstance(spec, dict) or spec.get("kind") not in EVENT_MODELS:
-            raise _Corrupt("model", "has no event model kind nbcli knows")
+            raise Corrupt("model", "has no event model kind nbcli knows")
         settings = _settings(spec, classes)
         for flag in ("tf_log", "length_norm", "weight_norm"):
             if spec["kind"] == "complement":
                 settings[flag] = spec.get(flag, False)
             elif spec.get(flag):
-                raise _Corrupt("model", f"has {flag} for a {spec['kind']} model")
-    except _Corrupt as exc:
+                raise Corrupt("model", f"has {flag} for a {spec['kind']} model")
+    except Corrupt as exc:
         raise ModelFileError(f"bad model settings ({exc})") from None
     return {"kind": spec["kind"], **settings}
-
-
-def _meta(meta) -> dict:
-    """`meta`, checked where nbcli reads it (info, train --from-model)."""
-    if not isinstance(meta, dict):
-        raise _Corrupt("meta")
-    for key, kinds in (
-        ("n_documents", (int,)),
-        ("mail_documents", (int,)),
-        ("created", (str,)),
-        ("nbcli_version", (str,)),
-        ("options", (dict,)),
-        ("from_model", (str,)),
-        ("calibration", (dict,)),
-        ("decision", (dict,)),
-    ):
-        if key in meta and type(meta[key]) not in kinds:
-            raise _Corrupt("meta", f"has a bad {key}")
-    for key, kinds in (("model_documents", (int,)), ("source", (str,)), ("skipped", (str,)), ("dropped", (str,))):
-        value = meta.get("calibration", {}).get(key)
-        if value is not None and type(value) not in kinds:
-            raise _Corrupt("meta", f"has a bad calibration {key}")
-    if "n_documents" not in meta or meta["n_documents"] < 0:
-        raise _Corrupt("meta", "has no n_documents")
-    return meta
 
 
 def _decision(meta: dict, classes: list[str]) -> None:
@@ -245,7 +161,7 @@ def _decision(meta: dict, classes: list[str]) -> None:
     if decision is None:
         return
     if not isinstance(decision, dict):
-        raise _Corrupt("meta", "has a bad decision")
+        raise Corrupt("meta", "has a bad decision")
     threshold = decision.get("threshold")
     if (
         decision.get("objective") not in ("f1", "balanced")
@@ -255,10 +171,10 @@ def _decision(meta: dict, classes: list[str]) -> None:
         or isinstance(threshold, bool)
         or not math.isfinite(threshold)
     ):
-        raise _Corrupt("meta", "has a bad decision threshold")
+        raise Corrupt("meta", "has a bad decision threshold")
     for key, kinds in (("documents", (int,)), ("model_documents", (int,)), ("source", (str,))):
         if key in decision and type(decision[key]) not in kinds:
-            raise _Corrupt("meta", f"has a bad decision {key}")
+            raise Corrupt("meta", f"has a bad decision {key}")
 
 
 def from_payload(p: dict, path: str = "model"):
@@ -275,19 +191,19 @@ def from_payload(p: dict, path: str = "model"):
     if isinstance(p.get("model"), dict) and p["model"].get("kind") == "table":
         return _table_from_payload(p, path)
     try:
-        classes = _classes(p)
+        classes = classes_of(p)
         n_classes = len(classes)
         hashes, blob, offsets = _vocabulary(p)
         n_terms = len(hashes)
-        class_count = _within(_array(p, "class_count", "f", (n_classes,)), "class_count", 0, _MAX_COUNT)
-        feature_count = _within(_array(p, "feature_count", "iuf", (n_classes, n_terms)), "feature_count", 0, _MAX_COUNT)
-        doc_freq = _within(_array(p, "doc_freq", "iuf", (n_classes, n_terms), optional=True), "doc_freq", 0, _MAX_COUNT)
+        class_count = within(array_of(p, "class_count", "f", (n_classes,)), "class_count", 0, MAX_COUNT)
+        feature_count = within(array_of(p, "feature_count", "iuf", (n_classes, n_terms)), "feature_count", 0, MAX_COUNT)
+        doc_freq = within(array_of(p, "doc_freq", "iuf", (n_classes, n_terms), optional=True), "doc_freq", 0, MAX_COUNT)
         if doc_freq is not None and n_terms and not (doc_freq <= class_count[:, None]).all():
-            raise _Corrupt("doc_freq", "counts more documents than the class has")
+            raise Corrupt("doc_freq", "counts more documents than the class has")
         tables = tuple(
-            _within(_array(p, key, "f", shape), key, -_TABLE_LIMIT, _TABLE_LIMIT)
+            within(array_of(p, key, "f", shape), key, -TABLE_LIMIT, TABLE_LIMIT)
             if key != "log_prior"
-            else _log_prior(_array(p, key, "f", shape), class_count)
+            else _log_prior(array_of(p, key, "f", shape), class_count)
             for key, shape in (
                 ("log_prior", (n_classes,)),
                 ("weights", (n_terms, n_classes)),
@@ -297,10 +213,10 @@ def from_payload(p: dict, path: str = "model"):
         )
         spec = p.get("model")
         if not isinstance(spec, dict):
-            raise _Corrupt("model")
+            raise Corrupt("model")
         kind = spec.get("kind")
         if not isinstance(kind, str):
-            raise _Corrupt("model", "has no event model kind")
+            raise Corrupt("model", "has no event model kind")
         if kind not in EVENT_MODELS:
             raise ModelFileError(
                 f"{path} uses event model {kind!r}, which this nbcli does not know",
@@ -308,8 +224,8 @@ def from_payload(p: dict, path: str = "model"):
             )
         analyzer = p.get("analyzer")
         if not isinstance(analyzer, dict):
-            raise _Corrupt("analyzer")
-        meta = _meta(p.get("meta"))
+            raise Corrupt("analyzer")
+        meta = meta_of(p.get("meta"))
         settings = _settings(spec, classes)
         settings.update(doc_freq=doc_freq, tables=tables)
         if kind == "complement":
@@ -317,24 +233,24 @@ def from_payload(p: dict, path: str = "model"):
                 tf_log=spec.get("tf_log", False),
                 length_norm=spec.get("length_norm", False),
                 weight_norm=spec.get("weight_norm", False),
-                idf=_within(_array(p, "idf", "f", (n_terms,), optional=True), "idf", 0, _TABLE_LIMIT),
-                fit_count=_within(
-                    _array(p, "fit_count", "f", (n_classes, n_terms), optional=True), "fit_count", 0, _MAX_COUNT
+                idf=within(array_of(p, "idf", "f", (n_terms,), optional=True), "idf", 0, TABLE_LIMIT),
+                fit_count=within(
+                    array_of(p, "fit_count", "f", (n_classes, n_terms), optional=True), "fit_count", 0, MAX_COUNT
                 ),
             )
             if spec.get("idf", False) != (settings["idf"] is not None):
-                raise _Corrupt("idf")
+                raise Corrupt("idf")
         model = build_event_model(kind, classes, class_count, feature_count, **settings)
         options = AnalyzerOptions.from_dict(analyzer)
         try:
             record = Record.from_arrays(p, n_classes) if "record_digest" in p else None
         except ValueError as exc:
-            raise _Corrupt(str(exc)) from None
-        last_seen = _array(p, "term_last_seen", "i", (n_terms,), optional=True)
+            raise Corrupt(str(exc)) from None
+        last_seen = array_of(p, "term_last_seen", "i", (n_terms,), optional=True)
         calibration = _calibration(p, n_classes)
         _decision(meta, classes)
         expected = _expected(p, n_classes, n_terms, feature_count, class_count)
-    except _Corrupt as exc:
+    except Corrupt as exc:
         raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
     except (TypeError, ValueError, ArithmeticError, NbcliError) as exc:
         if isinstance(exc, ModelFileError):
@@ -356,8 +272,8 @@ def _log_prior(a: np.ndarray, class_count: np.ndarray) -> np.ndarray:
     """log pi: finite and bounded, or -inf for a class without documents
     (a model being learned from nothing, or one whose class was forgotten)."""
     finite = np.isfinite(a)
-    if not ((finite & (np.abs(np.where(finite, a, 0)) <= _TABLE_LIMIT)) | ((a == -np.inf) & (class_count == 0))).all():
-        raise _Corrupt("log_prior", f"has values outside [{-_TABLE_LIMIT:g}, {_TABLE_LIMIT:g}]")
+    if not ((finite & (np.abs(np.where(finite, a, 0)) <= TABLE_LIMIT)) | ((a == -np.inf) & (class_count == 0))).all():
+        raise Corrupt("log_prior", f"has values outside [{-TABLE_LIMIT:g}, {TABLE_LIMIT:g}]")
     return a
 
 
@@ -394,8 +310,7 @@ def _load(path: str, copy: bool = False, drop_bad_tail: bool = False, view: bool
     classifier = from_payload(p, path)
     applied = 0
     if bound and snapshot.bodies:
-        classifier = _with_updates(classifier, snapshot, path, view)
-        applied = snapshot.updates
+        classifier, applied = _with_updates(classifier, snapshot, path, view, drop_bad_tail)
         remember(path, base, snapshot)
     if base is not None and getattr(classifier.model, "kind", None) != "table":
         st = os.stat(target(path))
@@ -436,18 +351,18 @@ def _table_from_payload(p: dict, path: str):
     from nbcli.nb.tables import TableModel
 
     try:
-        classes = _classes(p)
-        meta = _meta(p.get("meta"))
+        classes = classes_of(p)
+        meta = meta_of(p.get("meta"))
         spec = p["model"]
         arrays = {k[len("table_") :]: v for k, v in p.items() if k.startswith("table_")}
         if any(not isinstance(a, np.ndarray) for a in arrays.values()):
-            raise _Corrupt("table", "has a value that is not an array")
+            raise Corrupt("table", "has a value that is not an array")
         model = TableModel.from_state(spec, arrays)
         if list(model.classes) != classes:
-            raise _Corrupt("classes", "differ from the table model's")
+            raise Corrupt("classes", "differ from the table model's")
         calibration = _calibration(p, len(classes))
         _decision(meta, classes)
-    except _Corrupt as exc:
+    except Corrupt as exc:
         raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
     except (TypeError, ValueError, KeyError, ArithmeticError, NbcliError) as exc:
         if isinstance(exc, ModelFileError):
@@ -465,11 +380,11 @@ def _expected(p: dict, n_classes: int, n_terms: int, feature_count, class_count)
     them); None when the file has none."""
     if "em_count" not in p and "em_docs" not in p:
         return None
-    tf = _within(_array(p, "em_count", "f", (n_classes, n_terms)), "em_count", 0, _MAX_COUNT)
-    docs = _within(_array(p, "em_docs", "f", (n_classes,)), "em_docs", 0, _MAX_COUNT)
+    tf = within(array_of(p, "em_count", "f", (n_classes, n_terms)), "em_count", 0, MAX_COUNT)
+    docs = within(array_of(p, "em_docs", "f", (n_classes,)), "em_docs", 0, MAX_COUNT)
     slack = 1e-6
     if not (tf <= np.asarray(feature_count, dtype=np.float64) + slack).all() or not (docs <= class_count + slack).all():
-        raise _Corrupt("em_count", "exceeds the model's counts")
+        raise Corrupt("em_count", "exceeds the model's counts")
     return tf, docs
 
 
@@ -477,7 +392,7 @@ def calibration_of(p: dict, n_classes: int, path: str = "model"):
     """`_calibration` for other readers of a calibration state (`dump`)."""
     try:
         return _calibration(p, n_classes)
-    except _Corrupt as exc:
+    except Corrupt as exc:
         raise ModelFileError(f"{path} is corrupt ({exc})", hint="train the model again") from None
 
 
@@ -489,19 +404,19 @@ def _calibration(p: dict, n_classes: int):
     from nbcli.nb.calibrators import Calibration
 
     if not isinstance(state, dict) or not isinstance(state.get("params"), dict):
-        raise _Corrupt("calibration")
+        raise Corrupt("calibration")
     params = {}
     for name, value in state["params"].items():
         if not isinstance(value, list) or len(value) > _MAX_CALIBRATION_TABLE:
-            raise _Corrupt("calibration", f"has a bad {name}")
+            raise Corrupt("calibration", f"has a bad {name}")
         if not all(type(v) in (int, float) for v in value):
-            raise _Corrupt("calibration", f"has a bad {name}")
+            raise Corrupt("calibration", f"has a bad {name}")
         params[name] = np.asarray(value, dtype=np.int64 if all(type(v) is int for v in value) and value else np.float64)
     try:
         return Calibration.from_state({**state, "params": params}, n_classes)
     except NbcliError as exc:
         detail = exc.message.removeprefix("the model's calibration is damaged: ")
-        raise _Corrupt("calibration", f"is damaged: {detail}") from None
+        raise Corrupt("calibration", f"is damaged: {detail}") from None
 
 
 def save(classifier, path: str, since=None) -> None:
@@ -568,9 +483,11 @@ def followed(classifier, path: str, own=None):
             if snapshot.end > end:  # only a checkpoint: nothing new, but not to be read again
                 setattr(classifier, "journal_state", (base, snapshot.end, base_stamp))  # noqa: B010
             return classifier
+        from nbcli.store.journal_records import update_of
+
         try:
-            updates = [_update_of(body) for body in snapshot.bodies]
-        except _Corrupt:
+            updates = [update_of(body) for body in snapshot.bodies]
+        except Corrupt:
             return None
         state = (base, snapshot.end, base_stamp)
     view = _followed_by(classifier, updates)
@@ -663,89 +580,66 @@ def compact(path: str, drop_bad_tail: bool = False) -> tuple[int, int]:
         return applied, snapshot.size
 
 
-def _update_of(body: bytes | memoryview):
-    """The Update of a journal record, every invariant a model file's loader
-    checks of the same values checked (_Corrupt otherwise)."""
-    from nbcli.nb.counts import Counts
-    from nbcli.nb.record import Record
-    from nbcli.nb.updates import Update
+def _with_updates(classifier, snapshot, path: str, view: bool = False, drop_bad_tail: bool = False):
+    """(`classifier` (a model file's) with the journal's updates applied,
+    exactly as learning them one after another (`nb.updates`), the number
+    of updates applied): replayed into a new model, or with view
+    (`load_view`) laid over it where a `nb.overlay.JournalView` can be
+    made. An update that is damaged or does not fit the model is a
+    ModelFileError, unless drop_bad_tail: then the good updates before it
+    are applied (`journal_records.good_updates`)."""
+    from nbcli.nb.overlay import viewed
+    from nbcli.store.journal_records import update_of
 
+    updates: list = []
     try:
-        plain, a = journal.decode(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise _Corrupt("update", f"is damaged ({exc})") from None
-    classes = _classes({"classes": plain.get("classes")})
-    known = _classes({"classes": plain.get("known")}) if len(plain.get("known") or []) >= 2 else None
-    if known is None:
-        raise _Corrupt("update", "has bad classes")
-    mail_docs = plain.get("mail_docs")
-    if type(mail_docs) is not int or mail_docs < 0:
-        raise _Corrupt("update", "has a bad mail_docs")
-    meta = _meta(plain.get("meta"))
-    c = len(classes)
-    hashes = _array(a, "hashes", "u", (None,))
-    k = len(hashes)
-    if hashes.dtype != np.uint64 or (k > 1 and not (hashes[1:] > hashes[:-1]).all()):
-        raise _Corrupt("hashes", "is not strictly ascending")
-    blob = _array(a, "blob", "u", (None,))
-    offsets = _array(a, "offsets", "i", (k + 1,))
-    if offsets[0] != 0 or offsets[-1] != len(blob) or (offsets[1:] < offsets[:-1]).any():
-        raise _Corrupt("offsets")
-    tables = {
-        name: _within(_array(a, name, "iuf", (c, k), optional=name != "tf"), name, 0, _MAX_COUNT)
-        for name in ("tf", "df", "fit")
-    }
-    class_count = _within(_array(a, "class_count", "f", (c,)), "class_count", 0, _MAX_COUNT)
-    removed_digest = _array(a, "removed_digest", "u", (None, 2))
-    removed_label = _array(a, "removed_label", "i", (len(removed_digest),))
-    if len(removed_label) and not (0 <= removed_label.min() and removed_label.max() < len(known)):
-        raise _Corrupt("removed_label")
-    try:
-        added = Record.from_arrays(
-            {k2[len("added_") :]: v for k2, v in a.items() if k2.startswith("added_")}, len(known)
-        )
-    except ValueError as exc:
-        raise _Corrupt(f"added {exc}") from None
-    image = Counts(
-        classes,
-        class_count,
-        hashes,
-        blob,
-        offsets,
-        tables["tf"],
-        tables["df"],
-        tables["fit"],
-        _array(a, "last_seen", "i", (k,)).astype(np.int32),
-        added,
-        mail_docs,
+        for body in snapshot.bodies:
+            updates.append(update_of(body))
+        made = viewed(classifier, updates, snapshot.starts_with_checkpoint) if view else None
+        return (made if made is not None else _replayed(classifier, updates)), snapshot.updates
+    except Corrupt as exc:
+        problem, bad = f"is corrupt ({exc})", len(updates)
+    except _UNFIT as exc:
+        problem, bad = f"does not fit {path} ({exc})", None
+    if drop_bad_tail:
+        from nbcli.store.journal_records import good_updates
+
+        kept = good_updates(path, lambda run: _applies(classifier, run))
+        return (_replayed(classifier, kept) if kept else classifier), len(kept)
+    # the updates before a bad record are kept: those it follows stand for (unknown where it is the
+    # checkpoint the read started at, or where applying them failed: --drop-bad-tail finds them)
+    good = (
+        None
+        if bad is None or (bad == 0 and snapshot.starts_with_checkpoint)
+        else snapshot.updates - len(snapshot.bodies) + bad
     )
-    return Update(image, known, meta, removed_digest, removed_label.astype(np.int32))
+    raise ModelFileError(f"{snapshot.path} {problem}", hint=snapshot.recovery_hint(good))
 
 
-def _with_updates(classifier, snapshot, path: str, view: bool = False):
-    """`classifier` (a model file's) with the journal's updates applied,
-    exactly as learning them one after another (`nb.updates`): replayed
-    into a new model, or with view (`load_view`) laid over it where a
-    `nb.overlay.JournalView` can be made."""
+_UNFIT = (TypeError, ValueError, IndexError, KeyError)  # an update that does not apply to the model
+
+
+def _replayed(classifier, updates: list):
+    """The model `updates` make of `classifier` (a model file's), built."""
     from nbcli.nb.classifier import classifier_like
     from nbcli.nb.counts import Counts
-    from nbcli.nb.overlay import viewed
     from nbcli.nb.updates import replay
 
-    try:
-        updates = [_update_of(body) for body in snapshot.bodies]
-        made = viewed(classifier, updates, snapshot.starts_with_checkpoint) if view else None
-        if made is not None:
-            return made
-        counts = replay(Counts.of(classifier), updates)
-    except _Corrupt as exc:
-        raise ModelFileError(f"{snapshot.path} is corrupt ({exc})", hint=snapshot.error().hint) from None
-    except (TypeError, ValueError, IndexError, KeyError) as exc:
-        raise ModelFileError(f"{snapshot.path} does not fit {path} ({exc})", hint=snapshot.error().hint) from None
-    replayed = classifier_like(counts, classifier, updates[-1].meta)
+    counts = replay(Counts.of(classifier), updates)
+    model = classifier_like(counts, classifier, updates[-1].meta)
     if all(list(u.image.classes) == list(classifier.classes) for u in updates):  # as learning keeps a calibration
-        replayed.calibration = classifier.calibration
-    return replayed
+        model.calibration = classifier.calibration
+    return model
+
+
+def _applies(classifier, updates: list) -> bool:
+    """Whether `updates` (each a good record) apply to `classifier`."""
+    try:
+        if updates:
+            _replayed(classifier, updates)
+    except _UNFIT:
+        return False
+    return True
 
 
 def dump_lines(classifier) -> Iterator[str]:

@@ -131,3 +131,24 @@ def batches(
             limit = min(limit * 2, max_docs)
     if batch:
         yield batch
+
+
+def label_problem(label) -> str | None:
+    """Why `label` cannot name a class, or None.
+
+    A class name is written into mail headers (`X-NB-Class: NAME; p=...`),
+    TSV rows and terminals, so it must be a non-empty string without control
+    characters: a CR or LF would end the header and start another
+    (header injection), a tab would shift TSV columns, an ESC would drive
+    the terminal. Unicode's line and paragraph separators count as line
+    breaks too."""
+    import unicodedata
+
+    if not isinstance(label, str):
+        return f"class label {label!r} is not a string"
+    if not label:
+        return "a class label is empty"
+    bad = next((ch for ch in label if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
+    if bad is not None:
+        return f"class label {label!r} contains the control character {bad!r}"
+    return None
