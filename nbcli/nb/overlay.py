@@ -68,7 +68,7 @@ from nbcli.nb.smoothing import ExactTotals, pseudo_count
 from nbcli.nb.updates import Update, last_images, record_after, replay
 from nbcli.text.analyzer import Analyzer
 from nbcli.text.sources import batches
-from nbcli.text.vectorize import Vocabulary, known_counts
+from nbcli.text.vectorize import Vocabulary, distinct_inverse, known_counts
 
 # A lookup searches each layer (a TELL's update, and each CHECK, looks up its terms in every one):
 # fewer layers, faster lookups; a merge costs the two layers' terms, after the TELL's reply.
@@ -300,11 +300,11 @@ class JournalView(TextScoring):
         """The documents' counts over their own terms, and the model and
         vocabulary of those terms (`Classifier.scoring`)."""
         batch = self.analyzer.analyze(docs, kinds)
-        distinct, inverse = np.unique(batch.hashes, return_inverse=True)
+        distinct, inverse = distinct_inverse(batch.hashes)
         known, src, cols = self._where(distinct)
         ids = np.full(len(distinct), -1, dtype=np.int64)
         ids[known] = np.arange(len(cols))
-        X = known_counts(batch, ids[inverse.reshape(-1)], len(cols))
+        X = known_counts(batch, ids[inverse], len(cols))
         local = copy.copy(self.model)
         local.weights = self.model.column_weights(self._counts(self.source, src, cols), self.totals, self.n_terms)
         vocabulary = _LazyVocabulary(distinct[known], lambda: self._texts(src, cols))

@@ -121,3 +121,42 @@ def test_bucket_lookup_agrees_with_binary_search(n_terms):
     assert (got == want).all()
     assert (got[: len(known)] >= 0).all() and (got[len(known) : -1] == -1).all()
     assert (vocab.hashes[got[: len(known)]] == known).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=60),
+    st.integers(0, 3000),
+    st.sampled_from([np.uint64, np.int64]),
+    st.integers(0, 2**32),
+)
+def test_distinct_inverse_is_np_unique(pool, n, dtype, seed):
+    """The same distinct values and inverse as np.unique, by hashing once an
+    array is long (the threshold lowered here so that small arrays take that
+    path), with keys drawn from a small pool (many repeats) or not."""
+    rng = np.random.default_rng(seed)
+    values = np.array(pool, dtype=np.uint64)[rng.integers(0, len(pool), n)]
+    if dtype is np.int64:
+        values = (values >> np.uint64(1)).astype(np.int64)
+    saved = vectorize._HASHED_DISTINCT_MIN
+    vectorize._HASHED_DISTINCT_MIN = 16
+    try:
+        distinct, inverse = vectorize.distinct_inverse(values)
+    finally:
+        vectorize._HASHED_DISTINCT_MIN = saved
+    expected, expected_inverse = np.unique(values, return_inverse=True)
+    assert distinct.dtype == values.dtype
+    assert np.array_equal(distinct, expected) and np.array_equal(inverse, expected_inverse.reshape(-1))
+
+
+def test_distinct_inverse_of_colliding_keys_falls_back_to_a_sort():
+    """Keys chosen so that every one hashes to the same slot (what an
+    attacker who writes the text could aim for): the same answer, without
+    probing them one by one (the probe rounds are bounded)."""
+    n = 1 << 16
+    inverse_of_fib = pow(int(vectorize._FIB), -1, 1 << 64)
+    keys = np.array([(i * inverse_of_fib) % (1 << 64) for i in range(n)], dtype=np.uint64)  # key * FIB == i
+    values = np.concatenate([keys, keys[::7]])
+    distinct, inverse = vectorize.distinct_inverse(values)
+    expected, expected_inverse = np.unique(values, return_inverse=True)
+    assert np.array_equal(distinct, expected) and np.array_equal(inverse, expected_inverse)
