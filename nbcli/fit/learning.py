@@ -46,7 +46,7 @@ from nbcli import __version__
 from nbcli.errors import NbcliError, ParameterError
 from nbcli.fit.analysed import Analysed
 from nbcli.nb.classifier import classifier_like, classifier_of
-from nbcli.nb.counts import DAY, Counts, found_in, gather_texts, insert_texts, sorted_distinct, union_sorted
+from nbcli.nb.counts import DAY, Counts, found_in, gather_texts, insert_texts, merged_distinct, union_sorted
 from nbcli.nb.record import Record
 
 PRUNING_OPTIONS = (("min_df", 1), ("max_df", 1.0), ("max_features", None))
@@ -581,8 +581,8 @@ def merge(classifiers: list, names: list[str]):
     for classifier, name in zip(classifiers, names):
         check_learnable(classifier, name)
     parts = [Counts.of(c) for c in classifiers]
-    # one sort of all the models' hashes: np.union1d hashes them (numpy 2.4: 1.8 s against 0.1 s for 1.4M + 200k)
-    hashes = sorted_distinct(np.concatenate([part.hashes for part in parts]))
+    # one merge of all the models' (ascending) hashes: np.union1d hashes them (numpy 2.4: 1.8 s for 1.4M + 200k)
+    hashes = merged_distinct([part.hashes for part in parts])
     n_classes, n_terms = len(first.classes), len(hashes)
     tf = np.zeros((n_classes, n_terms), dtype=np.result_type(*[p.tf.dtype for p in parts]))
     df = np.zeros((n_classes, n_terms), dtype=np.int64) if parts[0].df is not None else None

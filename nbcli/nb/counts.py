@@ -357,7 +357,21 @@ def sorted_distinct(values) -> np.ndarray:
     2's np.unique without return_index/inverse hashes instead, 2.5-6x
     slower for 64-bit hashes (12 us against 5 us for 200 values, 159 ms
     against 28 ms for 400k: numpy 2.4, this machine)."""
-    values = np.sort(np.asarray(values).reshape(-1))
+    return _distinct_of_sorted(np.sort(np.asarray(values).reshape(-1)))
+
+
+def merged_distinct(arrays: list[np.ndarray]) -> np.ndarray:
+    """The distinct values of several ascending arrays (vocabularies,
+    a view's layers), ascending: one stable sort of them end to end, which
+    numpy does by merging the runs it finds (timsort): 1.4 ms for two runs
+    of 288k and 129k hashes, where `sorted_distinct`'s sort, which does not
+    look for runs, takes 22 ms (and is 20-40% faster on values in no order)."""
+    if not arrays:
+        return np.zeros(0, dtype=np.uint64)
+    return _distinct_of_sorted(np.sort(np.concatenate(arrays), kind="stable"))
+
+
+def _distinct_of_sorted(values: np.ndarray) -> np.ndarray:
     if len(values) < 2:
         return values
     keep = np.empty(len(values), dtype=bool)

@@ -61,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-from nbcli.nb.counts import Counts, by_source, found_in, gather_texts, sorted_distinct
+from nbcli.nb.counts import Counts, by_source, found_in, gather_texts, merged_distinct, sorted_distinct
 from nbcli.nb.record import Record
 from nbcli.nb.scoring import TextScoring
 from nbcli.nb.smoothing import ExactTotals, pseudo_count
@@ -420,7 +420,7 @@ class JournalView(TextScoring):
         hold that are in the model, as the view has them). df None where the
         model keeps none. What its model id is computed from
         (`store.payload.model_id`), with the base's."""
-        touched = sorted_distinct(np.concatenate([layer.hashes for layer in self.layers])) if self.layers else _NONE
+        touched = merged_distinct([layer.hashes for layer in self.layers]) if self.layers else _NONE
         base = np.asarray(self.base.vocabulary.hashes, dtype=np.uint64)
         pos, in_base = found_in(base, touched)
         cols = pos[in_base]

@@ -11,7 +11,7 @@ from nbcli.errors import NbcliError
 from nbcli.fit.training import train
 from nbcli.fit.training_options import training_options
 from nbcli.nb.classifier import classifier_of
-from nbcli.nb.counts import Counts, found_in, gather_texts
+from nbcli.nb.counts import Counts, found_in, gather_texts, merged_distinct, sorted_distinct
 from nbcli.text.sources import Document
 
 PAIRS = [
@@ -169,3 +169,13 @@ def test_found_in_tells_where_each_value_is_in_a_sorted_array_and_whether_it_is_
     assert hit.tolist() == [True, False, True, False] and pos[hit].tolist() == [1, 2]
     pos, hit = found_in(np.zeros(0, dtype=np.uint64), np.array([5], dtype=np.uint64))
     assert not hit.any() and pos.tolist() == [0]
+
+
+@pytest.mark.parametrize("sizes", [[], [0], [5], [300, 0, 7], [1000, 1000], [50, 3, 200, 1]])
+def test_merged_distinct_of_ascending_arrays_is_np_unique_of_them_all(sizes):
+    rng = np.random.default_rng(len(sizes))
+    pool = rng.integers(0, 2**64 - 1, 700, dtype=np.uint64)  # shared values: the arrays overlap
+    arrays = [np.unique(rng.choice(pool, n)) for n in sizes]
+    expected = np.unique(np.concatenate(arrays)) if arrays else np.zeros(0, np.uint64)
+    assert np.array_equal(merged_distinct(arrays), expected)
+    assert np.array_equal(sorted_distinct(np.concatenate(arrays) if arrays else []), expected)
