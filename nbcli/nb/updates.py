@@ -139,7 +139,7 @@ def last_images(updates: list[Update]) -> Counts:
         win_update, win_col = which[last], col[last]
         same = all(list(u.classes) == final for u in images)
         # each update's winners, found in one sort: a long journal's replay stays O(its terms)
-        order = np.argsort(win_update, kind="stable")
+        order = np.argsort(win_update.astype(np.uint16) if len(images) <= 1 << 16 else win_update, kind="stable")
         bounds = np.searchsorted(win_update[order], np.arange(len(images) + 1))
 
         def table(name: str, dtype=None):
