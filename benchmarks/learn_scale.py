@@ -567,7 +567,10 @@ def regression_bulk(states: dict[str, Path], mbox: Path) -> dict:
                 figure = run_once([NBCLI, verb, states[state], mbox, "-q"])
                 if round_:
                     runs[state, verb].append(figure)
-    return {k: (statistics.median(t for t, _ in v), statistics.median(m for _, m in v)) for k, v in runs.items()}
+    return {
+        k: (statistics.median(t for t, _ in v), statistics.median(m for _, m in v), [t for t, _ in v])
+        for k, v in runs.items()
+    }
 
 
 def regression_checks(states: dict[str, Path], bodies: list[bytes]) -> dict:
@@ -599,7 +602,7 @@ def regression_checks(states: dict[str, Path], bodies: list[bytes]) -> dict:
         for state, server in servers.items():
             status = [Path(f"/proc/{pid}/status") for pid in server.pids()]
             peak[state] = max(serve._kb(s.read_text(), "VmHWM") for s in status if s.exists()) / 1024
-    return {state: (statistics.median(times[state]), peak[state]) for state in states}
+    return {state: (statistics.median(times[state]), peak[state], times[state]) for state in states}
 
 
 def journal_regression(models: dict[str, Path], train: list[Path], held_out: list[Path]) -> str:
@@ -627,7 +630,7 @@ def journal_regression(models: dict[str, Path], train: list[Path], held_out: lis
         for state, figure in regression_checks(states, bodies).items():
             measured[state, "check"] = figure
         results[name] = measured
-        print(name, measured, file=sys.stderr)
+        print(name, {k: v[:2] for k, v in measured.items()}, file=sys.stderr)
     seconds = time.perf_counter() - started
     return render_regression(results, notes, (len(scored), len(learned), len(bodies)), mbox, seconds)
 
@@ -646,13 +649,14 @@ def render_regression(results: dict, notes: dict, counts: tuple[int, int, int], 
     rows = []
     for name, measured in results.items():
         for measure, label in measures.items():
-            t0, m0 = measured["none", measure]
+            t0, m0, each0 = measured["none", measure]
             cells = [name, label, _figure(measure, t0, m0)]
             for state in ("compacted", "header", "updates"):
-                t, m = measured[state, measure]
-                cells.append(f"{_figure(measure, t, m)} ({t / t0:.2f}x, {m / m0:.2f}x)")
+                t, m, each = measured[state, measure]
+                paired = statistics.median(a / b for a, b in zip(each, each0))  # a round's (or a message's) own ratio
+                cells.append(f"{_figure(measure, t, m)} ({paired:.2f}x, {m / m0:.2f}x)")
                 group = "updates" if state == "updates" else "empty"
-                for ratio, what in ((t / t0, "time"), (m / m0, "memory")):
+                for ratio, what in ((paired, "time"), (m / m0, "memory")):
                     if ratio > worst[group, what][0]:
                         worst[group, what] = (ratio, f"{name}, {label}, {labels[state]}")
             rows.append(cells)
@@ -686,7 +690,9 @@ def render_regression(results: dict, notes: dict, counts: tuple[int, int, int], 
 `nbcli predict MODEL MBOX -q` and `nbcli filter MODEL MBOX -q` (stdout to
 /dev/null) as `make bench` runs them, fresh processes, wall time and peak RSS
 of the whole process (wait4), median of {REGRESSION_RUNS} rounds after a
-warm-up round, the states taken in turn in every round (from another state each round); and the CHECK round
+warm-up round, the states taken in turn in every round (from another state each round); a time ratio is the
+median of the rounds' own ratios (each round's states run one after another, so that the machine's drift
+from round to round cancels; for CHECK, each message's own ratio across the daemons); and the CHECK round
 trip to `nbcli serve MODEL --socket SOCK -q` (its default workers, one daemon
 per state, all running, the CHECKs taken in turn across them; Python client
 over the Unix socket, median of {n_checks} CHECKs of different messages after
