@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nbcli.nb.counts import Counts, found_in, gather_texts, insert_texts, sorted_distinct, union_sorted
+from nbcli.nb.counts import Counts, by_source, found_in, gather_texts, insert_texts, sorted_distinct, union_sorted
 from nbcli.nb.record import Record
 
 
@@ -139,8 +139,7 @@ def last_images(updates: list[Update]) -> Counts:
         win_update, win_col = which[last], col[last]
         same = all(list(u.classes) == final for u in images)
         # each update's winners, found in one sort: a long journal's replay stays O(its terms)
-        order = np.argsort(win_update.astype(np.uint16) if len(images) <= 1 << 16 else win_update, kind="stable")
-        bounds = np.searchsorted(win_update[order], np.arange(len(images) + 1))
+        winning = by_source(win_update, len(images))
 
         def table(name: str, dtype=None):
             parts = [getattr(u, name) for u in images]
@@ -150,10 +149,8 @@ def last_images(updates: list[Update]) -> Counts:
             # each update's winning columns put in place: never all the updates' tables side by side
             # (a reader's peak memory: a checkpoint and the records after it, copied whole, then gathered)
             out = np.zeros((len(final), len(winners)), dtype=dtype)
-            for r, u in enumerate(images):
-                mine = order[bounds[r] : bounds[r + 1]]
-                if not len(mine):
-                    continue
+            for r, mine in winning:
+                u = images[r]
                 if same:
                     out[:, mine] = getattr(u, name)[:, win_col[mine]]
                 else:

@@ -34,25 +34,36 @@ def distinct_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     integers (a batch's token hashes): (the distinct values ascending, each
     value's index among them), the same arrays.
 
-    A long array is deduplicated by open addressing first (each value's
-    first occurrence claims a slot of a table twice its length, the others
+    A long array is deduplicated by open addressing first (one occurrence
+    of each value claims a slot of a table twice its length, the others
     find it there), and only the distinct values are sorted: 336k token
     hashes of 83k terms take 14 ms instead of np.unique's 28, which sorts
     them all. Keys colliding on purpose (an attacker writes the text, so
     chooses the hashes) cannot make it quadratic: past
     _HASHED_DISTINCT_ROUNDS probing rounds it falls back to np.unique."""
     values = np.asarray(values)
-    n = len(values)
-    if n < _HASHED_DISTINCT_MIN or values.dtype.kind not in "iu" or (values.dtype.kind == "i" and values.min() < 0):
+    hashable = len(values) >= _HASHED_DISTINCT_MIN and values.dtype.kind in "iu"
+    first = _claimed(values) if hashable and (values.dtype.kind == "u" or values.min() >= 0) else None
+    if first is None:
         distinct, inverse = np.unique(values, return_inverse=True)
         return distinct, inverse.reshape(-1)
+    owners = np.flatnonzero(first == np.arange(len(values)))
+    order = np.argsort(values[owners])
+    rank = np.empty(len(values), dtype=np.int64)
+    rank[owners[order]] = np.arange(len(owners), dtype=np.int64)
+    return values[owners[order]], np.take(rank, first)
+
+
+def _claimed(values: np.ndarray) -> np.ndarray | None:
+    """For each value, the position of the equal value that claimed its slot
+    (`distinct_inverse`), or None past _HASHED_DISTINCT_ROUNDS rounds."""
     keys = np.ascontiguousarray(values).view(np.uint64) if values.itemsize == 8 else values.astype(np.uint64)
-    bits = int(2 * n).bit_length()
+    bits = int(2 * len(keys)).bit_length()
     mask = (1 << bits) - 1
     table = np.full(1 << bits, -1, dtype=np.int64)  # slot -> position of the value that claimed it
     slot = ((keys * _FIB) >> np.uint64(64 - bits)).astype(np.intp)
-    first = np.empty(n, dtype=np.int64)  # each value's position that claimed a slot (its own, or an equal one's)
-    todo = np.arange(n, dtype=np.int64)
+    first = np.empty(len(keys), dtype=np.int64)
+    todo = np.arange(len(keys), dtype=np.int64)
     for _ in range(_HASHED_DISTINCT_ROUNDS):
         held = np.take(table, slot)
         free = held < 0
@@ -63,15 +74,8 @@ def distinct_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         first[todo[found]] = held[found]
         todo, slot = todo[~found], (slot[~found] + 1) & mask
         if not len(todo):
-            break
-    else:
-        distinct, inverse = np.unique(values, return_inverse=True)
-        return distinct, inverse.reshape(-1)
-    owners = np.flatnonzero(first == np.arange(n))
-    order = np.argsort(keys[owners])
-    rank = np.empty(n, dtype=np.int64)
-    rank[owners[order]] = np.arange(len(owners), dtype=np.int64)
-    return values[owners[order]], np.take(rank, first)
+            return first
+    return None
 
 
 def _text(term: bytes) -> str:
