@@ -437,6 +437,7 @@ STATES = {
     "compacted": "(b) compacted",
     "header": "(b') journal of its header only",
     "updates": "(c) journal of N updates",
+    "whole": "(d) (c) compacted",
 }
 VERBS = ("predict", "filter")
 
@@ -466,6 +467,20 @@ def compacted(model: Path, message: Path) -> Path:
         subprocess.run(nbcli(verb, path, "--spam", "-q", message), check=True)
     if not _journal(path).exists():
         raise RuntimeError(f"learning {message} into {path} wrote no journal")
+    subprocess.run(nbcli("compact", path, "-q"), check=True)
+    if _journal(path).exists():
+        raise RuntimeError(f"nbcli compact left {_journal(path)}")
+    return path
+
+
+def compacted_updates(updates: Path) -> Path:
+    """(d): (c) compacted, the model its journal makes written whole (what
+    learning those messages one at a time left before journals: the same
+    model id as (c)), so that (c) against it is what the journal costs, and
+    (c) against (a) also what 1,000 more messages learned add to a model."""
+    path = REGRESSION / updates.name.replace("-updates.nb", "-whole.nb")
+    shutil.copyfile(updates, path)
+    shutil.copyfile(_journal(updates), _journal(path))
     subprocess.run(nbcli("compact", path, "-q"), check=True)
     if _journal(path).exists():
         raise RuntimeError(f"nbcli compact left {_journal(path)}")
@@ -621,10 +636,14 @@ def journal_regression(models: dict[str, Path], train: list[Path], held_out: lis
         states = {"none": _fresh(model, "none"), "compacted": compacted(model, learned[0])}
         states["header"] = header_only(model)
         states["updates"], notes[name] = journalled(model, learned)
+        states["whole"] = compacted_updates(states["updates"])
         notes[name]["header_bytes"] = _journal(states["header"]).stat().st_size
-        ids = {state: _model_id(path) for state, path in states.items() if state != "updates"}
+        ids = {state: _model_id(path) for state, path in states.items() if state not in ("updates", "whole")}
         if len(set(ids.values())) != 1:
             raise RuntimeError(f"{name}: the empty-journal states are not the same model: {ids}")
+        if _model_id(states["updates"]) != _model_id(states["whole"]):
+            raise RuntimeError(f"{name}: (c) and its compaction (d) are not the same model")
+        notes[name]["terms"] = tuple(_n_terms(states[s]) for s in ("none", "whole"))
         print(f"{name}: measuring {', '.join(states)}", file=sys.stderr)
         measured = regression_bulk(states, mbox)
         for state, figure in regression_checks(states, bodies).items():
@@ -645,22 +664,39 @@ def render_regression(results: dict, notes: dict, counts: tuple[int, int, int], 
         "check": "serve CHECK round trip",
     }
     labels = {**STATES, "updates": f"(c) journal of {n_learned:,} updates"}
-    worst: dict = {(g, w): (0.0, "") for g in ("empty", "updates") for w in ("time", "memory")}
+    groups = ("empty", "updates", "grown")  # (b), (b') ÷ (a); (c) ÷ (d): the journal's cost; (c) ÷ (a)
+    worst: dict = {(g, w): (0.0, "") for g in groups for w in ("time", "memory")}
     rows = []
+
+    def paired(each, each0) -> float:  # the median of a round's (or a message's) own ratios
+        return statistics.median(a / b for a, b in zip(each, each0))
+
+    def note(group: str, ratios: tuple, where: str) -> None:
+        for ratio, what in zip(ratios, ("time", "memory")):
+            if ratio > worst[group, what][0]:
+                worst[group, what] = (ratio, where)
+
     for name, measured in results.items():
         for measure, label in measures.items():
             t0, m0, each0 = measured["none", measure]
             cells = [name, label, _figure(measure, t0, m0)]
-            for state in ("compacted", "header", "updates"):
+            for state in ("compacted", "header", "whole", "updates"):
                 t, m, each = measured[state, measure]
-                paired = statistics.median(a / b for a, b in zip(each, each0))  # a round's (or a message's) own ratio
-                cells.append(f"{_figure(measure, t, m)} ({paired:.2f}x, {m / m0:.2f}x)")
-                group = "updates" if state == "updates" else "empty"
-                for ratio, what in ((paired, "time"), (m / m0, "memory")):
-                    if ratio > worst[group, what][0]:
-                        worst[group, what] = (ratio, f"{name}, {label}, {labels[state]}")
+                ratios = (paired(each, each0), m / m0)
+                cell = f"{_figure(measure, t, m)} ({ratios[0]:.2f}x, {ratios[1]:.2f}x)"
+                if state == "updates":
+                    td, md, each_d = measured["whole", measure]
+                    own = (paired(each, each_d), m / md)
+                    cell += f"; ÷ (d): {own[0]:.2f}x, {own[1]:.2f}x"
+                    note("updates", own, f"{name}, {label}")
+                    note("grown", ratios, f"{name}, {label}")
+                elif state != "whole":
+                    note("empty", ratios, f"{name}, {label}, {labels[state]}")
+                cells.append(cell)
             rows.append(cells)
-    header = ["model", "measure", labels["none"], *(labels[s] + " ÷ (a): time, memory" for s in STATES if s != "none")]
+    header = ["model", "measure", labels["none"]]
+    header += [labels[s] + " ÷ (a): time, memory" for s in ("compacted", "header", "whole")]
+    header += [labels["updates"] + " ÷ (a); ÷ (d)"]
 
     def verdict(group: str, target: float) -> str:
         return "; ".join(
@@ -679,6 +715,11 @@ def render_regression(results: dict, notes: dict, counts: tuple[int, int, int], 
         for name, n in notes.items()
     )
     header_bytes = max(n["header_bytes"] for n in notes.values())
+    terms = "; ".join(
+        f"{name}: {n['terms'][0]:,} terms in (a), {n['terms'][1]:,} in (d), "
+        f"{100 * (n['terms'][1] / n['terms'][0] - 1):.0f}% more"
+        for name, n in notes.items()
+    )
     if all(n["origin"] == "in this run" for n in notes.values()):
         took = "learning the journals of (c) included"
     else:
@@ -705,14 +746,19 @@ the {n_learned:,} learned. States of each model: (a) no journal; (b) what
 model file written whole, no journal file; same model id as (a)); (b') a
 journal file of its header alone, bound to the model (`journal.append`'s fresh
 journal, no record); (c) {n_learned:,} held-out messages learned one by one
-as spam into a copy, never compacted ({built}). Cells: seconds (CHECK: ms)
-and MB; ratios to (a).
+as spam into a copy, never compacted ({built}); (d) (c) compacted: the model
+(c)'s journal makes, written whole (what learning those messages left before
+the journal: same model id as (c); {terms}). Cells: seconds (CHECK: ms)
+and MB; ratios to (a), and for (c) also to (d).
 
 {report.table(header, rows)}
 
 - Empty journal ((b), (b')) ≤ {TARGET_EMPTY:.2f}x of (a) in time and memory (no regression, within
   noise): {verdict("empty", TARGET_EMPTY)}.
-- A journal of {n_learned:,} updates ≤ {TARGET_UPDATES:.2f}x of (a): {verdict("updates", TARGET_UPDATES)}.
+- A journal of {n_learned:,} updates ≤ {TARGET_UPDATES:.2f}x, (c) against (d), the same model without
+  its journal (what the journal costs): {verdict("updates", TARGET_UPDATES)}.
+- (c) against (a), which also counts what the {n_learned:,} messages add to the model (its terms above):
+  {verdict("grown", TARGET_UPDATES)}.
 - (b') reads a journal of {header_bytes} bytes and applies nothing: how far its ratios are
   from 1.00x is about this run's noise (a shared 2-core machine).
 - A daemon's worker reads the model (through its journal) once, before its first request: the
@@ -741,6 +787,13 @@ def _figure(measure: str, seconds: float, mb: float) -> str:
     if measure == "check":
         return f"{seconds * 1000:.2f} ms, {mb:.0f} MB"
     return f"{seconds:.2f} s, {mb:.0f} MB"
+
+
+def _n_terms(path: Path) -> int:
+    """The number of terms of the model `path` (read through its journal)."""
+    script = "import sys; from nbcli.store import modelfile\n"
+    script += "print(len(modelfile.load_view(sys.argv[1]).vocabulary))"
+    return int(subprocess.run([PY, "-c", script, str(path)], capture_output=True, check=True, text=True).stdout)
 
 
 def _model_id(path: Path) -> str:

@@ -111,6 +111,9 @@ def viewed(classifier, updates: list[Update], checkpoint: bool = False) -> Journ
     the records after it as one layer over it, not merged into it."""
     if not viewable(classifier, updates):
         return None
+    if checkpoint and updates[0].totals is not None:  # its totals as the writer's view had them: no pass
+        carried = JournalView.checkpointed(classifier, updates[0], updates[0].totals)
+        return carried if len(updates) == 1 else carried.plus(updates[1:], merge=False)
     view = JournalView(classifier, [], _record_of(classifier), classifier.meta)
     if checkpoint and len(updates) > 1:
         first = view.plus(updates[:1])
@@ -200,6 +203,8 @@ class JournalView(TextScoring):
         self._analyzer: Analyzer | None = None
         self.mail_docs = int(layers[-1].top.mail_docs) if layers else int(base.meta.get("mail_documents", 0))
         self.known_id: str | None = None  # its model id, once `store.payload.model_id` computed it
+        # its term sum (`nb.term_digests`): carried by its last update, or taken with its model id
+        self.carried_terms: tuple[int, int] | None = None
 
     batches = staticmethod(batches)
 
@@ -367,11 +372,43 @@ class JournalView(TextScoring):
             len(layers) > MAX_LAYERS or (merge and len(layers[-2].hashes) <= LAYER_RATIO * len(layers[-1].hashes))
         ):
             layers[-2:] = [_Layer.of(last_images([layers[-2].as_update(), layers[-1].as_update()]))]
-        classes = list(self.classes)
-        record = record_after(_record_of(self), classes, updates, classes)
-        view = JournalView(self.base, layers, record, updates[-1].meta, state)
-        view.calibration = self.calibration
-        view.analyzer_options = self.analyzer_options
+        return JournalView._made(self, layers, updates, state)
+
+    @classmethod
+    def checkpointed(cls, classifier, checkpoint: Update, carried: tuple) -> JournalView:
+        """`classifier` (a model file's, as read) with a journal's checkpoint
+        laid over it, the totals and number of terms taken as the checkpoint
+        carries them (`carried`, its `Update.totals`: the writer's view's, exact integers,
+        so the same as a pass over the base and the checkpoint's terms
+        gives), not computed: no search of the base for the checkpoint's
+        terms, no pass over the base's table. ValueError where they cannot
+        be this model's."""
+        totals, n_terms = carried
+        layer = _Layer.of(last_images([checkpoint]))
+        model = classifier.model
+        source = "fit" if model.kind == "complement" and getattr(model, "fit_count", None) is not None else "tf"
+        table = {"tf": model.feature_count, "fit": getattr(model, "fit_count", None)}[source]
+        alive = int(layer.alive.sum())
+        if (
+            len(totals.units) != len(model.classes)
+            or totals.integral != (np.asarray(table).dtype.kind in "iub")
+            or not alive <= n_terms <= len(classifier.vocabulary) + alive
+        ):
+            raise ValueError("a checkpoint's totals are not this model's")
+        return cls._made(classifier, [layer], [checkpoint], (totals, n_terms))
+
+    @staticmethod
+    def _made(below, layers: list[_Layer], updates: list[Update], state) -> JournalView:
+        """The view of `layers` over the base of `below` (a view, or a model
+        file's classifier), `updates` the ones just laid over `below`, with
+        `state` (totals, number of terms)."""
+        base = below.base if isinstance(below, JournalView) else below
+        classes = list(below.classes)
+        record = record_after(_record_of(below), classes, updates, classes)
+        view = JournalView(base, layers, record, updates[-1].meta, state)
+        view.carried_terms = updates[-1].terms
+        view.calibration = below.calibration
+        view.analyzer_options = below.analyzer_options
         return view
 
     def as_checkpoint(self) -> Update:
@@ -392,6 +429,8 @@ class JournalView(TextScoring):
             dict(self.meta),
             np.ascontiguousarray(base_record.digest[removed], dtype=np.uint64).reshape(-1, 2),
             np.asarray(base_record.label[removed], dtype=np.int32),
+            self.carried_terms,
+            (self.totals, self.n_terms),
         )
 
     # -- the whole model --------------------------------------------------------------

@@ -22,6 +22,7 @@ every longer run fail too).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -50,6 +51,12 @@ def update_of(body: bytes | memoryview):
     if type(mail_docs) is not int or mail_docs < 0:
         raise Corrupt("update", "has a bad mail_docs")
     meta = meta_of(plain.get("meta"))
+    terms = plain.get("terms")  # the model's term sum after the update (`nb.term_digests`), if the writer knew it
+    if terms is not None:
+        found = re.fullmatch(r"([0-9a-f]{16})/([0-9]{1,12})", terms) if isinstance(terms, str) else None
+        if found is None:
+            raise Corrupt("update", "has a bad term sum")
+        terms = (int(found[1], 16), int(found[2]))
     c = len(classes)
     hashes = array_of(a, "hashes", "u", (None,))
     k = len(hashes)
@@ -87,7 +94,31 @@ def update_of(body: bytes | memoryview):
         added,
         mail_docs,
     )
-    return Update(image, known, meta, removed_digest, removed_label.astype(np.int32))
+    return Update(image, known, meta, removed_digest, removed_label.astype(np.int32), terms, _totals_of(plain, c))
+
+
+def _totals_of(plain: dict, n_classes: int):
+    """A checkpoint's (ExactTotals, number of terms) (`Update.totals`), or
+    None where the record carries none; Corrupt where they are not what
+    nbcli writes."""
+    from nbcli.nb.smoothing import ExactTotals
+
+    totals = plain.get("totals")
+    if totals is None:
+        return None
+    units = totals.get("units") if isinstance(totals, dict) else None
+    n_terms = totals.get("terms") if isinstance(totals, dict) else None
+    integral = totals.get("integral") if isinstance(totals, dict) else None
+    if (
+        not isinstance(units, list)
+        or len(units) != n_classes
+        or any(type(u) is not int or u < 0 for u in units)
+        or type(integral) is not bool
+        or type(n_terms) is not int
+        or n_terms < 0
+    ):
+        raise Corrupt("update", "has bad totals")
+    return ExactTotals(units, integral), n_terms
 
 
 def good_updates(path: str, applies: Callable[[list], bool]) -> list:

@@ -47,6 +47,11 @@ def update_record(update) -> tuple[dict, dict]:
         "mail_docs": int(image.mail_docs),
         "meta": _plain(update.meta),
     }
+    if update.terms is not None:  # the model's term sum after it (`nb.term_digests`)
+        plain["terms"] = f"{update.terms[0]:016x}/{update.terms[1]}"
+    if update.totals is not None:  # a checkpoint's: the view's totals and terms after it (`nb.overlay`)
+        totals, n_terms = update.totals
+        plain["totals"] = {"units": list(totals.units), "integral": totals.integral, "terms": int(n_terms)}
     arrays = {
         "class_count": np.asarray(image.class_count, dtype=np.float64),
         "hashes": image.hashes,

@@ -13,6 +13,7 @@ import zlib
 import numpy as np
 
 from nbcli import __version__
+from nbcli.nb.term_digests import known_terms, term_sum
 from nbcli.store.codec import FORMAT, FORMAT_VERSION
 from nbcli.store.integrity import SUM_MIX, word_sum
 
@@ -96,29 +97,6 @@ def _identity(settings: list, class_count, terms: tuple[int, int]) -> str:
     for part in terms:
         total = (total * SUM_MIX + part) % (1 << 64)
     return f"{(total ^ (total >> 32)) & 0xFFFFFF:06x}"
-
-
-_FMIX = (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))  # MurmurHash3's 64-bit finaliser
-
-
-def term_sum(hashes, tf, df=None) -> tuple[int, int]:
-    """(sum mod 2^64 of one digest per term, number of terms): a term's
-    digest mixes its hash with each of its counts per class (term counts,
-    then document frequencies; as float64, so integer and float tables
-    agree), one MurmurHash3 finaliser round per value, so that terms and
-    counts moved about change the sum, while their order does not."""
-    digests = np.array(hashes, dtype=np.uint64)
-    shift = np.uint64(33)
-    for table in (tf, df):
-        if table is None:
-            continue
-        for row in np.asarray(table, dtype=np.float64):
-            digests ^= np.ascontiguousarray(row).view(np.uint64)
-            for factor in _FMIX:
-                digests ^= digests >> shift
-                digests *= factor
-            digests ^= digests >> shift
-    return int(np.add.reduce(digests, dtype=np.uint64)), len(digests)
 
 
 def _decision_identity(classifier) -> list:
@@ -243,12 +221,15 @@ def model_id(classifier) -> str:
     if changed is None:
         return compute_model_id(classifier)
     if classifier.known_id is None:
-        base = classifier.base  # its term_sum: the file's (`modelfile`), or taken here once
-        if getattr(base, "term_sum", None) is None:
-            setattr(base, "term_sum", _own_terms(base))  # noqa: B010
-        (old_hashes, old_tf, old_df), (new_hashes, new_tf, new_df) = changed()
-        total, n_terms = base.term_sum
-        old, new = term_sum(old_hashes, old_tf, old_df), term_sum(new_hashes, new_tf, new_df)
-        terms = ((total - old[0] + new[0]) % (1 << 64), n_terms - old[1] + new[1])
+        terms = known_terms(classifier)  # carried by the journal's last update (`nb.term_digests`)
+        if terms is None:
+            base = classifier.base  # its term_sum: the file's (`modelfile`), or taken here once
+            if getattr(base, "term_sum", None) is None:
+                setattr(base, "term_sum", _own_terms(base))  # noqa: B010
+            (old_hashes, old_tf, old_df), (new_hashes, new_tf, new_df) = changed()
+            total, n_terms = base.term_sum
+            old, new = term_sum(old_hashes, old_tf, old_df), term_sum(new_hashes, new_tf, new_df)
+            terms = ((total - old[0] + new[0]) % (1 << 64), n_terms - old[1] + new[1])
+            classifier.carried_terms = terms  # what its next update starts from
         classifier.known_id = _identity(_settings(classifier), classifier.model.class_count, terms)
     return classifier.known_id

@@ -135,6 +135,8 @@ def test_damage_before_the_last_checkpoint_is_never_read(tmp_path, checkpointing
 def test_a_damaged_checkpoint_is_an_error_and_compact_keeps_the_updates_before_it(tmp_path, checkpointing):
     path = str(tmp_path / "m.nb")
     learned_many(path, 12)
+    if records(path)[-1][0] == b"NBJC":  # one more learn: records follow the last checkpoint
+        learn(path, ("learn", 0, "b"), 12)
     all_records = records(path)
     last = max(i for i, (magic, _, _) in enumerate(all_records) if magic == b"NBJC")
     assert last < len(all_records) - 1  # records follow it: damage, not a torn tail
@@ -211,3 +213,46 @@ def test_a_journal_with_checkpoints_is_compacted_at_four_times_the_plain_limit(t
     journal_updates.wrote(path, base, 100, 1001)  # the last checkpoint alone passes the limit
     assert due(path, base, 1500, 1000, checkpointed=True)
     assert not due(path, "sum64:1", 1500, 1000, checkpointed=True)  # another base: that checkpoint is not its
+
+
+def test_a_reader_takes_a_checkpoints_totals_as_it_carries_them(tmp_path, checkpointing, monkeypatch):
+    """A checkpoint carries its view's totals, number of terms and term
+    sum: a reader starting at it neither searches the base for its terms
+    nor sums the base's table, and has what replaying every update gives;
+    totals that are not what nbcli writes are a one-line error."""
+    from nbcli.nb.overlay import JournalView
+    from nbcli.store import journal_records
+
+    path = str(tmp_path / "m.nb")
+    learned_many(path, 12)
+    n = 12
+    while records(path)[-1][0] != b"NBJC":  # the journal ends with a checkpoint: nothing after it to search
+        assert learn(path, ("learn", n % 12, "ab"[n % 2]), n) or n < 40
+        n += 1
+    oracle = modelfile.load_view(without_checkpoints(path, str(tmp_path)))
+
+    def refused(*args, **kwargs):
+        raise AssertionError("searched the base for the checkpoint's terms")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(JournalView, "_where", refused)
+        patched.setattr(JournalView, "_base_table", refused)  # the base's totals: a pass over its table
+        view = modelfile.load_view(path)
+        assert view.totals.units == oracle.totals.units and view.totals.integral == oracle.totals.integral
+        assert view.n_terms == oracle.n_terms
+        assert modelfile.model_id(view) == modelfile.model_id(oracle)
+    assert_same_scores(view, modelfile.load(without_checkpoints(path, str(tmp_path))))
+    _, at, length = records(path)[-1]
+    data = open(journal.path_of(path), "rb").read()
+    plain, arrays = journal.decode(memoryview(data)[at + journal._HEAD.size : at + length])
+    assert journal_records.update_of(memoryview(data)[at + journal._HEAD.size : at + length]).totals is not None
+    for totals, message in (
+        ({**plain["totals"], "units": [-1] * len(plain["totals"]["units"])}, "has bad totals"),
+        ({**plain["totals"], "integral": not plain["totals"]["integral"]}, "totals are not this model's"),
+        ({**plain["totals"], "terms": 10**9}, "totals are not this model's"),
+    ):
+        with open(journal.path_of(path), "wb") as fh:
+            fh.write(data[:at] + journal.encode({**plain, "totals": totals}, arrays, checkpoint=True))
+        with pytest.raises(ModelFileError, match=message) as caught:
+            modelfile.load_view(path)
+        assert "\n" not in caught.value.message

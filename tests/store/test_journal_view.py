@@ -20,7 +20,7 @@ from nbcli.fit import learning
 from nbcli.fit.analysed import analyse_for_learning
 from nbcli.nb.counts import Counts
 from nbcli.nb.overlay import JournalView
-from nbcli.store import journal, modelfile, payload
+from nbcli.store import journal, journal_records, modelfile, payload
 from nbcli.text import hashing
 from nbcli.text.sources import Document
 
@@ -147,19 +147,55 @@ def test_a_views_model_id_hashes_the_terms_its_journal_changed_not_the_whole_mod
     modelfile.save(trained([(" ".join(POOL), "a"), (" ".join(TEST_TEXTS), "b")]), path)
     for n in range(3):
         learn(path, POOL[n], "ab"[n % 2], n)
-    built = modelfile.load(path)
+    built = payload.compute_model_id(modelfile.load(path))
     hashed = []
     real = payload.term_sum
     monkeypatch.setattr(payload, "term_sum", lambda hashes, *more: hashed.append(len(hashes)) or real(hashes, *more))
     view = modelfile.load_view(path)
-    assert modelfile.model_id(view) == payload.compute_model_id(built)
+    assert view.carried_terms is not None  # the last update carries the model's term sum: no term is hashed
+    assert modelfile.model_id(view) == built and hashed == []
+    view = modelfile.load_view(path)
+    view.carried_terms = None  # a journal written before the updates carried the sum
+    assert modelfile.model_id(view) == built
     base_terms = len(view.base.vocabulary)
     assert hashed[:2] and max(hashed[:2]) < base_terms  # the file's own sum, and the changed terms
+    assert view.carried_terms is not None  # taken with the id: what the view's next update starts from
     hashed.clear()
     view = modelfile.load_view(path)
+    view.carried_terms = None
     del view.base.term_sum  # a model file written before the sum was kept: the base's, taken once
-    assert modelfile.model_id(view) == payload.compute_model_id(built)
+    assert modelfile.model_id(view) == built
     assert hashed[0] == base_terms
+
+
+def test_the_term_sum_an_update_carries_is_the_sum_of_the_model_it_leaves(tmp_path, journalled):
+    """After learns and a forget, the last record's carried sum is the
+    whole model's, and gives the id computed from the whole model; a
+    record whose sum is not one is a one-line error."""
+    from nbcli.nb.term_digests import term_sum
+
+    path = str(tmp_path / "m.nb")
+    modelfile.save(trained([(" ".join(POOL), "a"), (" ".join(TEST_TEXTS), "b")]), path)
+    for n in range(4):
+        learn(path, POOL[n], "ab"[n % 2], n)
+    with modelfile.locked(path):
+        current = modelfile.load_view(path)
+        docs = analyse_for_learning(current.analyzer, [Document("t1", "b", POOL[1], "text")])
+        update = learning.learn_update(current, docs, forgetting=True)[0]
+        modelfile.append_update(path, update, since=current)
+    records = journal.read(path).bodies
+    assert len(records) == 5
+    built = modelfile.load(path)
+    own = term_sum(built.vocabulary.hashes, built.model.feature_count, built.model.doc_freq)
+    assert journal_records.update_of(records[-1]).terms == own
+    assert modelfile.model_id(modelfile.load_view(path)) == payload.compute_model_id(built)
+    plain, arrays = journal.decode(records[-1])
+    plain["terms"] = "not a sum"
+    with open(journal.path_of(path), "ab") as fh:
+        fh.write(journal.encode(plain, arrays))
+    with pytest.raises(NbcliError, match="bad term sum") as caught:
+        modelfile.load_view(path)
+    assert "\n" not in caught.value.message
 
 
 def test_reading_a_journal_since_a_point_gives_the_records_after_it_and_the_whole_journals_damage(tmp_path, journalled):
