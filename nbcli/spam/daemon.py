@@ -75,8 +75,8 @@ STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 def _give_back_memory() -> None:
     """Return the C heap's free memory to the system (glibc's malloc_trim),
     so that workers forked next do not carry the pages the first read of a
-    journalled model left free in this process (their RSS counts them).
-    Elsewhere, nothing."""
+    journalled model left free in this process (their RSS counts them), and
+    a worker does not keep what its own read left free. Elsewhere, nothing."""
     import ctypes
     import ctypes.util
 
@@ -434,6 +434,7 @@ class Worker(Connections):
                 classifier = None  # a damaged replacement: keep serving the last good model
             if classifier is not None:
                 held = self._held(path, identity, classifier, copy)
+                _give_back_memory()  # what reading it left free (a journal's records, decoded and merged)
         if with_id and held[3] is None:
             held = (*held[:3], modelfile.model_id(held[1]), held[4])
             if self.figures is not None and path == self.settings.model:

@@ -227,7 +227,7 @@ def test_a_reader_takes_a_checkpoints_totals_as_it_carries_them(tmp_path, checkp
     learned_many(path, 12)
     n = 12
     while records(path)[-1][0] != b"NBJC":  # the journal ends with a checkpoint: nothing after it to search
-        assert learn(path, ("learn", n % 12, "ab"[n % 2]), n) or n < 40
+        assert learn(path, ("learn", n % 12, "ab"[(n + n // 12) % 2]), n)  # each a move to the other class
         n += 1
     oracle = modelfile.load_view(without_checkpoints(path, str(tmp_path)))
 
@@ -256,3 +256,47 @@ def test_a_reader_takes_a_checkpoints_totals_as_it_carries_them(tmp_path, checkp
         with pytest.raises(ModelFileError, match=message) as caught:
             modelfile.load_view(path)
         assert "\n" not in caught.value.message
+
+
+def _buffer_of(array):
+    """The bytearray an array decoded from a journal points into, if any."""
+    base = array
+    while base is not None and not isinstance(base, (bytearray, memoryview)):
+        base = getattr(base, "base", None)
+    return base.obj if isinstance(base, memoryview) else base
+
+
+def test_a_reader_keeps_the_checkpoints_bytes_apart_from_the_records_after_it(tmp_path, checkpointing):
+    """Read from its last checkpoint, a journal's checkpoint is in a buffer
+    of its own (the view's layer points into it), so that the records after
+    it are freed once decoded; damage after it names its byte in the file,
+    and a record cut short at the end is a torn tail, as in a whole read."""
+    path = str(tmp_path / "m.nb")
+    learned_many(path, 12)
+    n = 12
+    while [magic for magic, _, _ in records(path)[-2:]] != [b"NBJR", b"NBJR"]:  # two records after the last one
+        assert learn(path, ("learn", n % 12, "ab"[(n + n // 12) % 2]), n)  # each a move to the other class
+        n += 1
+    kinds = records(path)
+    last = max(i for i, (magic, _, _) in enumerate(kinds) if magic == b"NBJC")
+    _, at, length = kinds[last]
+    head = open(journal.path_of(path), "rb").read().index(b"\n") + 1
+    snapshot = journal.read(path)
+    assert snapshot.starts_with_checkpoint and len(snapshot.bodies) == len(kinds) - last
+    assert snapshot.bodies[0].obj is not snapshot.bodies[1].obj  # two buffers
+    assert len(snapshot.bodies[0].obj) == head + length and snapshot.end == os.path.getsize(journal.path_of(path))
+    view = modelfile.load_view(path)
+    buffers = {id(b): b for b in (_buffer_of(layer.top.hashes) for layer in view.layers) if b is not None}
+    assert [len(b) for b in buffers.values()] == [head + length]  # the checkpoint's buffer alone
+    data = open(journal.path_of(path), "rb").read()
+    _, after, _ = kinds[last + 1]
+    damaged = bytearray(data)
+    damaged[after + journal._HEAD.size + 2] ^= 0xFF
+    with open(journal.path_of(path), "wb") as fh:
+        fh.write(damaged)  # not the last record: damage, not a torn tail
+    with pytest.raises(ModelFileError, match=f"the update at byte {after} fails its checksum"):
+        modelfile.load_view(path)
+    with open(journal.path_of(path), "wb") as fh:
+        fh.write(data[:-5])  # the last record cut short: a torn tail
+    torn = journal.read(path)
+    assert torn.torn and torn.problem is None and len(torn.bodies) == len(kinds) - last - 1
