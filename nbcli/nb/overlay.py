@@ -107,7 +107,8 @@ def viewed(classifier, updates: list[Update], checkpoint: bool = False) -> Journ
     """`classifier` (a model file's, as read) with `updates` (its journal's)
     laid over it, or None where it cannot be a view (`viewable`).
     checkpoint: updates[0] is a journal's checkpoint, laid as a layer of
-    its own, as it is (no copy of its terms gathered with the others'), and
+    its own, as it is (no copy of its terms gathered with the others'), with
+    the totals it carries where it does (`JournalView.checkpointed`), and
     the records after it as one layer over it, not merged into it."""
     if not viewable(classifier, updates):
         return None

@@ -22,8 +22,8 @@ bodies, never their checksums) and decodes the checkpoint and what follows
 it, each read into a buffer of its own: the checkpoint's arrays, which a
 view keeps, point into its buffer alone, so the records after it are freed
 once the view has merged them (a daemon's worker held 12 MB of dead records
-at 1.41M terms with 1,000 updates). So reading a journal costs its last checkpoint and the records after
-it, not its whole length; a writer appends a checkpoint when the records
+at 1.41M terms with 1,000 updates). So reading a journal costs its last
+checkpoint and the records after it, not its whole length; a writer appends a checkpoint when the records
 after the last one outweigh it (`journal_updates.CHECKPOINT_MIN_BYTES`), so that
 is at most about twice a checkpoint. A reader following the journal from
 an end it has (`read`'s since) has every update a checkpoint stands for,
@@ -287,7 +287,10 @@ def _read_checkpoint(fh, head: bytes, at: int) -> tuple[bytearray, bytearray | N
     it), each read into a buffer of its own (see `Snapshot._parse`). None
     for the second where the first came up short (a journal cut short
     meanwhile: what was there, parsed as a torn tail)."""
-    _, length, _ = _HEAD.unpack(os.pread(fh.fileno(), _HEAD.size, at))
+    raw = os.pread(fh.fileno(), _HEAD.size, at)
+    if len(raw) < _HEAD.size:  # cut short since its head was read
+        return _read_after(fh, head, at), None
+    _, length, _ = _HEAD.unpack(raw)
     size = os.fstat(fh.fileno()).st_size
     end = min(size, at + _HEAD.size + length)
     first = bytearray(len(head) + max(0, end - at))

@@ -300,3 +300,20 @@ def test_a_reader_keeps_the_checkpoints_bytes_apart_from_the_records_after_it(tm
         fh.write(data[:-5])  # the last record cut short: a torn tail
     torn = journal.read(path)
     assert torn.torn and torn.problem is None and len(torn.bodies) == len(kinds) - last - 1
+
+
+def test_a_checkpoint_cut_short_after_its_head_was_found_reads_as_a_torn_tail(tmp_path, checkpointing):
+    """The journal cut short between finding the last checkpoint and reading
+    it (a compaction, or a writer cutting a torn tail): what is there is read
+    in one buffer, and parses as a torn tail, never an internal error."""
+    path = str(tmp_path / "m.nb")
+    learned_many(path, 12)
+    _, at, length = next(r for r in reversed(records(path)) if r[0] == b"NBJC")
+    head = open(journal.path_of(path), "rb").read(200).split(b"\n")[0] + b"\n"
+    for cut in (at + journal._HEAD.size + length // 2, at + 5):  # shorter each time
+        os.truncate(journal.path_of(path), cut)
+        with open(journal.path_of(path), "rb") as fh:
+            first, rest = journal._read_checkpoint(fh, head, at)
+        assert rest is None and bytes(first) == head + open(journal.path_of(path), "rb").read()[at:]
+        snapshot = journal.Snapshot(path, first, at - len(head))
+        assert snapshot.torn and snapshot.problem is None and snapshot.bodies == []
