@@ -48,7 +48,6 @@ from nbcli.fit.analysed import Analysed
 from nbcli.nb.classifier import classifier_like, classifier_of
 from nbcli.nb.counts import DAY, Counts, found_in, gather_texts, insert_texts, merged_distinct, union_sorted
 from nbcli.nb.record import Record
-from nbcli.nb.term_digests import after_update, known_terms
 
 PRUNING_OPTIONS = (("min_df", 1), ("max_df", 1.0), ("max_features", None))
 
@@ -369,9 +368,7 @@ def learn(classifier, docs: Analysed) -> tuple[object, Outcome]:
     if not changes:
         return classifier, outcome
     meta = _learned_meta(classifier, docs)
-    return _noted(
-        rebuild(updated, classifier, meta), classifier, counts, updated, docs, changes, removed, entries
-    ), outcome
+    return _noted(rebuild(updated, classifier, meta), counts, updated, docs, changes, removed, entries), outcome
 
 
 def _learned_meta(classifier, docs: Analysed) -> dict:
@@ -389,15 +386,13 @@ def _touched(docs: Analysed, changes) -> np.ndarray:
     return np.concatenate(spans) if spans else np.zeros(0, np.uint64)
 
 
-def _noted(rebuilt, classifier, before: Counts, after: Counts, docs: Analysed, changes, removed, entries):
-    """`rebuilt`, carrying the change of `classifier` as an `Update`
-    (nb/updates.py) in `rebuilt.update`: what `modelfile.save(..., since=)`
-    appends to the model's journal instead of writing the whole model."""
+def _noted(rebuilt, before: Counts, after: Counts, docs: Analysed, changes, removed, entries):
+    """`rebuilt`, carrying the change as an `Update` (nb/updates.py) in
+    `rebuilt.update`: what `modelfile.save(..., since=)` appends to the
+    model's journal instead of writing the whole model."""
     from nbcli.nb.updates import Update
 
-    update = Update.of(before, after, _touched(docs, changes), removed, entries, rebuilt.meta)
-    update.terms = after_update(known_terms(classifier), before, list(classifier.classes), update.image)
-    rebuilt.update = update
+    rebuilt.update = Update.of(before, after, _touched(docs, changes), removed, entries, rebuilt.meta)
     return rebuilt
 
 
@@ -411,7 +406,7 @@ def forget(classifier, docs: Analysed) -> tuple[object, Outcome]:
     check_learnable(classifier)
     updated, meta = _forgotten(classifier, counts, docs, changes, removed)
     rebuilt = rebuild(updated, classifier, meta)
-    return _noted(rebuilt, classifier, counts, updated, docs, changes, removed, Record.empty()), outcome
+    return _noted(rebuilt, counts, updated, docs, changes, removed, Record.empty()), outcome
 
 
 def _forgotten(classifier, counts: Counts, docs: Analysed, changes, removed) -> tuple[Counts, dict]:
@@ -480,7 +475,6 @@ def learn_update(classifier, docs: Analysed, forgetting: bool = False):
         return None, outcome, classifier
     meta = meta_after(after, classifier, meta)
     update = Update.of(counts, after, _touched(docs, changes), removed, entries, meta)
-    update.terms = after_update(known_terms(classifier), counts, list(classifier.classes), update.image)
     common = int(np.count_nonzero(found_in(after.hashes, counts.hashes)[1]))  # np.isin would sort both again
     left, new = len(counts.hashes) - common, len(after.hashes) - common
     same = list(after.classes) == list(classifier.classes)

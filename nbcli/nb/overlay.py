@@ -65,6 +65,7 @@ from nbcli.nb.counts import Counts, by_source, found_in, gather_texts, merged_di
 from nbcli.nb.record import Record
 from nbcli.nb.scoring import TextScoring
 from nbcli.nb.smoothing import ExactTotals, pseudo_count
+from nbcli.nb.term_digests import moved, term_sum
 from nbcli.nb.updates import Update, last_images, record_after, replay
 from nbcli.text.analyzer import Analyzer
 from nbcli.text.sources import batches
@@ -116,6 +117,7 @@ def viewed(classifier, updates: list[Update], checkpoint: bool = False) -> Journ
         carried = JournalView.checkpointed(classifier, updates[0], updates[0].totals)
         return carried if len(updates) == 1 else carried.plus(updates[1:], merge=False)
     view = JournalView(classifier, [], _record_of(classifier), classifier.meta)
+    view.carried_terms = getattr(classifier, "term_sum", None)  # the file's: moved along by each layer (`plus`)
     if checkpoint and len(updates) > 1:
         first = view.plus(updates[:1])
         return None if first is None else first.plus(updates[1:], merge=False)
@@ -204,7 +206,7 @@ class JournalView(TextScoring):
         self._analyzer: Analyzer | None = None
         self.mail_docs = int(layers[-1].top.mail_docs) if layers else int(base.meta.get("mail_documents", 0))
         self.known_id: str | None = None  # its model id, once `store.payload.model_id` computed it
-        # its term sum (`nb.term_digests`): carried by its last update, or taken with its model id
+        # its term sum (`terms`), once known: carried by a journal checkpoint, taken, or moved along
         self.carried_terms: tuple[int, int] | None = None
 
     batches = staticmethod(batches)
@@ -373,7 +375,13 @@ class JournalView(TextScoring):
             len(layers) > MAX_LAYERS or (merge and len(layers[-2].hashes) <= LAYER_RATIO * len(layers[-1].hashes))
         ):
             layers[-2:] = [_Layer.of(last_images([layers[-2].as_update(), layers[-1].as_update()]))]
-        return JournalView._made(self, layers, updates, state)
+        view = JournalView._made(self, layers, updates, state)
+        if view.carried_terms is None and self.carried_terms is not None:  # the sum moved by the update's terms
+            before = term_sum(*self._settled(layer.hashes, known, src, cols))
+            alive = layer.alive  # the update's terms now: the layer's values (newest), settled by `_Layer.of`
+            after = term_sum(layer.hashes[alive], layer.tf[:, alive], None if layer.df is None else layer.df[:, alive])
+            view.carried_terms = moved(self.carried_terms, before, after)
+        return view
 
     @classmethod
     def checkpointed(cls, classifier, checkpoint: Update, carried: tuple) -> JournalView:
@@ -430,7 +438,7 @@ class JournalView(TextScoring):
             dict(self.meta),
             np.ascontiguousarray(base_record.digest[removed], dtype=np.uint64).reshape(-1, 2),
             np.asarray(base_record.label[removed], dtype=np.int32),
-            self.carried_terms,
+            self.terms(),  # None where the base file has no stored sum (written before files kept it)
             (self.totals, self.n_terms),
         )
 
@@ -453,13 +461,30 @@ class JournalView(TextScoring):
         counts.record = _record_of(self)
         return counts
 
+    def terms(self) -> tuple[int, int] | None:
+        """The view's term sum (`nb.term_digests.term_sum` of the model it
+        is, which its model id covers), kept once known: as a journal
+        checkpoint carried it, moved along by each update laid over a view
+        that knew it (`plus`: O(the update)), or taken here from its base
+        file's stored sum less the digests of the base's terms the layers
+        changed plus theirs as changed (`changed_terms`: O(the layers'
+        terms)). None where none is known (a base file written before files
+        kept their sum)."""
+        if self.carried_terms is None:
+            start = getattr(self.base, "term_sum", None)
+            if start is None:
+                return None
+            old, new = self.changed_terms()
+            self.carried_terms = moved(start, term_sum(*old), term_sum(*new))
+        return self.carried_terms
+
     def changed_terms(self) -> tuple[tuple, tuple]:
         """What the model the view is differs from its base by, in
         O(the layers' terms): ((hashes, tf, df) of the base's terms the layers
         hold, as the base has them), ((hashes, tf, df) of the terms the layers
         hold that are in the model, as the view has them). df None where the
-        model keeps none. What its model id is computed from
-        (`store.payload.model_id`), with the base's."""
+        model keeps none. What its term sum is computed from (`terms`), with
+        the base's."""
         touched = merged_distinct([layer.hashes for layer in self.layers]) if self.layers else _NONE
         base = np.asarray(self.base.vocabulary.hashes, dtype=np.uint64)
         pos, in_base = found_in(base, touched)
@@ -470,11 +495,18 @@ class JournalView(TextScoring):
             np.asarray(self._base_table("tf"))[:, cols],
             None if below_df is None else np.asarray(below_df)[:, cols],
         )
-        known, src, at = self._where(touched)
+        return old, self._settled(touched, *self._where(touched))
+
+    def _settled(self, hashes: np.ndarray, known: np.ndarray, src: np.ndarray, at: np.ndarray) -> tuple:
+        """(hashes, tf, df) of the terms of `hashes` the view has (`known`,
+        found at `src`, `at`: `_where`), as a model built at this state has
+        them (`Counts.settled`): a layer's document frequencies at most the
+        class's documents now; a term the base holds as the base file has it."""
         df = self._gather("df", src, at)
-        if df is not None:  # as `Counts.settled` leaves them (and `merged`)
-            df = np.minimum(df, np.asarray(self.model.class_count, dtype=np.float64)[:, None])
-        return old, (touched[known], self._counts("tf", src, at), df)
+        if df is not None:
+            layered = src != _BASE
+            df[:, layered] = np.minimum(df[:, layered], np.asarray(self.model.class_count, dtype=np.float64)[:, None])
+        return hashes[known], self._counts("tf", src, at), df
 
 
 class _LazyVocabulary:

@@ -41,7 +41,8 @@ class Update:
     (their labels index `known`, not the image's classes); removed_digest
     (r, 2) and removed_label (r,) (into `known`): the entries it took out;
     terms: the sum of term digests of the model the update leaves
-    (`nb.term_digests`), where the writer knew it; None otherwise.
+    (`nb.term_digests`), which a journal checkpoint carries where its
+    writer knew it; None otherwise.
     totals: a journal checkpoint's (`nb.overlay.JournalView.as_checkpoint`)
     totals and number of terms of the model it leaves (ExactTotals of the
     weights' source table, int); None otherwise."""

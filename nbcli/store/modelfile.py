@@ -627,8 +627,6 @@ def _replayed(classifier, updates: list):
 
     counts = replay(Counts.of(classifier), updates)
     model = classifier_like(counts, classifier, updates[-1].meta)
-    if updates[-1].terms is not None:  # its term sum, as the last update carries it (`nb.term_digests`)
-        setattr(model, "term_sum", updates[-1].terms)  # noqa: B010
     if all(list(u.image.classes) == list(classifier.classes) for u in updates):  # as learning keeps a calibration
         model.calibration = classifier.calibration
     return model

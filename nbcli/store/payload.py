@@ -13,7 +13,7 @@ import zlib
 import numpy as np
 
 from nbcli import __version__
-from nbcli.nb.term_digests import known_terms, term_sum
+from nbcli.nb.term_digests import term_sum
 from nbcli.store.codec import FORMAT, FORMAT_VERSION
 from nbcli.store.integrity import SUM_MIX, word_sum
 
@@ -211,25 +211,19 @@ def stored_notes(p: dict, n_terms: int) -> dict:
 def model_id(classifier) -> str:
     """`compute_model_id` of a classifier, as stored in its file when it has
     one; of a model read through its journal (`nb.overlay.JournalView`),
-    computed once per state and kept on it: its base's `term_sum` (once per
-    base), less the digests of the base's terms the layers changed, plus
-    those of the terms as the layers leave them."""
+    computed once per state and kept on it, from its term sum
+    (`JournalView.terms`: O(the terms changed since a state whose sum it
+    knows); a base file written before files stored their sum has it taken
+    here, once per base, O(model))."""
     stored = getattr(classifier, "stored_model_id", None)
     if stored:
         return stored
-    changed = getattr(classifier, "changed_terms", None)
-    if changed is None:
+    if getattr(classifier, "changed_terms", None) is None:
         return compute_model_id(classifier)
     if classifier.known_id is None:
-        terms = known_terms(classifier)  # carried by the journal's last update (`nb.term_digests`)
+        terms = classifier.terms()
         if terms is None:
-            base = classifier.base  # its term_sum: the file's (`modelfile`), or taken here once
-            if getattr(base, "term_sum", None) is None:
-                setattr(base, "term_sum", _own_terms(base))  # noqa: B010
-            (old_hashes, old_tf, old_df), (new_hashes, new_tf, new_df) = changed()
-            total, n_terms = base.term_sum
-            old, new = term_sum(old_hashes, old_tf, old_df), term_sum(new_hashes, new_tf, new_df)
-            terms = ((total - old[0] + new[0]) % (1 << 64), n_terms - old[1] + new[1])
-            classifier.carried_terms = terms  # what its next update starts from
+            setattr(classifier.base, "term_sum", _own_terms(classifier.base))  # noqa: B010
+            terms = classifier.terms()
         classifier.known_id = _identity(_settings(classifier), classifier.model.class_count, terms)
     return classifier.known_id

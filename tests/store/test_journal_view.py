@@ -18,6 +18,7 @@ from test_journal import OPS, POOL, PROPERTY, TEST_TEXTS, analysed, assert_same_
 from nbcli.errors import NbcliError
 from nbcli.fit import learning
 from nbcli.fit.analysed import analyse_for_learning
+from nbcli.nb import overlay, term_digests
 from nbcli.nb.counts import Counts
 from nbcli.nb.overlay import JournalView
 from nbcli.store import journal, journal_records, modelfile, payload
@@ -142,60 +143,72 @@ def test_a_held_view_follows_another_writers_updates_from_the_journals_tail(tmp_
     assert modelfile.followed(followed, path) is None  # a new model file: read it again
 
 
+def _counting_term_sums(monkeypatch) -> list:
+    """The number of terms each term sum hashes (`nb.term_digests.term_sum`,
+    wherever it is called from), from now on."""
+    hashed: list = []
+    real = term_digests.term_sum
+
+    def counted(hashes, *more):
+        hashed.append(len(hashes))
+        return real(hashes, *more)
+
+    for module in (payload, overlay):
+        monkeypatch.setattr(module, "term_sum", counted)
+    return hashed
+
+
 def test_a_views_model_id_hashes_the_terms_its_journal_changed_not_the_whole_model(tmp_path, journalled, monkeypatch):
     path = str(tmp_path / "m.nb")
     modelfile.save(trained([(" ".join(POOL), "a"), (" ".join(TEST_TEXTS), "b")]), path)
     for n in range(3):
         learn(path, POOL[n], "ab"[n % 2], n)
     built = payload.compute_model_id(modelfile.load(path))
-    hashed = []
-    real = payload.term_sum
-    monkeypatch.setattr(payload, "term_sum", lambda hashes, *more: hashed.append(len(hashes)) or real(hashes, *more))
-    view = modelfile.load_view(path)
-    assert view.carried_terms is not None  # the last update carries the model's term sum: no term is hashed
-    assert modelfile.model_id(view) == built and hashed == []
-    view = modelfile.load_view(path)
-    view.carried_terms = None  # a journal written before the updates carried the sum
-    assert modelfile.model_id(view) == built
+    hashed = _counting_term_sums(monkeypatch)
+    view = modelfile.load_view(path)  # the file's stored sum, moved by the journal's terms as they are laid over
     base_terms = len(view.base.vocabulary)
-    assert hashed[:2] and max(hashed[:2]) < base_terms  # the file's own sum, and the changed terms
-    assert view.carried_terms is not None  # taken with the id: what the view's next update starts from
+    assert hashed and max(hashed) < base_terms
     hashed.clear()
+    assert modelfile.model_id(view) == built and hashed == []
+    real = modelfile.stored_notes
+    monkeypatch.setattr(  # a model file written before the sum was kept: the base's, taken once
+        modelfile, "stored_notes", lambda p, n: {k: v for k, v in real(p, n).items() if k != "term_sum"}
+    )
     view = modelfile.load_view(path)
-    view.carried_terms = None
-    del view.base.term_sum  # a model file written before the sum was kept: the base's, taken once
+    assert view.carried_terms is None
     assert modelfile.model_id(view) == built
-    assert hashed[0] == base_terms
+    assert base_terms in hashed and view.carried_terms is not None
 
 
-def test_the_term_sum_an_update_carries_is_the_sum_of_the_model_it_leaves(tmp_path, journalled):
-    """After learns and a forget, the last record's carried sum is the
-    whole model's, and gives the id computed from the whole model; a
-    record whose sum is not one is a one-line error."""
-    from nbcli.nb.term_digests import term_sum
-
+def test_a_followers_model_id_hashes_only_the_terms_of_the_updates_since_its_last(tmp_path, journalled, monkeypatch):
+    """A view whose id was taken (the daemon's worker) keeps its term sum,
+    moved along by each update laid over it: its next id hashes the terms
+    of those updates alone; a record whose term sum is not one is a
+    one-line error."""
     path = str(tmp_path / "m.nb")
     modelfile.save(trained([(" ".join(POOL), "a"), (" ".join(TEST_TEXTS), "b")]), path)
-    for n in range(4):
+    for n in range(3):
         learn(path, POOL[n], "ab"[n % 2], n)
-    with modelfile.locked(path):
-        current = modelfile.load_view(path)
-        docs = analyse_for_learning(current.analyzer, [Document("t1", "b", POOL[1], "text")])
-        update = learning.learn_update(current, docs, forgetting=True)[0]
-        modelfile.append_update(path, update, since=current)
-    records = journal.read(path).bodies
-    assert len(records) == 5
-    built = modelfile.load(path)
-    own = term_sum(built.vocabulary.hashes, built.model.feature_count, built.model.doc_freq)
-    assert journal_records.update_of(records[-1]).terms == own
-    assert modelfile.model_id(modelfile.load_view(path)) == payload.compute_model_id(built)
-    plain, arrays = journal.decode(records[-1])
-    plain["terms"] = "not a sum"
+    held = modelfile.load_view(path)
+    modelfile.model_id(held)
+    for n in range(3, 5):  # another writer
+        learn(path, POOL[n], "ab"[n % 2], n)
+    new_terms = sum(len(journal_records.update_of(b).image.hashes) for b in journal.read(path).bodies[3:])
+    built = payload.compute_model_id(modelfile.load(path))
+    hashed = _counting_term_sums(monkeypatch)
+    followed = modelfile.followed(held, path)  # the sum moved by each update's terms as it is laid over
+    assert isinstance(followed, JournalView) and followed.carried_terms is not None
+    assert modelfile.model_id(followed) == built
+    assert hashed and max(hashed) <= new_terms < len(held.base.vocabulary)
+    monkeypatch.undo()
+    data = open(journal.path_of(path), "rb").read()
+    plain, arrays = journal.decode(journal.read(path).bodies[-1])
     with open(journal.path_of(path), "ab") as fh:
-        fh.write(journal.encode(plain, arrays))
+        fh.write(journal.encode({**plain, "terms": "not a sum"}, arrays))
     with pytest.raises(NbcliError, match="bad term sum") as caught:
         modelfile.load_view(path)
     assert "\n" not in caught.value.message
+    assert data
 
 
 def test_reading_a_journal_since_a_point_gives_the_records_after_it_and_the_whole_journals_damage(tmp_path, journalled):
