@@ -359,9 +359,10 @@ class JournalView(TextScoring):
     def plus(self, updates: list[Update], merge: bool = True) -> JournalView | None:
         """This view with `updates` (made from it, in order) laid over it, in
         O(the updates' terms): one more layer, the totals moved by the
-        difference between its terms' old and new values. None when an
-        update changes the classes (read the model again). The base is
-        shared. merge False: no merge of layers by size (MAX_LAYERS still holds)."""
+        difference between its terms' old and new values, and so is its term
+        sum where it is known (`terms`). None when an update changes the
+        classes (read the model again). The base is shared. merge False: no
+        merge of layers by size (MAX_LAYERS still holds)."""
         if not viewable(self, updates):
             return None
         layer = _Layer.of(last_images(updates))
