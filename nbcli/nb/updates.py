@@ -185,10 +185,12 @@ def _last_touching(hashes: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np
     (each ascending: an update's terms) holding it; its place there).
     One stable sort of the runs end to end (numpy merges them: timsort),
     equal hashes left in the updates' order, so a run's last is the last
-    update's. Its peak is the concatenation, the sort's order and the
-    hashes in it (a reader's layer of a journal's 186 records of 3,000
-    terms: 14 MB, where np.unique with the updates' and places' indices
-    beside it took 28 MB)."""
+    update's. Its peak is three arrays of the runs' length (the
+    concatenation, the sort's order, the hashes in that order), where
+    np.unique with every place's update and column beside it held six or
+    more: a reader's layer of the 195 records after a checkpoint at 1.41M
+    terms with 1,000 updates peaked 6 MB lower (28 -> 22 MB over its
+    start) and took 45 ms instead of 62."""
     lengths = np.array([len(h) for h in hashes], dtype=np.int64)
     starts = np.zeros(len(hashes) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
