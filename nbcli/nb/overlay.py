@@ -46,11 +46,12 @@ whose journal's updates all kept its classes (and carry its tables).
 Others are built by replaying (`store.modelfile.load`). Commands that
 work on the whole model (info, dump, merge, prune, calibrate, compact,
 eval --online) read it built; so does learning a model whose change must
-be built (`whole`). A view's model id, when first asked for, is its
-base's sum of term digests less those of the base's terms the layers
-changed plus theirs as changed (`changed_terms`,
-`store.payload.model_id`): O(the layers' terms), with the base's sum
-taken once per process (O(model), as a built model's id).
+be built (`whole`). A view's model id (`store.payload.model_id`) comes
+from its term sum (`terms`): the model file's stored sum, moved by each
+update as it is laid over the view (O(the update)), or carried by a
+journal checkpoint; where the file has none, the base's sum is taken once
+per process (O(model), as a built model's id) less the digests of the
+base's terms the layers changed plus theirs as changed (`changed_terms`).
 """
 
 from __future__ import annotations

@@ -40,6 +40,26 @@ def array_of(p: dict, key: str, kinds: str, shape: tuple, optional: bool = False
     return a
 
 
+def terms_of(p: dict, prefix: str = "") -> tuple:
+    """(hashes, blob, offsets) of the terms stored under `prefix`hashes,
+    `prefix`blob and `prefix`offsets (a model file's vocabulary, "vocab_";
+    a journal record's terms, ""), checked: strictly ascending 64-bit hashes
+    (lookups are binary searches), and ascending offsets within the byte
+    blob of their texts. The texts are not decoded here (that would cost as
+    much as the checksum on a big model): `Vocabulary.terms` decodes what it
+    shows, and shows bytes that are not UTF-8 as U+FFFD."""
+    hashes = array_of(p, prefix + "hashes", "u", (None,))
+    blob = array_of(p, prefix + "blob", "u", (None,))
+    offsets = array_of(p, prefix + "offsets", "i", (len(hashes) + 1,))
+    if hashes.dtype != np.uint64 or blob.dtype != np.uint8:
+        raise Corrupt(prefix + ("hashes" if hashes.dtype != np.uint64 else "blob"))
+    if len(hashes) > 1 and not (hashes[1:] > hashes[:-1]).all():
+        raise Corrupt(prefix + "hashes", "is not strictly ascending")
+    if offsets[0] != 0 or offsets[-1] != len(blob) or (offsets[1:] < offsets[:-1]).any():
+        raise Corrupt(prefix + "offsets")
+    return hashes, blob, offsets
+
+
 def within(a, key: str, low: float, high: float):
     """a, if every value lies in [low, high] (NaN does not): min and max
     are two passes without a temporary array."""

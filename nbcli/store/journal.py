@@ -23,9 +23,10 @@ it, each read into a buffer of its own: the checkpoint's arrays, which a
 view keeps, point into its buffer alone, so the records after it are freed
 once the view has merged them (a daemon's worker held 12 MB of dead records
 at 1.41M terms with 1,000 updates). So reading a journal costs its last
-checkpoint and the records after it, not its whole length; a writer appends a checkpoint when the records
-after the last one outweigh it (`journal_updates.CHECKPOINT_MIN_BYTES`), so that
-is at most about twice a checkpoint. A reader following the journal from
+checkpoint and the records after it, not its whole length; a writer
+appends a checkpoint when the records after the last one outweigh it
+(`journal_updates.CHECKPOINT_MIN_BYTES`), so that is at most about twice a
+checkpoint. A reader following the journal from
 an end it has (`read`'s since) has every update a checkpoint stands for,
 and skips it. A damaged checkpoint is damage like any record's; a reader
 that meets damage after stepping over records reads the journal whole, so

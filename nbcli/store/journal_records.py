@@ -28,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from nbcli.store import journal
-from nbcli.store.checks import MAX_COUNT, Corrupt, array_of, classes_of, meta_of, within
+from nbcli.store.checks import MAX_COUNT, Corrupt, array_of, classes_of, meta_of, terms_of, within
 
 
 def update_of(body: bytes | memoryview):
@@ -58,14 +58,8 @@ def update_of(body: bytes | memoryview):
             raise Corrupt("update", "has a bad term sum")
         terms = (int(found[1], 16), int(found[2]))
     c = len(classes)
-    hashes = array_of(a, "hashes", "u", (None,))
+    hashes, blob, offsets = terms_of(a)
     k = len(hashes)
-    if hashes.dtype != np.uint64 or (k > 1 and not (hashes[1:] > hashes[:-1]).all()):
-        raise Corrupt("hashes", "is not strictly ascending")
-    blob = array_of(a, "blob", "u", (None,))
-    offsets = array_of(a, "offsets", "i", (k + 1,))
-    if offsets[0] != 0 or offsets[-1] != len(blob) or (offsets[1:] < offsets[:-1]).any():
-        raise Corrupt("offsets")
     tables = {
         name: within(array_of(a, name, "iuf", (c, k), optional=name != "tf"), name, 0, MAX_COUNT)
         for name in ("tf", "df", "fit")

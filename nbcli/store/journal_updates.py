@@ -47,7 +47,7 @@ def update_record(update) -> tuple[dict, dict]:
         "mail_docs": int(image.mail_docs),
         "meta": _plain(update.meta),
     }
-    if update.terms is not None:  # the model's term sum after it (`nb.term_digests`)
+    if update.terms is not None:  # a checkpoint's: the model's term sum after it (`JournalView.terms`)
         plain["terms"] = f"{update.terms[0]:016x}/{update.terms[1]}"
     if update.totals is not None:  # a checkpoint's: the view's totals and terms after it (`nb.overlay`)
         totals, n_terms = update.totals

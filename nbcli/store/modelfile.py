@@ -31,7 +31,7 @@ import numpy as np
 
 from nbcli.errors import ModelFileError, NbcliError
 from nbcli.store import journal
-from nbcli.store.checks import MAX_COUNT, TABLE_LIMIT, Corrupt, array_of, classes_of, meta_of, number, within
+from nbcli.store.checks import MAX_COUNT, TABLE_LIMIT, Corrupt, array_of, classes_of, meta_of, number, terms_of, within
 from nbcli.store.codec import FORMAT_VERSION
 from nbcli.store.integrity import CHECKSUM_KEY, check_writable, locked, read_payload, target, write_payload
 from nbcli.store.journal_updates import (
@@ -69,25 +69,6 @@ __all__ = [
 ]
 
 _MAX_CALIBRATION_TABLE = 1 << 20  # numbers in one calibration parameter (an isotonic table is a few hundred)
-
-
-def _vocabulary(p: dict):
-    """(hashes, blob, offsets), checked: strictly ascending 64-bit hashes
-    (lookups are binary searches), and ascending offsets within the blob.
-    The terms' texts are not decoded here (that would cost as much as the
-    checksum on a big model): `Vocabulary.terms` decodes what it shows,
-    and shows bytes that are not UTF-8 as U+FFFD."""
-    hashes = array_of(p, "vocab_hashes", "u", (None,))
-    n_terms = len(hashes)
-    blob = array_of(p, "vocab_blob", "u", (None,))
-    offsets = array_of(p, "vocab_offsets", "i", (n_terms + 1,))
-    if hashes.dtype != np.uint64 or blob.dtype != np.uint8:
-        raise Corrupt("vocab_hashes" if hashes.dtype != np.uint64 else "vocab_blob")
-    if n_terms > 1 and not (hashes[1:] > hashes[:-1]).all():
-        raise Corrupt("vocab_hashes", "is not strictly ascending")
-    if offsets[0] != 0 or offsets[-1] != len(blob) or (offsets[1:] < offsets[:-1]).any():
-        raise Corrupt("vocab_offsets")
-    return hashes, blob, offsets
 
 
 def _settings(spec, classes: list) -> dict:
@@ -193,7 +174,7 @@ def from_payload(p: dict, path: str = "model"):
     try:
         classes = classes_of(p)
         n_classes = len(classes)
-        hashes, blob, offsets = _vocabulary(p)
+        hashes, blob, offsets = terms_of(p, "vocab_")
         n_terms = len(hashes)
         class_count = within(array_of(p, "class_count", "f", (n_classes,)), "class_count", 0, MAX_COUNT)
         feature_count = within(array_of(p, "feature_count", "iuf", (n_classes, n_terms)), "feature_count", 0, MAX_COUNT)
