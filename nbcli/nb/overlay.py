@@ -81,7 +81,7 @@ _BASE, _UNKNOWN = -1, -2  # where a term's values are: the base, or nowhere (els
 _NONE = np.zeros(0, dtype=np.uint64)
 
 
-def _source_of(model) -> str:
+def source_of(model) -> str:
     """The table a view's totals (its weights' normalisers) are sums of:
     complement's transformed sums where it keeps them, else the term counts."""
     return "fit" if model.kind == "complement" and getattr(model, "fit_count", None) is not None else "tf"
@@ -190,7 +190,7 @@ class JournalView(TextScoring):
     def __init__(self, base: Any, layers: list[_Layer], record: Record, meta: dict, state=None):
         self.base, self.layers = base, layers
         model = base.model
-        self.source = _source_of(model)
+        self.source = source_of(model)
         if state is None:  # no layers yet: the base's totals, one pass over its table
             state = (ExactTotals.of(self._base_table(self.source)), len(base.vocabulary))
         self.totals, self.n_terms = state
@@ -403,7 +403,7 @@ class JournalView(TextScoring):
         totals, n_terms = carried
         layer = _Layer.of(last_images([checkpoint]))
         model = classifier.model
-        table = model.fit_count if _source_of(model) == "fit" else model.feature_count
+        table = model.fit_count if source_of(model) == "fit" else model.feature_count
         alive = int(layer.alive.sum())
         if (
             len(totals.units) != len(model.classes)

@@ -32,7 +32,7 @@ import struct
 import tempfile
 import zlib
 from contextlib import contextmanager
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -127,6 +127,31 @@ def read_payload(path: str, copy: bool = False) -> dict:
                 hint="the file changed after nbcli wrote it; train the model again",
             )
     return payload
+
+
+def release_pages(array: np.ndarray) -> int:
+    """Drop the resident pages of an array mapped from a model file
+    (`read_payload` without copy): madvise(MADV_DONTNEED) over the whole
+    pages inside it. They stay in the page cache and come back from the
+    file on the next read, so the array reads the same; until then the
+    process's resident set no longer counts them. The checksum and the
+    loader's checks read every page of a model file, so without this a
+    reader holds the whole file resident whatever it reads afterwards.
+    Returns the bytes released (0 for an array in memory, or where the
+    platform has no madvise)."""
+    owner: Any = array
+    while owner is not None and not isinstance(owner, mmap.mmap):
+        owner = owner.obj if isinstance(owner, memoryview) else getattr(owner, "base", None)
+    advice = getattr(mmap, "MADV_DONTNEED", None)
+    if owner is None or advice is None or owner.closed or array.nbytes == 0:
+        return 0
+    start = array.__array_interface__["data"][0] - np.frombuffer(owner, np.uint8).__array_interface__["data"][0]
+    page = mmap.PAGESIZE
+    first, end = -(-start // page) * page, (start + array.nbytes) // page * page
+    if end <= first:
+        return 0
+    owner.madvise(advice, first, end - first)
+    return end - first
 
 
 def payload_checksum(payload: dict) -> str:
