@@ -34,6 +34,13 @@ merges each term about that many times: O(m log n) per update, never the
 whole journal's terms at once (which a merge of all layers cost, every
 MAX_LAYERS updates, before).
 
+A reader that scores many documents between updates (a daemon's worker)
+can derive every term's weights once (`flatten`): then a batch is scored
+as a model file's classifier scores it (one search per token in one array
+of hashes, the weights read), at the cost of a model file's hashes and
+weights in memory and O(model) time once per update (`spam.daemon` says
+when a worker does it).
+
 Exactness: every weight, prior, record entry and count is what the model
 built by replaying the journal has, bit for bit (tests/store/test_journal_view.py:
 predictions, explanations, the update a learn computes from the view,
@@ -215,6 +222,8 @@ class JournalView(TextScoring):
         self.known_id: str | None = None  # its model id, once `store.payload.model_id` computed it
         # its term sum (`terms`), once known: carried by a journal checkpoint, taken, or moved along
         self.carried_terms: tuple[int, int] | None = None
+        self.flat: _Flat | None = None  # every term's weights, once derived (`flatten`)
+        self.scored_unflat = 0  # documents scored through the layers since the view was made
 
     batches = staticmethod(batches)
 
@@ -313,17 +322,75 @@ class JournalView(TextScoring):
 
     def scoring(self, docs: list, kinds: list[str] | None = None):
         """The documents' counts over their own terms, and the model and
-        vocabulary of those terms (`Classifier.scoring`)."""
+        vocabulary of those terms (`Classifier.scoring`); once flattened,
+        over every term, as a model file's classifier scores."""
         batch = self.analyzer.analyze(docs, kinds)
+        local = copy.copy(self.model)
+        if self.flat is not None:
+            local.weights = self.flat.weights
+            return known_counts(batch, self.flat.lookup(batch.hashes), len(self.flat.hashes)), local, self.flat
+        self.scored_unflat += batch.n_docs
         distinct, inverse = distinct_inverse(batch.hashes)
         known, src, cols = self._where(distinct)
         ids = np.full(len(distinct), -1, dtype=np.int64)
         ids[known] = np.arange(len(cols))
         X = known_counts(batch, ids[inverse], len(cols))
-        local = copy.copy(self.model)
         local.weights = self.model.column_weights(self._counts(self.source, src, cols), self.totals, self.n_terms)
         vocabulary = _LazyVocabulary(distinct[known], lambda: self._texts(src, cols))
         return X, local, vocabulary
+
+    def flatten(self, release=None) -> None:
+        """Derive every term's weights once (`flat`), so that `scoring` is a
+        model file's: one search per token in one array of hashes, and the
+        weights read, not derived per batch from counts in layers. The
+        scores are the same to the bit: each term's weight is computed as
+        the layers' path computes it (`column_weights`, elementwise, from
+        the same counts and totals), and a document's terms keep their
+        order. Costs O(model) time and the memory of a model file's table
+        (hashes and weights); the base is read a chunk at a time, and
+        release(array) (`store.integrity.release_pages`) is called on each
+        chunk of the base's hashes and table once read. A view made by an
+        update (`plus`) starts without it. For a reader that scores many
+        documents between updates (a daemon's worker: `spam.daemon`)."""
+        if self.flat is not None:
+            return
+        base = np.asarray(self.base.vocabulary.hashes)
+        touched = merged_distinct([layer.hashes for layer in self.layers])
+        known, src, cols = self._where(touched)
+        news = touched[known]  # the layers' terms the model has, ascending
+        pos, in_base = found_in(base, touched)
+        keep = np.ones(len(base), dtype=bool)
+        keep[pos[in_base]] = False  # base columns a layer decides
+        del touched, pos, in_base
+        n = int(keep.sum()) + len(news)
+        if n != self.n_terms:
+            raise ValueError(f"a view of {self.n_terms} terms flattened to {n}")
+        hashes = np.empty(n, dtype=np.uint64)
+        weights = np.empty((n, len(self.classes)), dtype=np.float64)
+        # the two ascending runs merged: a new term's row is its rank plus the base's kept terms below it
+        is_new = np.zeros(n, dtype=bool)
+        at = np.arange(len(news)) + _kept_below(keep, np.searchsorted(base, news))
+        is_new[at] = True
+        hashes[at] = news
+        for start in range(0, len(news), _FLAT_CHUNK):
+            part = slice(start, start + _FLAT_CHUNK)
+            counts = self._counts(self.source, src[part], cols[part])
+            weights[at[part]] = self.model.column_weights(counts, self.totals, self.n_terms)
+        del news, src, cols, at
+        index = np.int32 if n < 1 << 31 else np.int64
+        kept, rows = np.flatnonzero(keep).astype(index), np.flatnonzero(~is_new).astype(index)
+        del keep, is_new
+        table = np.asarray(self._base_table(self.source))
+        for start in range(0, len(kept), _FLAT_CHUNK):
+            mine, into = kept[start : start + _FLAT_CHUNK], rows[start : start + _FLAT_CHUNK]
+            hashes[into] = base[mine]
+            weights[into] = self.model.column_weights(table[:, mine], self.totals, self.n_terms)
+            if release is not None:
+                first, last = int(mine[0]), int(mine[-1]) + 1
+                release(base[first:last])
+                for row in table:
+                    release(row[first:last])
+        self.flat = _Flat(self, hashes, weights)
 
     def counts_of_terms(self, hashes: np.ndarray) -> Counts:
         """`Counts.of_terms` of the model the view is: the counts of the terms
@@ -514,6 +581,32 @@ class JournalView(TextScoring):
             layered = src != _BASE
             df[:, layered] = np.minimum(df[:, layered], np.asarray(self.model.class_count, dtype=np.float64)[:, None])
         return hashes[known], self._counts("tf", src, at), df
+
+
+_FLAT_CHUNK = 1 << 16  # base terms a step of `flatten`: its gathers and logs stay a few MB
+
+
+def _kept_below(keep: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """For each of ascending `ends`, how many of keep[:end] are true."""
+    dropped = np.flatnonzero(~keep)
+    return ends - np.searchsorted(dropped, ends)
+
+
+class _Flat(Vocabulary):
+    """A flattened view's terms (`JournalView.flatten`): its hashes (a
+    Vocabulary's lookup) and weights; their texts gathered from the view
+    only when asked for (explanations)."""
+
+    def __init__(self, view: JournalView, hashes: np.ndarray, weights: np.ndarray):
+        super().__init__(hashes, np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64))
+        self.weights = weights
+        self._view = view
+
+    def terms(self, ids) -> list[str]:
+        hashes = self.hashes[np.asarray(ids, dtype=np.int64)]
+        distinct, inverse = distinct_inverse(hashes)
+        known, src, cols = self._view._where(distinct)
+        return Vocabulary(distinct, *self._view._texts(src, cols)).terms(inverse)
 
 
 class _LazyVocabulary:

@@ -246,3 +246,46 @@ def test_a_worker_follows_its_own_tells_and_another_writers_learns_without_readi
         assert b"DidSet" in ask(worker, tell, messages[2].read_bytes())
         worker.settle()
     assert ask(worker, report, question) == fresh()  # the next request reads the journal's new record
+
+
+def test_a_worker_scores_a_journalled_model_from_a_flat_table_between_updates(served, tmp_path, monkeypatch):
+    """A worker reading a journalled model from scratch derives every term's
+    weights once (`JournalView.flatten`); after a TELL it scores through the
+    view's layers until the new view has scored FLAT_AFTER messages, then
+    flattens it again, after a reply. Every reply is what a worker of the
+    same model written whole gives."""
+    from nbcli.fit.analysed import analyse_for_learning
+    from nbcli.nb.overlay import JournalView
+    from nbcli.run.updating import learn_into
+    from nbcli.store import modelfile
+    from nbcli.text.sources import Document
+
+    monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)
+    monkeypatch.setattr(modelfile, "COMPACT_FRACTION", 1e9)
+    monkeypatch.setattr(daemon, "FLAT_AFTER", 2)
+    current = modelfile.load_view(str(served))
+    docs = analyse_for_learning(current.analyzer, [Document("m", "ham", HAM_FILE.read_bytes(), "mail")])
+    learn_into(str(served), docs, current.analyzer_options)
+    report = b"REPORT SPAMC/1.5\r\n"
+    question = SPAM_FILE.read_bytes()
+
+    def whole() -> bytes:  # the same model, written whole
+        copy = tmp_path / f"whole{time.monotonic_ns()}.nb"
+        shutil.copyfile(served, copy)
+        shutil.copyfile(str(served) + ".journal", str(copy) + ".journal")
+        modelfile.compact(str(copy))
+        return ask(daemon.Worker(Settings(str(copy), None, None, [], 1), []), report, question)
+
+    worker = daemon.Worker(Settings(str(served), None, None, [], 1, allow_tell=True), [])
+    assert ask(worker, report, question) == whole()
+    held = worker.models[str(served)][1]
+    assert isinstance(held, JournalView) and held.flat is not None
+    tell = b"TELL SPAMC/1.5\r\nMessage-class: spam\r\nSet: local\r\n"
+    assert b"DidSet" in ask(worker, tell, sorted(SPAM_FILE.parent.iterdir())[3].read_bytes())
+    worker.settle()
+    expected = whole()
+    for flat in (False, False, True):  # two messages through the layers, then flattened after the reply
+        assert ask(worker, report, question) == expected
+        held = worker.models[str(served)][1]
+        assert isinstance(held, JournalView) and (held.flat is not None) == flat
+        worker.settle()

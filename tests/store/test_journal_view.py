@@ -106,6 +106,10 @@ def test_a_view_scores_learns_and_names_its_model_as_the_model_built_from_the_jo
         covered = kind in VIEWED and kept_classes
         assert isinstance(again, JournalView) == covered
         assert_same_scores(again, now)
+        if covered:  # every term's weights derived once (a daemon's worker): the same scores, to the bit
+            again.flatten()
+            assert again.flat is not None and len(again.flat) == len(now.vocabulary)
+            assert_same_scores(again, now)
         assert followed is not None or not covered
         if followed is not None:  # a view, or a model built from the journal, with the update laid over it
             assert_same_scores(followed, now)
