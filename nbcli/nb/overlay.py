@@ -583,7 +583,7 @@ class JournalView(TextScoring):
         return hashes[known], self._counts("tf", src, at), df
 
 
-_FLAT_CHUNK = 1 << 16  # base terms a step of `flatten`: its gathers and logs stay a few MB
+_FLAT_CHUNK = 1 << 14  # terms a step of `flatten`: its gathers and logs stay about 1 MB
 
 
 def _kept_below(keep: np.ndarray, ends: np.ndarray) -> np.ndarray:
