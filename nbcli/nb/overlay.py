@@ -372,8 +372,9 @@ class JournalView(TextScoring):
         at = np.arange(len(news)) + _kept_below(keep, np.searchsorted(base, news))
         is_new[at] = True
         hashes[at] = news
-        for start in range(0, len(news), _FLAT_CHUNK):
-            part = slice(start, start + _FLAT_CHUNK)
+        step = max(_FLAT_CHUNK, n // _FLAT_STEPS)
+        for start in range(0, len(news), step):
+            part = slice(start, start + step)
             counts = self._counts(self.source, src[part], cols[part])
             weights[at[part]] = self.model.column_weights(counts, self.totals, self.n_terms)
         del news, src, cols, at
@@ -381,8 +382,8 @@ class JournalView(TextScoring):
         kept, rows = np.flatnonzero(keep).astype(index), np.flatnonzero(~is_new).astype(index)
         del keep, is_new
         table = np.asarray(self._base_table(self.source))
-        for start in range(0, len(kept), _FLAT_CHUNK):
-            mine, into = kept[start : start + _FLAT_CHUNK], rows[start : start + _FLAT_CHUNK]
+        for start in range(0, len(kept), step):
+            mine, into = kept[start : start + step], rows[start : start + step]
             hashes[into] = base[mine]
             weights[into] = self.model.column_weights(table[:, mine], self.totals, self.n_terms)
             if release is not None:
@@ -583,7 +584,8 @@ class JournalView(TextScoring):
         return hashes[known], self._counts("tf", src, at), df
 
 
-_FLAT_CHUNK = 1 << 14  # terms a step of `flatten`: its gathers and logs stay about 1 MB
+_FLAT_STEPS = 64  # `flatten` derives the weights in about this many steps, of at least _FLAT_CHUNK terms:
+_FLAT_CHUNK = 1 << 12  # its gathers and logs stay a small share of the table it builds
 
 
 def _kept_below(keep: np.ndarray, ends: np.ndarray) -> np.ndarray:
