@@ -94,10 +94,10 @@ def _flatten(classifier) -> None:
     from nbcli.store.integrity import release_pages
 
     if isinstance(classifier, JournalView) and classifier.flat is None:
-        try:
+        try:  # run outside any request's error handling (`settle`): nothing here may end the worker
             classifier.flatten(release_pages)
-        except (ValueError, MemoryError):
-            classifier.scored_unflat = -(1 << 62)  # scored through its layers, as before; not tried again
+        except Exception:  # a view that cannot be flattened (a crafted journal's) scores through its layers
+            classifier.scored_unflat = -(1 << 62)  # not tried again
         _give_back_memory()
 
 

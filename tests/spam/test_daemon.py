@@ -289,3 +289,35 @@ def test_a_worker_scores_a_journalled_model_from_a_flat_table_between_updates(se
         held = worker.models[str(served)][1]
         assert isinstance(held, JournalView) and (held.flat is not None) == flat
         worker.settle()
+
+
+def test_a_view_that_cannot_be_flattened_is_served_through_its_layers(served, monkeypatch):
+    """A failure deriving the flat table (`_flatten`, run at a load and in
+    `settle`, outside any request) leaves the worker serving the view as it
+    was, with the same replies, and it is not tried again."""
+    from nbcli.fit.analysed import analyse_for_learning
+    from nbcli.nb.overlay import JournalView
+    from nbcli.run.updating import learn_into
+    from nbcli.store import modelfile
+    from nbcli.text.sources import Document
+
+    monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)
+    monkeypatch.setattr(modelfile, "COMPACT_FRACTION", 1e9)
+    monkeypatch.setattr(daemon, "FLAT_AFTER", 1)
+    current = modelfile.load_view(str(served))
+    docs = analyse_for_learning(current.analyzer, [Document("m", "ham", HAM_FILE.read_bytes(), "mail")])
+    learn_into(str(served), docs, current.analyzer_options)
+    report = b"REPORT SPAMC/1.5\r\n"
+    expected = ask(daemon.Worker(Settings(str(served), None, None, [], 1), []), report, SPAM_FILE.read_bytes())
+    tries = []
+
+    def broken(self, release=None):
+        tries.append(1)
+        raise IndexError("a crafted journal")
+
+    monkeypatch.setattr(JournalView, "flatten", broken)
+    worker = daemon.Worker(Settings(str(served), None, None, [], 1), [])
+    for _ in range(3):
+        assert ask(worker, report, SPAM_FILE.read_bytes()) == expected
+        worker.settle()
+    assert worker.models[str(served)][1].flat is None and len(tries) == 1
