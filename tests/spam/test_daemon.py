@@ -248,24 +248,32 @@ def test_a_worker_follows_its_own_tells_and_another_writers_learns_without_readi
     assert ask(worker, report, question) == fresh()  # the next request reads the journal's new record
 
 
-def test_a_worker_scores_a_journalled_model_from_a_flat_table_between_updates(served, tmp_path, monkeypatch):
-    """A worker reading a journalled model from scratch derives every term's
-    weights once (`JournalView.flatten`); after a TELL it scores through the
-    view's layers until the new view has scored FLAT_AFTER messages, then
-    flattens it again, after a reply. Every reply is what a worker of the
-    same model written whole gives."""
+def learned_into_a_journal(served, monkeypatch, flat_after: int) -> None:
+    """`served` with a message learned into its journal (kept, never
+    compacted), and daemon.FLAT_AFTER set to flat_after."""
     from nbcli.fit.analysed import analyse_for_learning
-    from nbcli.nb.overlay import JournalView
     from nbcli.run.updating import learn_into
     from nbcli.store import modelfile
     from nbcli.text.sources import Document
 
     monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)
     monkeypatch.setattr(modelfile, "COMPACT_FRACTION", 1e9)
-    monkeypatch.setattr(daemon, "FLAT_AFTER", 2)
+    monkeypatch.setattr(daemon, "FLAT_AFTER", flat_after)
     current = modelfile.load_view(str(served))
     docs = analyse_for_learning(current.analyzer, [Document("m", "ham", HAM_FILE.read_bytes(), "mail")])
     learn_into(str(served), docs, current.analyzer_options)
+
+
+def test_a_worker_scores_a_journalled_model_from_a_flat_table_between_updates(served, tmp_path, monkeypatch):
+    """A worker reading a journalled model from scratch derives every term's
+    weights once (`JournalView.flatten`); after a TELL it scores through the
+    view's layers until the new view has scored FLAT_AFTER messages, then
+    flattens it again, after a reply. Every reply is what a worker of the
+    same model written whole gives."""
+    from nbcli.nb.overlay import JournalView
+    from nbcli.store import modelfile
+
+    learned_into_a_journal(served, monkeypatch, flat_after=2)
     report = b"REPORT SPAMC/1.5\r\n"
     question = SPAM_FILE.read_bytes()
 
@@ -295,18 +303,9 @@ def test_a_view_that_cannot_be_flattened_is_served_through_its_layers(served, mo
     """A failure deriving the flat table (`_flatten`, run at a load and in
     `settle`, outside any request) leaves the worker serving the view as it
     was, with the same replies, and it is not tried again."""
-    from nbcli.fit.analysed import analyse_for_learning
     from nbcli.nb.overlay import JournalView
-    from nbcli.run.updating import learn_into
-    from nbcli.store import modelfile
-    from nbcli.text.sources import Document
 
-    monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)
-    monkeypatch.setattr(modelfile, "COMPACT_FRACTION", 1e9)
-    monkeypatch.setattr(daemon, "FLAT_AFTER", 1)
-    current = modelfile.load_view(str(served))
-    docs = analyse_for_learning(current.analyzer, [Document("m", "ham", HAM_FILE.read_bytes(), "mail")])
-    learn_into(str(served), docs, current.analyzer_options)
+    learned_into_a_journal(served, monkeypatch, flat_after=1)
     report = b"REPORT SPAMC/1.5\r\n"
     expected = ask(daemon.Worker(Settings(str(served), None, None, [], 1), []), report, SPAM_FILE.read_bytes())
     tries = []
