@@ -160,3 +160,20 @@ def test_distinct_inverse_of_colliding_keys_falls_back_to_a_sort():
     distinct, inverse = vectorize.distinct_inverse(values)
     expected, expected_inverse = np.unique(values, return_inverse=True)
     assert np.array_equal(distinct, expected) and np.array_equal(inverse, expected_inverse)
+
+
+def test_the_bucket_index_is_built_once_big_batches_have_searched_as_many_hashes_as_the_vocabulary_has():
+    # one big batch (a large message to a daemon's worker) does not build an index of the whole
+    # vocabulary (16-32 bytes a term, kept); batches that have searched as many hashes do
+    rng = np.random.default_rng(3)
+    hashes = np.unique(rng.integers(0, 2**63, 250_000, dtype=np.int64).astype(np.uint64))[:200_000]
+    vocab = Vocabulary(hashes, *vectorize._pack([f"t{i}" for i in range(len(hashes))]))
+    built = []
+    for _ in range(3):
+        known = hashes[rng.integers(0, len(hashes), 50_000)]
+        queries = np.concatenate([known, rng.integers(0, 2**63, 20_000).astype(np.uint64)])
+        got = vocab.lookup(queries)
+        want = np.concatenate([vocab.lookup(chunk) for chunk in np.array_split(queries, 8)])  # small: searched
+        assert (got == want).all() and (got[:50_000] >= 0).all()
+        built.append(vocab._buckets is not None)
+    assert built == [False, False, True]  # 70k, 140k, then 210k >= 200k hashes searched
