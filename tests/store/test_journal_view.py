@@ -275,3 +275,31 @@ def test_a_layer_holds_a_checkpoints_tables_as_decoded_and_clips_only_what_needs
     clipped = _Layer.of(below)
     assert (below.tf < 0).any() and clipped.tf.min() == 0 and clipped.tf is not below.tf
     assert np.array_equal(clipped.tf, np.maximum(below.tf, 0)) and not clipped.alive.any()
+
+
+def test_a_compaction_between_reading_the_model_file_and_its_journal_makes_the_reader_read_again(
+    tmp_path, journalled, monkeypatch
+):
+    """The model file is read before its journal (`modelfile._load`): a
+    compaction landing in between (a new file renamed in, a journal bound to
+    it) is seen by the file's changed identity, and the read is made again,
+    so the reader gets the model with every update, never the old file
+    without its journal's."""
+    path = str(tmp_path / "m.nb")
+    modelfile.save(trained([("apple bread cider", "a"), ("dough eagle fjord", "b")]), path)
+    for n, text in enumerate(["apple grape", "honey igloo bread"]):
+        learn(path, text, "ab"[n], n)
+    expected = modelfile.model_id(modelfile.load(path))
+    real_read, raced = journal.read, []
+
+    def racing(model, *args, **kwargs):
+        if not raced:
+            raced.append(model)
+            modelfile.compact(model)  # lands after the file was read, before its journal is
+        return real_read(model, *args, **kwargs)
+
+    monkeypatch.setattr(journal, "read", racing)
+    got = modelfile.load_view(path)
+    assert raced and not os.path.exists(journal.path_of(path))  # it did land in between
+    assert modelfile.model_id(got) == expected
+    assert np.array_equal(got.log_proba(TEST_TEXTS), modelfile.load(path).log_proba(TEST_TEXTS))
