@@ -98,7 +98,6 @@ def _flatten(classifier) -> None:
             classifier.flatten(release_pages)
         except Exception:  # a view that cannot be flattened (a crafted journal's) scores through its layers
             classifier.scored_unflat = -(1 << 62)  # not tried again
-        _give_back_memory()
 
 
 def _give_back_memory() -> None:
@@ -492,6 +491,7 @@ class Worker(Connections):
         for held in self.models.values():  # a view that has scored FLAT_AFTER messages since it changed
             if getattr(held[1], "scored_unflat", 0) >= FLAT_AFTER:
                 _flatten(held[1])
+                _give_back_memory()  # what deriving it left free
 
     @staticmethod
     def _identity(path: str) -> tuple:
