@@ -151,10 +151,27 @@ class ProcessPool:
             _stop(procs)
 
     def _start(self, ctx, target, args) -> list:
+        give_back_memory()  # a worker's RSS counts every page it inherits, freed ones the heap still holds
         procs = [ctx.Process(target=target, args=(*args, os.getpid()), daemon=True) for _ in range(self.workers)]
         for proc in procs:
             proc.start()
         return procs
+
+
+def give_back_memory() -> None:
+    """Return the C heap's free memory to the system (glibc's malloc_trim),
+    so that workers forked next do not carry the pages this process's
+    earlier work left free (their RSS counts them). Measured: a bulk
+    predict through a journal of 1,000 updates at 1.41M terms held 21 MB
+    free after reading the model and scoring its first batch (133 -> 112
+    MB), which each worker then counted. Elsewhere than glibc, nothing."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _map_worker(fn, options, tasks, results, parent) -> None:

@@ -60,6 +60,7 @@ import time
 from collections import OrderedDict
 
 from nbcli.errors import NbcliError, ParameterError
+from nbcli.run.executor import give_back_memory
 from nbcli.spam import spamd
 from nbcli.spam.connections import Connections
 from nbcli.spam.listening import addresses, bind, remove_socket, socket_identity
@@ -100,20 +101,6 @@ def _flatten(classifier) -> None:
             classifier.scored_unflat = -(1 << 62)  # not tried again
 
 
-def _give_back_memory() -> None:
-    """Return the C heap's free memory to the system (glibc's malloc_trim),
-    so that workers forked next do not carry the pages the first read of a
-    journalled model left free in this process (their RSS counts them), and
-    a worker does not keep what its own read left free. Elsewhere, nothing."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
-
-
 def run(settings: Settings, say) -> int:
     """Serve until SIGTERM/SIGINT; `say(line)` writes to stderr. The
     daemon's events (start, reload, a worker's end, stop) are also said in
@@ -125,7 +112,7 @@ def run(settings: Settings, say) -> int:
     first = modelfile.load_view(settings.model)  # refuse a bad model before binding anything
     _check_spam_model(first, settings, settings.model)
     del first  # not kept: forked workers would each hold it beside the model they read (a journal's view is heap)
-    _give_back_memory()
+    give_back_memory()
     sockets = bind(settings)
     journal = RequestLog(settings.log_format, settings.syslog, settings.syslog_socket)
     if settings.syslog is not None and not os.path.exists(settings.syslog_socket):
@@ -463,7 +450,7 @@ class Worker(Connections):
             if classifier is not None:
                 _flatten(classifier)  # read from scratch, O(model) already: its weights derived too
                 held = self._held(path, identity, classifier, copy)
-                _give_back_memory()  # what reading it left free (a journal's records, decoded and merged)
+                give_back_memory()  # what reading it left free (a journal's records, decoded and merged)
         if with_id and held[3] is None:
             held = (*held[:3], modelfile.model_id(held[1]), held[4])
             if self.figures is not None and path == self.settings.model:
@@ -491,7 +478,7 @@ class Worker(Connections):
         for held in self.models.values():  # a view that has scored FLAT_AFTER messages since it changed
             if getattr(held[1], "scored_unflat", 0) >= FLAT_AFTER:
                 _flatten(held[1])
-                _give_back_memory()  # what deriving it left free
+                give_back_memory()  # what deriving it left free
 
     @staticmethod
     def _identity(path: str) -> tuple:

@@ -305,7 +305,7 @@ def _load(path: str, copy: bool = False, drop_bad_tail: bool = False, view: bool
         if view:  # before the journal is read and its layers built: the load's peak is lower too
             written = journal.stamp(path)
             _release_unread(p, classifier, journaled=bool(written and base and written[1] > len(journal.header(base))))
-        snapshot = journal.read(path)
+        snapshot = journal.read(path, mapped=not copy)
         bound = snapshot.bound_to(base)
         if bound or _stamp_or_none(path) == before:
             break
@@ -316,6 +316,7 @@ def _load(path: str, copy: bool = False, drop_bad_tail: bool = False, view: bool
         read, (classifier, applied) = classifier, _with_updates(classifier, snapshot, path, view, drop_bad_tail)
         if view:  # and what laying the updates over it read of the rest (their terms' counts and texts)
             _release_unread(p, read, journaled=True)
+            journal.release(snapshot)  # and of its checkpoint, where it was mapped
         remember(path, base, snapshot)
     if base is not None and getattr(classifier.model, "kind", None) != "table":
         st = os.stat(target(path))

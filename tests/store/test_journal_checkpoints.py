@@ -8,6 +8,7 @@ many bytes again."""
 
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
 
@@ -260,9 +261,9 @@ def test_a_reader_takes_a_checkpoints_totals_as_it_carries_them(tmp_path, checkp
 
 
 def _buffer_of(array):
-    """The bytearray an array decoded from a journal points into, if any."""
+    """The bytearray (or mapping) an array decoded from a journal points into, if any."""
     base = array
-    while base is not None and not isinstance(base, (bytearray, memoryview)):
+    while base is not None and not isinstance(base, (bytearray, memoryview, mmap.mmap)):
         base = getattr(base, "base", None)
     return base.obj if isinstance(base, memoryview) else base
 
@@ -282,19 +283,29 @@ def test_a_reader_keeps_the_checkpoints_bytes_apart_from_the_records_after_it(tm
     last = max(i for i, (magic, _, _) in enumerate(kinds) if magic == b"NBJC")
     _, at, length = kinds[last]
     head = open(journal.path_of(path), "rb").read().index(b"\n") + 1
-    snapshot = journal.read(path)
-    assert snapshot.starts_with_checkpoint and len(snapshot.bodies) == len(kinds) - last
-    assert snapshot.bodies[0].obj is not snapshot.bodies[1].obj  # two buffers
-    assert len(snapshot.bodies[0].obj) - (head + length) in range(8)  # the header, a gap, the checkpoint
-    assert snapshot.end == os.path.getsize(journal.path_of(path))
-    # the checkpoint lies 8-aligned in its buffer, and its arrays (the widest first, after a text
-    # padded to 8 bytes: `journal.encode`) are decoded in place and aligned
-    _, arrays = journal.decode(snapshot.bodies[0])
-    assert all(a.flags.aligned for a in arrays.values()) and any(a.base is not None for a in arrays.values())
-    view = modelfile.load_view(path)
-    buffers = {id(b): b for b in (_buffer_of(layer.top.hashes) for layer in view.layers) if b is not None}
-    assert [len(b) - (head + length) in range(8) for b in buffers.values()] == [True]  # the checkpoint's alone
-    assert view.layers[0].hashes.flags.aligned
+    for mapped in (False, True):  # read into memory (a daemon's copy), or mapped from the file
+        snapshot = journal.read(path, mapped=mapped)
+        assert snapshot.starts_with_checkpoint and len(snapshot.bodies) == len(kinds) - last
+        assert snapshot.bodies[0].obj is not snapshot.bodies[1].obj  # two buffers
+        assert isinstance(snapshot.bodies[0].obj, mmap.mmap) == mapped
+        assert isinstance(snapshot.bodies[1].obj, bytearray)
+        if mapped:  # the checkpoint alone, from the page its offset lies in
+            assert len(snapshot.bodies[0].obj) == at % mmap.ALLOCATIONGRANULARITY + length
+        else:  # the header, a gap, the checkpoint
+            assert len(snapshot.bodies[0].obj) - (head + length) in range(8)
+        assert snapshot.end == os.path.getsize(journal.path_of(path))
+        # its arrays (the widest first, after a text padded to 8 bytes: `journal.encode`) are decoded in
+        # place, aligned where the checkpoint is: in memory, placed 8-aligned; mapped, if its offset is
+        _, arrays = journal.decode(snapshot.bodies[0])
+        assert any(a.base is not None for a in arrays.values())
+        assert all(a.flags.aligned for a in arrays.values()) or (mapped and at % 8)
+    for copy in (True, False):
+        view = modelfile.load_view(path, copy=copy)
+        buffers = {id(b): b for b in (_buffer_of(layer.top.blob) for layer in view.layers) if b is not None}
+        # the checkpoint's texts point into its buffer (or mapping), never into the records after it
+        held = [len(b) - (head + length) in range(8) if copy else isinstance(b, mmap.mmap) for b in buffers.values()]
+        assert held == [True]
+        assert view.layers[0].hashes.flags.aligned and view.layers[0].table("tf").flags.aligned
     data = open(journal.path_of(path), "rb").read()
     _, after, _ = kinds[last + 1]
     damaged = bytearray(data)

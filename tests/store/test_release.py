@@ -99,3 +99,30 @@ def test_a_view_releases_the_stored_weights_its_journal_made_stale(big_model):
     # base read a few pages of the rest, released again
     assert resident_bytes(big_model) <= p["vocab_hashes"].nbytes + p["feature_count"].nbytes + 16 * 4096
     assert_reads_the_same(view, modelfile.load_view(path, copy=True))
+
+
+def test_a_view_releases_the_pages_of_the_checkpoint_it_mapped(big_model, monkeypatch):
+    """A journal's checkpoint is mapped from the file (`journal._mapped_checkpoint`):
+    once the view is made, its pages leave the resident set (`journal.release`),
+    and the view reads the same as one of the checkpoint read into memory."""
+    from nbcli.store import journal, journal_updates
+
+    monkeypatch.setattr(journal_updates, "CHECKPOINT_MIN_BYTES", 0)  # a checkpoint after the first update
+    monkeypatch.setattr(journal_updates, "_marks", {})
+    path = str(big_model)
+    for text in (" ".join(f"term{i}" for i in range(0, N_TERMS, 3)), "term5 term6 fresh"):
+        current = modelfile.load_view(path)
+        docs = analyse_for_learning(current.analyzer, [Document("x", "a", text, "text")])
+        modelfile.append_update(path, learning.learn_update(current, docs)[0], since=current)
+        del current, docs
+    gc.collect()
+    snapshot = journal.read(path)
+    assert snapshot.starts_with_checkpoint and len(snapshot.bodies) == 2
+    checkpoint = len(snapshot.bodies[0])
+    assert checkpoint > 64 * 4096 and resident_bytes(journal.path_of(path)) >= checkpoint - 4096  # its checksum read it
+    del snapshot
+    gc.collect()
+    view = modelfile.load_view(path)
+    assert isinstance(view, JournalView)
+    assert resident_bytes(journal.path_of(path)) <= 4096
+    assert_reads_the_same(view, modelfile.load_view(path, copy=True))
