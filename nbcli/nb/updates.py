@@ -268,20 +268,30 @@ def replay(base: Counts, updates: list[Update]) -> Counts:
     return counts.settled()
 
 
+_NO_DIGESTS = np.zeros((0, 2), dtype=np.uint64)
+
+
 def record_after(record: Record, classes: list, updates: list[Update], final: list) -> Record:
     """`record` (of a model of `classes`) with the updates' changes applied
     in order, its labels in the `final` classes: an entry (digest, class)
     ends as the last change made it (gone, or added to: copies summed, the
     first Message-ID, the latest date, as `Record.plus` combines them)."""
     changed: dict[tuple, tuple | None] = {}
-
+    # the record's entries of every update's added documents, found at once (a checkpoint adds every
+    # document learned; a reader lays the records after it, one document each, in one call: 8.8 ->
+    # 3.5 ms for 195 of them at 1.41M terms, one search each before)
+    names = [u.known[int(label)] for u in updates for label in u.image.record.label.tolist()]
+    found = record.positions(
+        np.concatenate([_NO_DIGESTS] + [u.image.record.digest for u in updates]).astype(np.uint64, copy=False),
+        [classes.index(c) if c in classes else -1 for c in names],
+    )
+    start = 0
     for u in updates:
         for digest, label in zip(u.removed_digest.tolist(), u.removed_label.tolist()):
             changed[(digest[0], digest[1], u.known[label])] = None
         added = u.image.record
-        # the record's entries of the added documents, found at once (a checkpoint adds every document learned)
-        names = [u.known[int(label)] for label in added.label.tolist()]
-        in_record = record.positions(added.digest, [classes.index(c) if c in classes else -1 for c in names])
+        in_record = found[start : start + len(added)]
+        start += len(added)
         for i in range(len(added)):
             key = (int(added.digest[i, 0]), int(added.digest[i, 1]), u.known[int(added.label[i])])
             entry = (int(added.copies[i]), int(added.message_id[i]), int(added.when[i]))
