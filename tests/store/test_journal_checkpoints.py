@@ -336,3 +336,52 @@ def test_a_checkpoint_cut_short_after_its_head_was_found_reads_as_a_torn_tail(tm
         assert rest is None and bytes(first) == head + bytes(gap) + there
         snapshot = journal.Snapshot(path, first, at - len(head) - gap, gap=gap)
         assert snapshot.torn and snapshot.problem is None and snapshot.bodies == []
+
+
+def _read_alike(path: str) -> None:
+    """The journal of `path` reads the same with its checkpoint mapped and
+    read into memory (`journal.read`'s mapped), and the model through it."""
+    mapped, copied = journal.read(path), journal.read(path, mapped=False)
+    for name in ("base", "end", "size", "torn", "problem", "updates", "starts_with_checkpoint"):
+        assert getattr(mapped, name) == getattr(copied, name), name
+    assert [bytes(b) for b in mapped.bodies] == [bytes(b) for b in copied.bodies]
+    try:
+        through_map = modelfile.load_view(path)
+    except ModelFileError as exc:
+        with pytest.raises(ModelFileError) as caught:
+            modelfile.load_view(path, copy=True)
+        assert caught.value.message == exc.message and "\n" not in exc.message
+        return
+    assert_same_scores(through_map, modelfile.load_view(path, copy=True))
+
+
+def test_a_damaged_journal_reads_the_same_with_its_checkpoint_mapped_or_in_memory(tmp_path, checkpointing):
+    """Cut short, a byte changed, zeros or another record's bytes appended,
+    anywhere, over and after the last checkpoint: the mapped read finds
+    what the read into memory finds, bytes, damage and model alike."""
+    import random
+
+    path = str(tmp_path / "m.nb")
+    learned_many(path, 12)
+    n = 12
+    while [magic for magic, _, _ in records(path)[-2:]] != [b"NBJR", b"NBJR"]:
+        assert learn(path, ("learn", n % 12, "ab"[(n + n // 12) % 2]), n)
+        n += 1
+    data = open(journal.path_of(path), "rb").read()
+    _, at, length = next(r for r in reversed(records(path)) if r[0] == b"NBJC")
+    rng = random.Random(27)
+    for trial in range(60):
+        damaged = bytearray(data)
+        where = rng.choice([rng.randrange(at, at + length), rng.randrange(at, len(data)), rng.randrange(len(data))])
+        how = trial % 4
+        if how == 0:
+            del damaged[where:]
+        elif how == 1:
+            damaged[where] ^= 1 << rng.randrange(8)
+        elif how == 2:
+            damaged += bytes(rng.randrange(1, 4000))
+        else:
+            damaged += data[at : at + rng.randrange(1, length)]
+        with open(journal.path_of(path), "wb") as fh:
+            fh.write(damaged)
+        _read_alike(path)
