@@ -265,3 +265,59 @@ def test_learn_and_forget_of_a_journalled_model_build_no_model_and_say_what_a_wh
     assert said[0] == said[1 << 40]
     assert journal_of(mail_model_copy).exists() and not journal_of(whole).exists()
     assert info(mail_model_copy)["model_id"] == info(whole)["model_id"]
+
+
+VIEW_WRITER = textwrap.dedent(
+    """
+    import sys
+    from nbcli.fit import learning
+    from nbcli.fit.analysed import analyse_for_learning
+    from nbcli.store import journal_updates, modelfile
+    from nbcli.text.sources import Document
+
+    modelfile.COMPACT_FRACTION = 0.1  # a compaction every few updates (the sample model: 0.5 MB)
+    modelfile.JOURNAL_MIN_BYTES = 0
+    journal_updates.CHECKPOINT_MIN_BYTES = 0  # a checkpoint as soon as the records outweigh the last one
+    path = sys.argv[1]
+    for round in range(3):
+        for name in sys.argv[2:]:
+            with modelfile.locked(path):
+                current = modelfile.load_view(path)
+                docs = analyse_for_learning(current.analyzer, [Document(name, "spam", open(name, "rb").read(), "mail")])
+                update = learning.learn_update(current, docs, forgetting=round % 2 == 1)[0]
+                if update is not None:
+                    modelfile.append_update(path, update, since=current)
+    """
+)
+
+VIEW_READER = textwrap.dedent(
+    """
+    import sys, time
+    from nbcli.store import modelfile
+
+    end, reads = time.monotonic() + float(sys.argv[2]), 0
+    while time.monotonic() < end or reads < 3:
+        view = modelfile.load_view(sys.argv[1])  # its checkpoint mapped, while the writer appends and compacts
+        view.log_proba(["cheap pills buy now", "meeting notes for tomorrow"])
+        modelfile.model_id(view)
+        reads += 1
+    print(reads)
+    """
+)
+
+
+def test_readers_mapping_checkpoints_survive_a_writer_appending_and_compacting(model):
+    """A reader maps its journal's last checkpoint (`journal._mapped_checkpoint`):
+    a writer appending updates and checkpoints and compacting the journal
+    away meanwhile never cuts a mapped record (no SIGBUS), and every read
+    is of a whole state."""
+    writer = subprocess.Popen([sys.executable, "-c", VIEW_WRITER, str(model), *map(str, SPAM[:10])])
+    readers = [
+        subprocess.Popen([sys.executable, "-c", VIEW_READER, str(model), "4"], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    assert writer.wait(timeout=300) == 0
+    for reader in readers:
+        out, _ = reader.communicate(timeout=300)
+        assert reader.returncode == 0 and int(out) >= 3  # a signal would be a negative code
+    assert run_process(["compact", model, "-q"]).returncode == 0
