@@ -74,7 +74,7 @@ from nbcli.nb.record import Record
 from nbcli.nb.scoring import TextScoring
 from nbcli.nb.smoothing import ExactTotals, pseudo_count
 from nbcli.nb.term_digests import moved, term_sum
-from nbcli.nb.updates import Update, last_images, record_after, replay
+from nbcli.nb.updates import Update, last_images, last_images_texts_later, record_after, replay
 from nbcli.text.analyzer import Analyzer
 from nbcli.text.sources import batches
 from nbcli.text.vectorize import Vocabulary, distinct_inverse, known_counts
@@ -155,16 +155,19 @@ def _clipped(values: np.ndarray, low, high=None) -> np.ndarray:
 class _Layer:
     """The terms some updates touched (`updates.last_images`), their values
     as `Counts.settled` leaves them (none below zero, document frequencies
-    at most the class's documents), and which are in the model (alive)."""
+    at most the class's documents), and which are in the model (alive).
+    texts: where `top` has no texts yet (`updates.last_images_texts_later`),
+    the function that gathers them; `counts` gives `top` with them."""
 
     top: Counts
     tf: np.ndarray
     df: np.ndarray | None
     fit: np.ndarray | None
     alive: np.ndarray
+    texts: Any = None
 
     @classmethod
-    def of(cls, top: Counts) -> _Layer:
+    def of(cls, top: Counts, texts=None) -> _Layer:
         if not top.hashes.flags.aligned:  # a checkpoint mapped from its journal (every search reads them)
             top = dataclasses.replace(top, hashes=top.hashes.copy())
         count = np.asarray(top.class_count).astype(np.int64)
@@ -173,11 +176,18 @@ class _Layer:
         alive = (tf != 0).any(axis=0)
         if df is not None:
             alive |= (df != 0).any(axis=0)
-        return cls(top, tf, df, None if top.fit is None else _clipped(top.fit, 0.0), alive)
+        return cls(top, tf, df, None if top.fit is None else _clipped(top.fit, 0.0), alive, texts)
 
     @property
     def hashes(self) -> np.ndarray:
         return self.top.hashes
+
+    def counts(self) -> Counts:
+        """`top` with its terms' texts (gathered now, where they were not)."""
+        if self.texts is not None:
+            blob, offsets = self.texts()
+            self.top, self.texts = dataclasses.replace(self.top, blob=blob, offsets=offsets), None
+        return self.top
 
     def table(self, name: str):
         values = {"tf": self.tf, "df": self.df, "fit": self.fit}[name]
@@ -190,7 +200,7 @@ class _Layer:
 
     def as_update(self) -> Update:
         """The layer as one Update (its record changes are the view's)."""
-        return Update(self.top, list(self.top.classes), {}, np.zeros((0, 2), np.uint64), np.zeros(0, np.int32))
+        return Update(self.counts(), list(self.top.classes), {}, np.zeros((0, 2), np.uint64), np.zeros(0, np.int32))
 
 
 class JournalView(TextScoring):
@@ -323,7 +333,7 @@ class JournalView(TextScoring):
     def _texts(self, src: np.ndarray, cols: np.ndarray):
         base = self.base.vocabulary
         sources = [(np.asarray(base.blob, dtype=np.uint8), np.asarray(base.offsets, dtype=np.int64))]
-        sources += [(layer.top.blob, layer.top.offsets) for layer in self.layers]
+        sources += [(layer.counts().blob, layer.counts().offsets) for layer in self.layers]
         return gather_texts(sources, src + 1, cols)
 
     # -- scoring and learning ---------------------------------------------------------
@@ -448,7 +458,7 @@ class JournalView(TextScoring):
         merge of layers by size (MAX_LAYERS still holds)."""
         if not viewable(self, updates):
             return None
-        layer = _Layer.of(last_images(updates))
+        layer = _Layer.of(*last_images_texts_later(updates))  # the texts gathered when read (explanations)
         known, src, cols = self._where(layer.hashes)
         integral = self.totals.integral  # the base table's units, which the model built from it keeps
         old = ExactTotals.of(self._counts(self.source, src, cols), integral)
@@ -516,7 +526,7 @@ class JournalView(TextScoring):
         base_record = _record_of(self.base)
         removed, added = base_record.changes_to(_record_of(self))
         return Update(
-            dataclasses.replace(top.top, record=added),
+            dataclasses.replace(top.counts(), record=added),
             list(self.classes),
             dict(self.meta),
             np.ascontiguousarray(base_record.digest[removed], dtype=np.uint64).reshape(-1, 2),
