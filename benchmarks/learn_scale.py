@@ -87,7 +87,7 @@ NBCLI = str(Path(PY).parent / "nbcli")  # the command `make bench` (speed.py, se
 ONLY = os.environ.get("LEARN_SCALE_ONLY", "")  # "regression": the journal regression alone
 SKIP = os.environ.get("LEARN_SCALE_SKIP", "")  # "regression", "long": all but those (their text stays)
 REGRESSION = WORK / "regression"
-REGRESSION_RUNS = int(os.environ.get("LEARN_SCALE_REGRESSION_RUNS", "15"))
+REGRESSION_RUNS = int(os.environ.get("LEARN_SCALE_REGRESSION_RUNS", "25"))  # 15 left a ratio 5% apart run to run
 REGRESSION_UPDATES = int(os.environ.get("LEARN_SCALE_REGRESSION_UPDATES", "1000"))
 REGRESSION_CHECKS = int(os.environ.get("LEARN_SCALE_REGRESSION_CHECKS", "100"))
 DAEMON_MESSAGES = 120  # the daemon's CHECK/TELL/CHECK rounds (30 gave medians 5% apart from run to run)
@@ -729,7 +729,8 @@ def render_regression(results: dict, notes: dict, counts: tuple[int, int, int], 
 
 `LEARN_SCALE_ONLY=regression make bench-learn-scale` ({report.machine()}): bulk
 `nbcli predict MODEL MBOX -q` and `nbcli filter MODEL MBOX -q` (stdout to
-/dev/null) as `make bench` runs them, fresh processes, wall time and peak RSS
+/dev/null) as `make bench` runs them, fresh processes (nbcli's modules byte-compiled, as an installed
+wheel has them: the Makefile's `bytecode`), wall time and peak RSS
 of the whole process (wait4), median of {REGRESSION_RUNS} rounds after a
 warm-up round, the states taken in turn in every round (from another state each round); a time ratio is the
 median of the rounds' own ratios (each round's states run one after another, so that the machine's drift
