@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, debian_tool
 
 sys.path.insert(0, str(REPO / "tools"))
 import reference  # noqa: E402
@@ -196,10 +196,9 @@ def test_completion_imports_no_numpy():
 
 
 def test_completion_in_a_real_fish(tmp_path):
-    if shutil.which("fish") is None:
-        pytest.skip("fish is not installed (Debian: fish)")
+    (fish,) = debian_tool("fish", "fish")  # installed where it can be (CI), else skipped with the reason
     script = '_NBCLI_COMPLETE=fish_source nbcli | source; complete -C "nbcli tr"; complete -C "nbcli filter --spam-c"'
-    proc = run(["fish", "--no-config", "-c", script], env={"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)})
+    proc = run([fish, "--no-config", "-c", script], env={"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)})
     assert proc.stdout == (
         "train\tTrain a model on labelled documents.\n"
         "--spam-class\tThe spam class of a two-class model.\n"
@@ -211,9 +210,8 @@ def test_completion_registers_in_a_real_zsh(tmp_path):
     """zsh runs completion functions only inside its line editor; here the
     script loads after compinit and registers its function for nbcli (what
     the function asks nbcli is test_completion_completes' zsh case)."""
-    if shutil.which("zsh") is None:
-        pytest.skip("zsh is not installed (Debian: zsh)")
+    (zsh,) = debian_tool("zsh", "zsh")
     script = 'autoload -Uz compinit && compinit -u -D; eval "$(_NBCLI_COMPLETE=zsh_source nbcli)"; '
     script += "print -r -- $_comps[nbcli]; whence -w _nbcli_completion"
-    proc = run(["zsh", "-f", "-c", script], env={"HOME": str(tmp_path), "ZDOTDIR": str(tmp_path)})
+    proc = run([zsh, "-f", "-c", script], env={"HOME": str(tmp_path), "ZDOTDIR": str(tmp_path)})
     assert (proc.stdout, proc.stderr) == ("_nbcli_completion\n_nbcli_completion: function\n", "")
