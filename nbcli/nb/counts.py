@@ -268,14 +268,8 @@ def gather_texts(sources, which: np.ndarray, cols: np.ndarray) -> tuple[np.ndarr
     if len(small) > 2 and sum(len(sources[s][1]) for s in small) <= max(_GATHER_CHUNK, 8 * len(cols)):
         # many small sources (a journal's updates): join them into one, then one gather per
         # source left (a big vocabulary is never joined: that would copy it whole)
-        joined_from = [sources[s] for s in small]
-        first = np.cumsum([0] + [len(o) - 1 for _, o in joined_from])[:-1]
-        bases = np.cumsum([0] + [len(b) for b, _ in joined_from])[:-1]
-        joined_offsets = np.concatenate(
-            [np.asarray(o[:-1], dtype=np.int64) + base for (_, o), base in zip(joined_from, bases)]
-            + [[int(bases[-1]) + len(joined_from[-1][0])]]
-        )
-        joined = (np.concatenate([b for b, _ in joined_from]), joined_offsets)
+        joined_blob, joined_offsets, first = joined_texts([sources[s] for s in small])
+        joined = (joined_blob, joined_offsets)
         big = sorted(set(range(len(sources))) - set(small))
         renumber = np.zeros(len(sources), dtype=np.int64)
         renumber[big] = np.arange(1, len(big) + 1)
@@ -306,6 +300,20 @@ def gather_texts(sources, which: np.ndarray, cols: np.ndarray) -> tuple[np.ndarr
     for mine, blob in parts:
         _copy_texts(out, offsets, blob, mine, start[mine], length[mine])
     return out, offsets
+
+
+def joined_texts(sources) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(blob, offsets) of the texts of (blob, offsets) `sources` one after
+    another, in one copy, and the index there of each source's first term:
+    term c of source s is term first[s] + c of the joined texts."""
+    first = np.zeros(len(sources), dtype=np.int64)
+    np.cumsum([len(o) - 1 for _, o in sources[:-1]], out=first[1:])
+    bases = np.zeros(len(sources) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b, _ in sources], out=bases[1:])
+    offsets = np.concatenate(
+        [np.asarray(o[:-1], dtype=np.int64) + base for (_, o), base in zip(sources, bases)] + [bases[-1:]]
+    )
+    return np.concatenate([np.asarray(b, dtype=np.uint8) for b, _ in sources]), offsets, first
 
 
 def by_source(which: np.ndarray, n_sources: int) -> list[tuple[int, np.ndarray]]:

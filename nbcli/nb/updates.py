@@ -30,7 +30,16 @@ from typing import Any
 
 import numpy as np
 
-from nbcli.nb.counts import Counts, by_source, found_in, gather_texts, insert_texts, sorted_distinct, union_sorted
+from nbcli.nb.counts import (
+    Counts,
+    by_source,
+    found_in,
+    gather_texts,
+    insert_texts,
+    joined_texts,
+    sorted_distinct,
+    union_sorted,
+)
 from nbcli.nb.record import Record
 
 
@@ -203,17 +212,11 @@ def last_images_texts_later(updates: list[Update], gather: bool = False) -> tupl
 def _joined_texts(sources: list, which: np.ndarray, cols: np.ndarray) -> Callable:
     """A function giving (blob, offsets) of term k = term cols[k] of
     sources[which[k]] (`gather_texts`'s), the sources' texts joined into one
-    copy now (their offsets 4 bytes each where the bytes are few enough)."""
-    lengths = np.array([len(b) for b, _ in sources], dtype=np.int64)
-    bases = np.zeros(len(sources) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=bases[1:])
-    wide = np.int64 if bases[-1] >= 1 << 31 else np.int32
-    blob = np.concatenate([np.asarray(b, dtype=np.uint8) for b, _ in sources])
-    firsts = np.zeros(len(sources) + 1, dtype=np.int64)
-    np.cumsum([len(o) - 1 for _, o in sources], out=firsts[1:])
-    offsets = np.concatenate([np.asarray(o[:-1], dtype=np.int64) + base for (_, o), base in zip(sources, bases)])
-    offsets = np.append(offsets, bases[-1]).astype(wide)
-    at = (firsts[:-1][which] + cols).astype(wide)
+    copy now (`joined_texts`; offsets 4 bytes each where the bytes are few
+    enough)."""
+    blob, offsets, first = joined_texts(sources)
+    wide = np.int64 if len(blob) >= 1 << 31 else np.int32
+    offsets, at = offsets.astype(wide), (first[which] + cols).astype(wide)
     return lambda: gather_texts([(blob, offsets)], np.zeros(len(at), dtype=np.int64), at)
 
 
