@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -211,14 +213,19 @@ def one_line_error(result, code=1) -> str:
 # -- Debian's packages for the tests with real peers ---------------------------------
 
 _APT_UPDATED = False
+_APT_LOCK = Path(tempfile.gettempdir()) / "nbcli-tests-apt.lock"
 
 
 def debian_tool(package: str, *commands: str, usable=None) -> list[str]:
-    """The paths of `commands`, installing Debian's `package` with apt-get
-    when any is missing (or `usable(paths)` says the ones found will not
-    do) and this is root on a machine with apt-get, as CI is; else the test
-    is skipped with one short reason. The index is refreshed once per
-    session, only when an install fails without it."""
+    """The paths of `commands`, installing Debian's `package` (one, or
+    several separated by spaces) with apt-get when any is missing (or
+    `usable(paths)` says the ones found will not do) and this is root on a
+    machine with apt-get, as CI is; else the test is skipped with one short
+    reason. The index is refreshed once per session, only when an install
+    fails without it. The suite's workers (make test runs pytest-xdist)
+    install one at a time: under a lock file, each looks again for what
+    another may have installed meanwhile, and apt-get waits for dpkg's own
+    lock, where something else holds it, rather than failing at once."""
     global _APT_UPDATED
 
     def found():
@@ -230,15 +237,20 @@ def debian_tool(package: str, *commands: str, usable=None) -> list[str]:
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         pytest.skip(f"{package} is not installed, and cannot be installed here (not root, or no apt-get)")
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", package]
-    try:
-        for step in [install] if _APT_UPDATED else [install, ["apt-get", "update", "-qq"], install]:
-            done = subprocess.run(step, capture_output=True, timeout=600, env=env)
-            _APT_UPDATED |= step[1] == "update" and done.returncode == 0
-            if (paths := found()) is not None:
-                return paths
-    except subprocess.TimeoutExpired:
-        pytest.skip(f"installing {package} with apt-get timed out")
+    apt = ["apt-get", "-o", "DPkg::Lock::Timeout=600"]
+    install = [*apt, "install", "-y", "-qq", "--no-install-recommends", *package.split()]
+    with open(_APT_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when closed
+        if (paths := found()) is not None:
+            return paths
+        try:
+            for step in [install] if _APT_UPDATED else [install, [*apt, "update", "-qq"], install]:
+                done = subprocess.run(step, capture_output=True, timeout=900, env=env)
+                _APT_UPDATED |= "update" in step and done.returncode == 0
+                if (paths := found()) is not None:
+                    return paths
+        except subprocess.TimeoutExpired:
+            pytest.skip(f"installing {package} with apt-get timed out")
     pytest.skip(f"{package} is not installed and apt-get could not install it")
 
 

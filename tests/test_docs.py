@@ -9,7 +9,6 @@ page's rendering tests are skipped with the reason.
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -121,16 +120,7 @@ def test_man_page_has_its_sections_every_command_and_the_environment_the_code_re
 
 def roff_tools() -> None:
     """groff and man on PATH, installed from Debian if missing and allowed."""
-    if shutil.which("groff") and shutil.which("man"):
-        return
-    if os.geteuid() == 0 and shutil.which("apt-get"):
-        install = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "groff-base", "man-db"]
-        env = {"DEBIAN_FRONTEND": "noninteractive"}
-        if run(install, env=env).returncode != 0:
-            run(["apt-get", "update", "-q"], env=env)
-            run(install, env=env)
-    if not (shutil.which("groff") and shutil.which("man")):
-        pytest.skip("groff and man are not installed (Debian: groff-base, man-db) and could not be installed")
+    debian_tool("groff-base man-db", "groff", "man")
 
 
 def test_man_page_renders_with_groff_without_warnings():

@@ -25,6 +25,8 @@ from test_serve import HAM_FILE, SPAM_FILE, TRAIN, Server, nbcli
 
 from nbcli.spam.metrics import SharedFigures
 
+from conftest import debian_tool
+
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="Unix sockets and signals")
 
 SAMPLE = re.compile(r"^(\w+)(?:\{(.*)\})? (\S+)$")
@@ -40,19 +42,7 @@ def model(tmp_path_factory):
 @pytest.fixture(scope="module")
 def prometheus_tools():
     """Paths of promtool and prometheus (Debian's package, installed here if missing)."""
-    if not (shutil.which("promtool") and shutil.which("prometheus")):
-        if shutil.which("apt-get") is None or os.geteuid() != 0:
-            pytest.skip("Debian's prometheus package is not installed and cannot be installed here (no apt-get/root)")
-        done = subprocess.run(
-            ["apt-get", "install", "-y", "-q", "prometheus"],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
-        )
-        if done.returncode or not shutil.which("promtool"):
-            pytest.skip(f"cannot install Debian's prometheus package: {done.stderr.strip()[-300:]}")
-    return shutil.which("promtool"), shutil.which("prometheus")
+    return debian_tool("prometheus", "promtool", "prometheus")
 
 
 def scrape(url: str) -> str:
