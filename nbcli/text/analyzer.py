@@ -67,7 +67,11 @@ ENGLISH_STOP_WORDS = frozenset(
 _WORD = re.compile(r"\w")
 _ASCII_WORD = np.array([bool(_WORD.match(chr(c))) for c in range(256)], dtype=np.int8)
 _ASCII_WORD[128:] = 0  # only consulted for ASCII text
-_unicode_word: np.ndarray | None = None  # -1 unknown, 0 no, 1 yes; filled lazily
+# Every code point's answer, found once: 0 not yet known, 1 no, 2 yes. Zeros, so
+# that only the pages of the code points some text had become resident (numpy's
+# zeros come from calloc: the 1.1 MB table filled with -1 was all resident in
+# every process that ever met non-Latin-1 text, a daemon's worker among them).
+_unicode_word: np.ndarray | None = None
 
 
 def _word_mask(codes: np.ndarray) -> np.ndarray:
@@ -76,15 +80,16 @@ def _word_mask(codes: np.ndarray) -> np.ndarray:
     if codes.dtype == np.uint8:
         return _ASCII_WORD[codes]
     if _unicode_word is None:
-        _unicode_word = np.full(0x110000, -1, dtype=np.int8)
-        _unicode_word[:256] = [bool(_WORD.match(chr(c))) for c in range(256)]
-    mask = _unicode_word[codes]
-    unknown = mask < 0
+        _unicode_word = np.zeros(0x110000, dtype=np.int8)
+        _unicode_word[:256] = [2 if _WORD.match(chr(c)) else 1 for c in range(256)]
+    known = _unicode_word[codes]
+    unknown = known == 0
     if unknown.any():
-        for c in np.unique(codes[unknown]).tolist():
-            _unicode_word[c] = bool(_WORD.match(chr(c)))
-        mask = _unicode_word[codes]
-    return mask
+        # a set, not np.unique: numpy 2's unique with no other output asked imports numpy.ma (1.3 MB resident)
+        for c in set(codes[unknown].tolist()):
+            _unicode_word[c] = 2 if _WORD.match(chr(c)) else 1
+        known = _unicode_word[codes]
+    return known - 1
 
 
 @dataclass(frozen=True)

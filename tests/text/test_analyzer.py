@@ -33,6 +33,21 @@ def test_default_tokens_are_exactly_the_regex_tokens(docs):
         assert batch.hashes[batch.doc_ptr[i] : batch.doc_ptr[i + 1]].tolist() == hashing.hash_strings(expected).tolist()
 
 
+def test_every_code_point_is_a_word_character_exactly_where_the_regex_says_so():
+    """The table of which code points are word characters is filled as
+    texts bring them (`analyzer._word_mask`): asked in pieces and out of
+    order, then for every code point at once, it answers as re's \\w."""
+    from nbcli.text import analyzer
+
+    every = np.arange(0x110000, dtype=np.uint32)
+    rng = np.random.default_rng(5)
+    for part in (rng.choice(every, 5000), every[0x3000:0x3100], every[::7]):
+        assert analyzer._word_mask(part).tolist() == [int(bool(re.match(r"\w", chr(c)))) for c in part.tolist()]
+    mask = analyzer._word_mask(every)
+    assert mask.dtype == np.int8
+    assert np.flatnonzero(mask).tolist() == [c for c in range(0x110000) if re.match(r"\w", chr(c))]
+
+
 @settings(max_examples=100)
 @given(st.lists(texts, min_size=1, max_size=4), st.sampled_from([r"\S+", r"[a-z]+", r"(\w+)@", r"\w", r"\w*"]))
 def test_custom_pattern_tokens_are_exactly_re_findall(docs, pattern):
