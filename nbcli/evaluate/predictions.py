@@ -71,7 +71,7 @@ def read_predictions(
         where = f"{name}:{n}"
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested too deep for the parser: not a prediction either
             record = None
         if not isinstance(record, dict) or "id" not in record:
             raise NbcliError(f"{where}: not a prediction line", hint="give the output of 'nbcli predict --json'")

@@ -56,7 +56,7 @@ class State:
                 doc = json.load(fh)
         except FileNotFoundError:
             return cls(path)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             raise NbcliError(
                 f"cannot read the state file {path}: {getattr(exc, 'strerror', None) or exc}",
                 hint="remove it to start afresh (the next pass re-scans the mailbox; nothing is learned twice)",

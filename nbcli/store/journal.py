@@ -77,8 +77,7 @@ _MAGIC = b"nbcli-journal 1 "
 _RECORD = b"NBJR"
 _CHECKPOINT = b"NBJC"
 _HEAD = struct.Struct("<4sQI")  # record magic, body length, CRC-32
-_DTYPES = {"<u8", "<i8", "<f8", "<i4", "|u1"}
-_ITEMSIZE = {name: np.dtype(name).itemsize for name in _DTYPES}
+_DTYPES = {name: np.dtype(name) for name in ("<u8", "<i8", "<f8", "<i4", "|u1")}  # parsed once, not per array
 _MAX_BODY = 1 << 34
 
 
@@ -424,22 +423,28 @@ def decode(body: bytes | memoryview) -> tuple[dict, dict[str, np.ndarray]]:
     if len(body) < 4:
         raise ValueError("a record too short")
     (n,) = struct.unpack_from("<I", body)
-    plain = json.loads(bytes(body[4 : 4 + n]).decode("ascii"))
+    try:
+        plain = json.loads(bytes(body[4 : 4 + n]).decode("ascii"))
+    except RecursionError:  # arrays nested deeper than JSON's parser goes: not what nbcli writes
+        raise ValueError("a head nested too deep") from None
     if not isinstance(plain, dict) or not isinstance(plain.get("arrays"), list):
         raise ValueError("a record without arrays")
-    pos, arrays = 4 + n, {}
+    pos, arrays, end = 4 + n, {}, len(body)
     for spec in plain.pop("arrays"):
-        if not (isinstance(spec, list) and len(spec) == 3 and spec[1] in _DTYPES and isinstance(spec[2], list)):
+        if not (isinstance(spec, list) and len(spec) == 3 and isinstance(spec[2], list)):
             raise ValueError("a bad array")
         name, dtype, shape = spec
-        if not all(type(d) is int and 0 <= d < _MAX_BODY for d in shape) or len(shape) > 2:
+        if not (isinstance(dtype, str) and dtype in _DTYPES):  # a list there is not even hashable
+            raise ValueError("a bad array")
+        if len(shape) > 2 or not all(type(d) is int and 0 <= d < _MAX_BODY for d in shape):
             raise ValueError(f"a bad shape of {name}")
-        itemsize = _ITEMSIZE[dtype]
+        dtype = _DTYPES[dtype]
         count = math.prod(shape)
-        size = count * itemsize
-        if pos + size > len(body):
+        size = count * dtype.itemsize
+        if pos + size > end:
             raise ValueError(f"{name} runs past the record")
-        arrays[str(name)] = np.frombuffer(body, dtype=dtype, count=count, offset=pos).reshape(shape)
+        array = np.frombuffer(body, dtype=dtype, count=count, offset=pos)
+        arrays[str(name)] = array if len(shape) == 1 else array.reshape(shape)
         pos += size
     if pos != len(body):
         raise ValueError("bytes after the arrays")

@@ -264,7 +264,7 @@ def _jsonl_docs(lines, name, text_field, label_field, label, need_label, opts) -
             continue
         try:
             record = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than the parser goes
             opts.warn(Skipped(f"{name}:{number}: not valid JSON ({getattr(exc, 'msg', exc)}); skipping it"))
             continue
         if not isinstance(record, dict):
@@ -395,7 +395,7 @@ def stdin_table_format(line: str, opts: TableOptions) -> str | None:
     if line.startswith("{"):
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         return "jsonl" if isinstance(record, dict) and text_field in record else None
     if not opts.header or text_field.isdigit():

@@ -48,6 +48,7 @@ def test_a_truth_file_gives_the_classes_instead(tmp_path):
     "lines, message",
     [
         (["not json"], "p:1: not a prediction line"),
+        (['{"id": ' + "[" * 10**5 + "]" * 10**5 + "}"], "p:1: not a prediction line"),  # deeper than json's parser goes
         ([json.dumps({"id": "x", "probabilities": {"a": 1.0}})], 'p:1: no "probabilities" of two or more classes'),
         ([line("a/1", {"a": 0.5, "b": 0.5}), line("a/2", {"a": 0.5, "c": 0.5})], "p:2: its classes differ"),
         ([line("a/1", {"a": 1.5, "b": -0.5})], "p:1: probabilities must lie between 0 and 1"),

@@ -199,3 +199,23 @@ def test_a_users_junk_filing_cut_short_is_never_learned_back_as_ham(dovecot, mai
     assert per_class(mail_model_copy) == {"ham": base["ham"], "spam": base["spam"] + 1}
     ((flags, _),) = folder(dovecot, "Junk").values()
     assert "$junk" in flags and "$notjunk" not in flags
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{not json", "cannot read the state file"),
+        ("[" * 10**5 + "]" * 10**5, "cannot read the state file"),  # deeper than json's parser goes
+        ('{"format": "something else"}', "is not an nbcli imap state file"),
+        ("[1, 2]", "is not an nbcli imap state file"),
+    ],
+)
+def test_a_damaged_state_file_is_a_one_line_error_that_says_what_to_do(tmp_path, text, message):
+    from nbcli.errors import NbcliError
+    from nbcli.imap.state import State
+
+    path = tmp_path / "state.json"
+    path.write_text(text)
+    with pytest.raises(NbcliError, match=message) as caught:
+        State.load(str(path))
+    assert "\n" not in caught.value.message and caught.value.hint

@@ -11,6 +11,8 @@ import json
 import os
 import re
 import shutil
+import struct
+import zlib
 
 import numpy as np
 import pytest
@@ -113,6 +115,43 @@ def test_good_updates_is_the_longest_run_that_applies(tmp_path):
 
         assert len(good_updates(path, applies)) == fits
         assert len(asked) <= 1 + int(np.ceil(np.log2(n + 1)))  # a binary search, not one replay per length
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        ["hashes", ["<u8"], [1]],  # a type that is not a name
+        ["hashes", {"<u8": 1}, [1]],
+        ["hashes", "<u8", [1.5]],  # a length that is not a whole number
+        ["hashes", "<u8", "1"],
+        ["hashes", "<u8", [1, 1, 1]],
+        ["hashes", "<u8", [1 << 40]],  # runs past the record
+        ["hashes", "<u8"],
+        "hashes",
+        [["hashes"], "<u8", [1]],  # a name that is not one: read as its text, then refused as a bad update
+        "nested",  # a head of arrays nested 100,000 deep: JSON's parser runs out of recursion
+    ],
+)
+def test_a_record_whose_arrays_are_described_wrongly_is_a_one_line_error(tmp_path, spec):
+    """The description of a record's arrays (its JSON head's "arrays": name,
+    type, shape) is what a crafted journal controls first: anything but
+    what nbcli writes is a one-line error naming the journal, never a
+    traceback."""
+    path = journalled(str(tmp_path))
+    data = open(journal.path_of(path), "rb").read()
+    _, at, n = records(path)[last_update(path)]
+    body = data[at + journal._HEAD.size : at + n]
+    (size,) = struct.unpack_from("<I", body)
+    head = json.loads(body[4 : 4 + size])
+    head["arrays"][0] = spec
+    text = json.dumps(head).encode("ascii") if spec != "nested" else b'{"arrays": ' + b"[" * 10**5 + b"]" * 10**5 + b"}"
+    body = struct.pack("<I", len(text)) + text + body[4 + size :]
+    length = struct.pack("<Q", len(body))
+    record = b"NBJR" + length + struct.pack("<I", zlib.crc32(body, zlib.crc32(length))) + body
+    with open(journal.path_of(path), "wb") as fh:
+        fh.write(data[:at] + record + data[at + n :])
+    message = one_line_error(run(["predict", path, "-"], input="apple bread honey\n"))
+    assert journal.path_of(path) in message and "is corrupt" in message
 
 
 def _mutated(plain: dict, arrays: dict, rng) -> None:

@@ -87,6 +87,19 @@ def test_bad_rows_are_skipped_with_warnings(tmp_path):
     assert len(warnings) == 3 and "a.jsonl:2: not valid JSON" in warnings[0]
 
 
+def test_a_record_nested_deeper_than_the_json_parser_goes_is_skipped_with_a_warning(tmp_path):
+    deep = b'{"text": ' + b"[" * 10**5 + b"]" * 10**5 + b', "label": "b"}\n'
+    (tmp_path / "a.jsonl").write_bytes(b'{"text": "ok", "label": "a"}\n' + deep + b'{"text": "fine", "label": "b"}\n')
+    warnings = []
+    got = docs_of(labeled_corpus([str(tmp_path / "a.jsonl")], [], ReadOptions(warn=warnings.append)))
+    assert [(l, t) for _, l, t in got] == [("a", "ok"), ("b", "fine")]
+    assert len(warnings) == 1 and "a.jsonl:2: not valid JSON" in warnings[0]
+    (tmp_path / "b.jsonl").write_bytes(deep)  # its first line, where the format is sniffed
+    result = run(["train", tmp_path / "b.jsonl", "-o", tmp_path / "m.nb"])
+    assert result.exit_code == 1 and "b.jsonl:1: not valid JSON" in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("nbcli: error: the corpus has no documents")
+
+
 # -- TSV and CSV rows ----------------------------------------------------------
 
 
