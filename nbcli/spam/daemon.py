@@ -471,6 +471,8 @@ class Worker(Connections):
             held = self.models.get(path)
             try:  # run by the connection loop, outside any request: nothing here may end the worker
                 followed = None if held is None else modelfile.followed(held[1], path, own=(update, state))
+                if followed is not None and hasattr(followed, "terms"):
+                    followed.terms()  # its term sum moved by the update now, not in the path of a request that names it
             except Exception:  # the next request follows the journal from the model's end, or reads it again
                 followed = None
             if followed is not None:

@@ -169,8 +169,10 @@ def test_a_views_model_id_hashes_the_terms_its_journal_changed_not_the_whole_mod
         learn(path, POOL[n], "ab"[n % 2], n)
     built = payload.compute_model_id(modelfile.load(path))
     hashed = _counting_term_sums(monkeypatch)
-    view = modelfile.load_view(path)  # the file's stored sum, moved by the journal's terms as they are laid over
+    view = modelfile.load_view(path)  # the file's stored sum, moved by the journal's terms when the id is asked
     base_terms = len(view.base.vocabulary)
+    assert hashed == []  # a reader that names no model (a bulk predict) hashes nothing
+    assert modelfile.model_id(view) == built
     assert hashed and max(hashed) < base_terms
     hashed.clear()
     assert modelfile.model_id(view) == built and hashed == []
@@ -200,8 +202,8 @@ def test_a_followers_model_id_hashes_only_the_terms_of_the_updates_since_its_las
     new_terms = sum(len(journal_records.update_of(b).image.hashes) for b in journal.read(path).bodies[3:])
     built = payload.compute_model_id(modelfile.load(path))
     hashed = _counting_term_sums(monkeypatch)
-    followed = modelfile.followed(held, path)  # the sum moved by each update's terms as it is laid over
-    assert isinstance(followed, JournalView) and followed.carried_terms is not None
+    followed = modelfile.followed(held, path)  # the sum moved by each update's terms (the last when asked)
+    assert isinstance(followed, JournalView)
     assert modelfile.model_id(followed) == built
     assert hashed and max(hashed) <= new_terms < len(held.base.vocabulary)
     monkeypatch.undo()
