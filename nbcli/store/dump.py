@@ -146,6 +146,8 @@ def parse(lines, name: str = "dump") -> Dumped:
         classes = header.get("classes")
         if not (isinstance(classes, list) and all(isinstance(c, str) for c in classes)):
             raise _Bad("bad classes")
+        if len(set(classes)) != len(classes):
+            raise _Bad("bad classes: one is named twice")
         n_classes = len(classes)
         index = {c: i for i, c in enumerate(classes)}
         n_terms, n_record = header.get("terms"), header.get("record")
@@ -248,9 +250,13 @@ def _vector(values, n: int) -> list:
     if not (isinstance(values, list) and len(values) == n):
         raise _Bad(f"expected {n} numbers, one per class")
     for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+        # a float, or an int a float holds (np.isfinite refuses ints past 64 bits: a TypeError)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not abs(v) <= _MAX_NUMBER:
             raise _Bad("expected numbers")
     return values
+
+
+_MAX_NUMBER = 1e300  # no count, weight or sum nbcli writes comes near it; NaN and infinities fail `<=`
 
 
 def _whole(value, low: int = 0) -> bool:

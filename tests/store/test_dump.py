@@ -50,6 +50,17 @@ def test_every_bad_line_is_one_error_naming_it(lines):
     refused([lines[0], json.dumps([row[0], [1.5, *row[1][1:]], *row[2:]]), *lines[2:]], r"line 2: bad count 1\.5")
     refused([*lines, '["extra"]'], rf"line {len(lines) + 1}: more lines than the header says")
     refused([lines[0], lines[1], lines[1], *lines[3:]], r"m\.dump: a term appears twice")
+    header = json.loads(lines[0])
+    refused([json.dumps({**header, "classes": [header["classes"][0]] * 2}), *lines[1:]], "line 1: bad classes: one is")
+    for big in (10**400, 2**64, 1e301):  # numpy's isfinite refused ints past 64 bits with a TypeError
+        refused(
+            [json.dumps({**header, "class_count": [big] * len(header["classes"])}), *lines[1:]],
+            "1: (expected numbers|bad count)",
+        )
+        refused(
+            [lines[0], json.dumps([row[0], [big, *row[1][1:]], *row[2:]]), *lines[2:]],
+            r"line 2: (expected numbers|bad count)",
+        )
 
 
 def test_the_record_may_not_count_a_document_twice(lines):
