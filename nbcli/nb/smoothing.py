@@ -81,10 +81,16 @@ def log_prior(class_count: np.ndarray, classes: list[str], prior, prior_alpha: f
     return np.log(w) - np.log(w.sum())
 
 
+def _finite(value) -> bool:
+    """value is a finite number (not a bool, None or text; an int of any size)."""
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    return number and bool(-math.inf < value < math.inf)
+
+
 def check_alpha(alpha: float) -> float:
     """The pseudo-count alpha (of an event model, EM or a mixture), checked:
     0 < alpha <= MAX_PSEUDO_COUNT."""
-    if np.isfinite(alpha) and alpha > MAX_PSEUDO_COUNT:
+    if _finite(alpha) and alpha > MAX_PSEUDO_COUNT:
         raise ParameterError(
             "alpha",
             "{alpha} must be at most {most:g}, not {value}",
@@ -92,7 +98,7 @@ def check_alpha(alpha: float) -> float:
             most=MAX_PSEUDO_COUNT,
             value=alpha,
         )
-    if not (np.isfinite(alpha) and alpha > 0):
+    if not (_finite(alpha) and alpha > 0):
         raise ParameterError(
             "alpha",
             "{alpha} must be a positive number, not {value}",
@@ -103,7 +109,7 @@ def check_alpha(alpha: float) -> float:
 
 
 def check_prior_alpha(value: float | None) -> float | None:
-    if value is not None and not (np.isfinite(value) and 0 <= value <= MAX_PSEUDO_COUNT):
+    if value is not None and not (_finite(value) and 0 <= value <= MAX_PSEUDO_COUNT):
         raise ParameterError(
             "prior_alpha",
             "{prior_alpha} must be a number from 0 to {most:g}, not {value}",

@@ -87,3 +87,20 @@ def test_a_map_estimate_below_zero_is_refused():
     with pytest.raises(ParameterError, match="undefined here") as caught:
         dirichlet_log_estimate(counts, 0.5, "map")
     assert caught.value.parameter == "estimate"
+
+
+@pytest.mark.parametrize("value", [None, "1", [1], True, float("nan"), float("inf"), 0, -1, 10**400])
+def test_a_pseudo_count_that_is_not_a_positive_finite_number_is_a_parameter_error(value):
+    """What the library is given as alpha (or a model's settings say) is
+    refused with a message naming the parameter: never numpy's TypeError
+    from isfinite(None) or from an int past 64 bits."""
+    with pytest.raises(ParameterError, match=r"^alpha must be (a positive number|at most)"):
+        check_alpha(value)
+    assert check_alpha(np.float32(0.5)) == 0.5
+
+
+@pytest.mark.parametrize("value", ["1", [1], True, float("nan"), -1, 10**400])
+def test_a_prior_pseudo_count_that_is_not_a_number_from_0_is_a_parameter_error(value):
+    with pytest.raises(ParameterError, match=r"^prior_alpha must be a number from 0"):
+        check_prior_alpha(value)
+    assert check_prior_alpha(None) is None and check_prior_alpha(0) == 0.0
