@@ -112,8 +112,11 @@ def _settings(spec, classes: list) -> dict:
     for flag in ("tf_log", "idf", "length_norm", "weight_norm"):
         if type(spec.get(flag, False)) is not bool:
             raise Corrupt("model", f"has a bad {flag}")
+    alpha = number(spec, "alpha", 1.0, 0.0, MAX_PSEUDO_COUNT, above=True)
+    if alpha is None:  # written null: every event model has one
+        raise Corrupt("model", "has a bad alpha (None)")
     return dict(
-        alpha=number(spec, "alpha", 1.0, 0.0, MAX_PSEUDO_COUNT, above=True),
+        alpha=alpha,
         prior=prior,
         unknown=unknown,
         estimate=estimate,

@@ -49,6 +49,9 @@ def test_a_dump_with_bad_settings_is_one_error_naming_the_dump(classifier):
     header["model"]["alpha"] = -1
     with pytest.raises(NbcliError, match=r"^m\.dump: bad model settings \('model' has a bad alpha \(-1\)\)"):
         modelfile.load_lines([json.dumps(header), *lines[1:]], "m.dump")
+    header["model"]["alpha"] = None  # was the smoothing check's "--alpha must be ...": a flag the dump has not
+    with pytest.raises(NbcliError, match=r"^m\.dump: bad model settings \('model' has a bad alpha \(None\)\)"):
+        modelfile.load_lines([json.dumps(header), *lines[1:]], "m.dump")
     header["model"] = "multinomial"
     with pytest.raises(NbcliError, match=r"m\.dump, line 1: bad model, analyzer or meta"):
         modelfile.load_lines([json.dumps(header), *lines[1:]], "m.dump")
