@@ -63,7 +63,7 @@ def cluster_sizes(classes, counts) -> str:
     help="Fits from different starts (k-means++ seeds; random memberships for tables); the one of highest EM "
     "objective wins.  [default: 10; 5 for tables]",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random starts.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the random starts.")
 @click.option(
     "--model",
     "kind",

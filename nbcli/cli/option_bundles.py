@@ -170,7 +170,11 @@ calibration_options = bundle(
     ]
 )
 seed_option = click.option(
-    "--seed", type=int, default=0, show_default=True, help="Cross-validation: the seed that deals documents to folds."
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Cross-validation: the seed that deals documents to folds.",
 )
 
 

@@ -322,3 +322,20 @@ def test_an_analysis_cap_beyond_the_limit_is_a_usage_error(mail_model):
     result = run(["predict", mail_model, HAM, "--max-message-bytes", "1G"])
     assert result.exit_code == 2
     assert "64M" in result.stderr and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["eval", "--cv", "3", str(SAMPLES / "topics" / "train.jsonl")],
+        ["tune", str(SAMPLES / "topics" / "train.jsonl")],
+        ["cluster", str(SAMPLES / "topics" / "train.jsonl"), "-k", "2", "-o", "never.nb"],
+    ],
+    ids=["eval-cv", "tune", "cluster"],
+)
+def test_a_negative_seed_is_a_usage_error_not_an_internal_one(args):
+    result = run([*args, "--seed", "-1"])
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"nbcli: error: Invalid value for '--seed': -1 is not in the range x>=0. (see 'nbcli {args[0]} --help')"
+    ]
