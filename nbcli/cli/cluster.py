@@ -10,6 +10,7 @@ import click
 
 from nbcli.cli.option_bundles import bundle, jobs_option, quiet_option, read_options, table_options, vocabulary_options
 from nbcli.cli.options import TABLE_PARAMS, check_inputs, is_given, make_diagnostics, read_opts, table_setup
+from nbcli.cli.param_types import FloatRange
 
 VOCABULARY_PARAMS = ("token_pattern", "ngrams", "stop_words", "min_df", "max_df", "max_features")
 
@@ -74,7 +75,7 @@ def cluster_sizes(classes, counts) -> str:
 )
 @click.option(
     "--alpha",
-    type=click.FloatRange(min=0, min_open=True),
+    type=FloatRange(min=0, min_open=True),
     default=None,
     help="Pseudo-count of the clusters' term distributions.  [default: 0.5 multinomial, 0.01 bernoulli (1 for "
     "tables); smaller for bernoulli, whose clusters of few documents a larger one smooths away]",

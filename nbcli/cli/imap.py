@@ -21,6 +21,7 @@ import click
 
 from nbcli.cli.option_bundles import cutoff_options, json_option, message_cap_option, quiet_option
 from nbcli.cli.options import check_cutoffs, cutoffs_given, is_given, make_diagnostics
+from nbcli.cli.param_types import FloatRange
 from nbcli.errors import NbcliError
 
 
@@ -64,7 +65,7 @@ from nbcli.errors import NbcliError
 )
 @click.option(
     "--poll-seconds",
-    type=click.FloatRange(1, 3600),
+    type=FloatRange(1, 3600),
     default=60,
     show_default=True,
     help="With --idle: seconds between checks of the junk folder, and of the inbox where the server has no IDLE.",

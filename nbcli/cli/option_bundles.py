@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from nbcli.cli.param_types import ByteSize, DocFrequency
+from nbcli.cli.param_types import ByteSize, DocFrequency, FloatRange
 from nbcli.defaults import (
     DEFAULT_HAM_CUTOFF,
     DEFAULT_MAX_DOC_BYTES,
@@ -126,14 +126,14 @@ cutoff_options = bundle(
     [
         click.option(
             "--spam-cutoff",
-            type=click.FloatRange(0, 1),
+            type=FloatRange(0, 1),
             default=DEFAULT_SPAM_CUTOFF,
             show_default=True,
             help="P(spam) at or above this is spam.",
         ),
         click.option(
             "--ham-cutoff",
-            type=click.FloatRange(0, 1),
+            type=FloatRange(0, 1),
             default=DEFAULT_HAM_CUTOFF,
             show_default=True,
             help="P(spam) at or below this is ham; in between is unsure. Equal cut-offs: no unsure band.",
@@ -145,7 +145,7 @@ cutoff_options = bundle(
 
 target_fpr_option = click.option(
     "--target-fpr",
-    type=click.FloatRange(0, 1),
+    type=FloatRange(0, 1),
     metavar="RATE",
     help=(
         "Also report the lowest spam cut-off whose ham false-positive rate on the evaluated documents is at most "
@@ -162,7 +162,7 @@ calibration_options = bundle(
         ),
         click.option(
             "--target-unsure",
-            type=click.FloatRange(0, 1),
+            type=FloatRange(0, 1),
             metavar="SHARE",
             help="Also report the narrowest unsure band (around log-odds 0) that leaves at most SHARE of the spam "
             "model's documents unsure, its cut-offs and the accuracy on the documents it decides.",
@@ -401,7 +401,7 @@ table_options = bundle(
         ),
         click.option(
             "--var-smoothing",
-            type=click.FloatRange(min=0),
+            type=FloatRange(min=0),
             default=None,
             help="Gaussian variance floor: this fraction of the largest variance of any numeric column is added "
             "to every class variance (scikit-learn's rule).  [default: 1e-9]",

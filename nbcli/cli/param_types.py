@@ -7,9 +7,23 @@ where it is needed).
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from nbcli.errors import NbcliError
+
+
+class FloatRange(click.FloatRange):
+    """click's FloatRange, refusing NaN too: every comparison with NaN is
+    false, so click's let 'nan' through every bound (a --spam-cutoff of nan
+    called every message unsure); and infinity, which no option means."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
 
 
 class ByteSize(click.ParamType):
@@ -26,7 +40,7 @@ class ByteSize(click.ParamType):
         digits = text[:-1] if scale > 1 else text
         try:
             size = int(float(digits) * scale)
-        except ValueError:
+        except (ValueError, OverflowError):  # OverflowError: inf, or 1e400
             self.fail(f"{value!r} is not a size such as 512K, 16M or 1G", param, ctx)
         if size < 1:
             self.fail(f"{value!r} must be at least 1 byte", param, ctx)

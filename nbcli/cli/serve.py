@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from nbcli.cli.option_bundles import cutoff_options, quiet_option
-from nbcli.cli.param_types import ByteSize
+from nbcli.cli.param_types import ByteSize, FloatRange
 from nbcli.cli.stdio import err
 
 
@@ -37,7 +37,7 @@ from nbcli.cli.stdio import err
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(0.1, 3600),
+    type=FloatRange(0.1, 3600),
     default=30.0,
     show_default=True,
     help="Seconds a connection has in all to send its request and take the reply.",

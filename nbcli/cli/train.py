@@ -26,6 +26,7 @@ from nbcli.cli.options import (
     table_setup,
     training_setup,
 )
+from nbcli.cli.param_types import FloatRange
 from nbcli.errors import NbcliError
 
 # train --em-weight's default: measured by make bench-em (docs/guide/unlabelled.md)
@@ -86,7 +87,7 @@ EM_TOKENS = 4.0
 )
 @click.option(
     "--em-weight",
-    type=click.FloatRange(0, 1),
+    type=FloatRange(0, 1),
     default=EM_WEIGHT,
     show_default=True,
     metavar="LAMBDA",
@@ -95,7 +96,7 @@ EM_TOKENS = 4.0
 @click.option("--em-iter", type=click.IntRange(1, 1000), default=20, show_default=True, help="EM iterations at most.")
 @click.option(
     "--em-tokens",
-    type=click.FloatRange(min=0),
+    type=FloatRange(min=0),
     default=EM_TOKENS,
     show_default=True,
     metavar="N",
@@ -112,7 +113,7 @@ EM_TOKENS = 4.0
 )
 @click.option(
     "--em-tol",
-    type=click.FloatRange(min=0),
+    type=FloatRange(min=0),
     default=1e-6,
     show_default=True,
     help="Stop when the objective's relative change is under this.",

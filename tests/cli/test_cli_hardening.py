@@ -339,3 +339,19 @@ def test_a_negative_seed_is_a_usage_error_not_an_internal_one(args):
     assert result.stderr.strip().splitlines() == [
         f"nbcli: error: Invalid value for '--seed': -1 is not in the range x>=0. (see 'nbcli {args[0]} --help')"
     ]
+
+
+@pytest.mark.parametrize(
+    "option, value, says",
+    [
+        ("--spam-cutoff", "nan", "'nan' is not a finite number"),  # click's FloatRange let NaN through: all unsure
+        ("--ham-cutoff", "NaN", "'NaN' is not a finite number"),
+        ("--max-message-bytes", "inf", "'inf' is not a size such as 512K"),  # was internal error: OverflowError
+        ("--max-message-bytes", "1e400K", "'1e400K' is not a size such as 512K"),
+    ],
+)
+def test_numbers_that_are_not_finite_are_usage_errors(mail_model, option, value, says):
+    result = run(["predict", mail_model, "-", option, value], input="hello\n")
+    assert result.exit_code == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"nbcli: error: Invalid value for '{option}': {says}"), lines
