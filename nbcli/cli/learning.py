@@ -55,6 +55,8 @@ def _forget_class_options(f):
 
 
 def _label(label, as_spam, as_ham) -> str | None:
+    if label is not None and not label.strip():  # else taken as no --class: "has no labels; give a folder ..."
+        raise click.UsageError("--class needs a class name, such as --class spam")
     chosen = [x for x in (label, "spam" if as_spam else None, "ham" if as_ham else None) if x]
     if len(chosen) > 1:
         raise click.UsageError("give one of --class, --spam and --ham")

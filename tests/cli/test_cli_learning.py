@@ -246,3 +246,14 @@ def test_the_library_refusals_name_the_flags_on_the_command_line(tmp_path):
     assert one_line_error(run(["prune", tennis, "--min-count", "2"])) == (
         "nbcli: error: a table model has no terms to prune; train it again with --features naming fewer columns"
     )
+
+
+@pytest.mark.parametrize("command", ["learn", "forget"])
+def test_an_empty_class_name_is_a_usage_error_that_says_so(model, command):
+    """Not taken as no --class, whose error ("has no labels; give a folder
+    with one sub-folder per class") sent the user looking at the inputs."""
+    before = state(model)
+    result = run([command, model, "--class", "", SPAM[0]])
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[0].startswith("nbcli: error: --class needs a class name")
+    assert state(model) == before
