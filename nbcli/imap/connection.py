@@ -63,6 +63,8 @@ def connect(settings: Settings) -> imaplib.IMAP4:
         raise NbcliError(f"cannot connect to {where}: connection refused", hint="check --host and --port") from None
     except socket.gaierror as exc:
         raise NbcliError(f"cannot connect to {where}: {exc.strerror}", hint="check --host") from None
+    except UnicodeError:  # the name's IDNA encoding failed (a label over 63 characters, say): before any lookup
+        raise NbcliError(f"cannot connect to {where}: not a valid host name", hint="check --host") from None
     except TimeoutError:
         raise NbcliError(f"cannot connect to {where}: timed out", hint="check --host and --port") from None
     except OSError as exc:

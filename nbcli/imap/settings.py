@@ -70,6 +70,10 @@ class Settings:
             raise NbcliError(f"unknown security {self.security!r}", hint=f"one of {', '.join(SECURITY)}")
         if not 0 < self.port_number < 65536:
             raise NbcliError(f"--port {self.port_number} is not a port number", hint="give 1 to 65535")
+        if not self.host.strip():
+            raise NbcliError("--host is empty", hint="give the IMAP server's name or address, such as imap.example.org")
+        if not self.user:
+            raise NbcliError("--user is empty", hint="give the name you log in to the IMAP server with")
         if self.security == "none" and not self.allow_plaintext and not is_loopback(self.host):
             raise NbcliError(
                 f"--no-tls would send the password to {self.host} as plain text",

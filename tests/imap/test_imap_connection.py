@@ -78,6 +78,25 @@ def test_plain_text_to_a_host_that_is_not_loopback_is_refused(mail_model_copy, t
     assert "plain text" in line and "--allow-plaintext" in line
 
 
+@pytest.mark.parametrize(
+    "host, user, says",
+    [
+        ("", "u", "--host is empty"),
+        ("127.0.0.1", "", "--user is empty"),
+        ("a" * 300, "u", "not a valid host name"),  # its IDNA encoding fails: was internal error: UnicodeError
+        ("a..b", "u", "not a valid host name"),
+    ],
+)
+def test_a_host_or_user_that_cannot_be_one_is_a_one_line_error(mail_model_copy, tmp_path, host, user, says):
+    password = tmp_path / "pw"
+    password.write_text("x\n")
+    password.chmod(0o600)
+    args = ["imap", mail_model_copy, "--host", host, "--user", user, "--password-file", password, "--once"]
+    line = one_line_error(run([*args, "--state", tmp_path / "state.json"]))
+    assert says in line and "internal error" not in line
+    assert not (tmp_path / "state.json").exists()
+
+
 def test_a_missing_folder_names_the_folders_there_are(dovecot, mail_model_copy, tmp_path):
     line = one_line_error(run(imap_args(dovecot, mail_model_copy, tmp_path / "s.json", "--junk", "Spam")))
     assert "has no folder 'Spam'" in line and "INBOX" in line and "Junk" in line
