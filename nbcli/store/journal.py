@@ -330,11 +330,7 @@ def _mapped_checkpoint(fh, at: int) -> list | None:
         mapped = mmap.mmap(fd, end - start, access=mmap.ACCESS_READ, offset=start)
     except (OSError, ValueError, OverflowError):
         return None
-    rest = bytearray(size - end)
-    fh.seek(end)
-    got = fh.readinto(memoryview(rest)) or 0
-    del rest[got:]
-    return [memoryview(mapped)[at - start :], rest]
+    return [memoryview(mapped)[at - start :], _read_after(fh, b"", end)]
 
 
 def release(snapshot: Snapshot) -> None:
@@ -368,10 +364,7 @@ def _read_checkpoint(fh, head: bytes, at: int) -> tuple[bytearray, bytearray | N
     del first[len(head) + gap + got :]  # at most 7 bytes: not reallocated (the alignment is for speed only)
     if got < end - at or end < at + _HEAD.size + length:
         return first, None, gap
-    rest = bytearray(max(0, size - end))
-    got = fh.readinto(memoryview(rest)) or 0
-    del rest[got:]
-    return first, rest, gap
+    return first, _read_after(fh, b"", end), gap
 
 
 def _last_checkpoint(fd: int, pos: int) -> tuple[int, int]:
