@@ -168,18 +168,29 @@ def last_images_texts_later(updates: list[Update], gather: bool = False) -> tupl
         # each update's winners, found in one sort: a long journal's replay stays O(its terms)
         winning = by_source(win_update, len(images))
 
+        sizes = [len(u.hashes) for u in images]
+        # many updates of a few terms each (a reader's records after a checkpoint): their tables side by
+        # side, then one gather each (the 195 records after a checkpoint at 1.41M terms: 23 -> 14 ms for
+        # this function, 3 gathers instead of 585); where one update holds half the terms or more (a
+        # checkpoint with the records after it, in a replay), each update's winning columns put in place:
+        # a reader's peak memory does not hold a second copy of that update's table
+        side_by_side = same and max(sizes) * 2 <= sum(sizes)
+        if side_by_side:
+            firsts = np.cumsum([0, *sizes[:-1]])
+            at = firsts[win_update] + win_col
+
         def table(name: str, dtype=None):
             parts = [getattr(u, name) for u in images]
             if any(p is None for p in parts):
                 return None
             dtype = dtype or np.result_type(*[p.dtype for p in parts])
-            # each update's winning columns put in place: never all the updates' tables side by side
-            # (a reader's peak memory: a checkpoint and the records after it, copied whole, then gathered)
+            if side_by_side:
+                return np.take(np.concatenate(parts, axis=1, dtype=dtype), at, axis=1)  # C order, as the gathers give
             out = np.zeros((len(final), len(winners)), dtype=dtype)
             for r, mine in winning:
                 u = images[r]
                 if same:
-                    out[:, mine] = getattr(u, name)[:, win_col[mine]]
+                    out[:, mine] = np.take(getattr(u, name), win_col[mine], axis=1)
                 else:
                     to, frm = _rows_of(final, u.classes)
                     out[np.ix_(to, mine)] = getattr(u, name)[np.ix_(frm, win_col[mine])]
