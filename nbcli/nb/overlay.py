@@ -240,8 +240,9 @@ class JournalView(TextScoring):
         self.known_id: str | None = None  # its model id, once `store.payload.model_id` computed it
         # its term sum (`terms`), once known: carried by a journal checkpoint, taken, or moved along
         self.carried_terms: tuple[int, int] | None = None
-        # or, until asked (`terms`), the view below and the layer laid over it (`plus`)
-        self.terms_from: tuple[JournalView, _Layer] | None = None
+        # or, until asked (`terms`), the view below, the layer laid over it and where the layer's terms
+        # are in the view below (`plus`)
+        self.terms_from: tuple[JournalView, _Layer, tuple] | None = None
         self.flat: _Flat | None = None  # every term's weights, once derived (`flatten`)
         self.scored_unflat = 0  # documents scored through the layers since the view was made
 
@@ -484,7 +485,12 @@ class JournalView(TextScoring):
             self.terms()
             below = copy.copy(self)
             below.flat, below.record, below._analyzer = None, Record.empty(), None
-            view.terms_from = (below, layer)
+            # and the search of the layer's terms in it, kept small (0.5 MB for 129k terms), not done
+            # again: `terms` took 20 ms of a filter's load through 195 records at 1.41M terms, 12 of it that
+            # (src: a layer's index, at most MAX_LAYERS, or _BASE; cols: a column of the base or a layer)
+            wide = np.int64 if len(cols) and int(cols.max()) >= 1 << 31 else np.int32
+            where = (known, src.astype(np.int8), cols.astype(wide))
+            view.terms_from = (below, layer, where)
         return view
 
     @classmethod
@@ -574,13 +580,15 @@ class JournalView(TextScoring):
         terms)). None where none is known (a base file written before files
         kept their sum)."""
         if self.carried_terms is None and self.terms_from is not None:
-            (below, layer), self.terms_from = self.terms_from, None
+            (below, layer, where), self.terms_from = self.terms_from, None
             start = below.terms()
             if start is not None:
-                before = term_sum(*below._settled(layer.hashes, *below._where(layer.hashes)))
+                known, src, cols = where
+                before = term_sum(*below._settled(layer.hashes, known, src.astype(np.int64), cols.astype(np.int64)))
                 alive = layer.alive  # the update's terms now: the layer's values (newest), settled by `_Layer.of`
-                df = None if layer.df is None else layer.df[:, alive]
-                self.carried_terms = moved(start, before, term_sum(layer.hashes[alive], layer.tf[:, alive], df))
+                df = None if layer.df is None else np.compress(alive, layer.df, axis=1)
+                tf = np.compress(alive, layer.tf, axis=1)
+                self.carried_terms = moved(start, before, term_sum(layer.hashes[alive], tf, df))
         if self.carried_terms is None:
             start = getattr(self.base, "term_sum", None)
             if start is None:
