@@ -486,7 +486,7 @@ class JournalView(TextScoring):
             below = copy.copy(self)
             below.flat, below.record, below._analyzer = None, Record.empty(), None
             # and the search of the layer's terms in it, kept small (0.5 MB for 129k terms), not done
-            # again: `terms` took 20 ms of a filter's load through 195 records at 1.41M terms, 12 of it that
+            # again: `terms` took 20 ms of a filter's load through 195 records at 1.41M terms, now 6
             # (src: a layer's index, at most MAX_LAYERS, or _BASE; cols: a column of the base or a layer)
             wide = np.int64 if len(cols) and int(cols.max()) >= 1 << 31 else np.int32
             where = (known, src.astype(np.int8), cols.astype(wide))
