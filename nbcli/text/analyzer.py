@@ -173,13 +173,16 @@ class AnalyzerOptions:
             )
         try:
             regex = re.compile(pattern)
-        except re.error as exc:
+        except (re.error, OverflowError, RecursionError) as exc:
+            # re.compile raises OverflowError for a repeat count past its limit (\w{4294967295}) and
+            # RecursionError for groups nested past its parser's depth (about 500 levels)
+            why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
             raise ParameterError(
                 "token_pattern",
                 "{token_pattern} {pattern!r} is not a valid regular expression ({problem})",
                 hint="check the pattern's syntax (Python 're')",
                 pattern=pattern,
-                problem=exc,
+                problem=why,
             ) from None
         if regex.groups > 1:
             raise ParameterError(

@@ -208,6 +208,8 @@ def test_common_token_patterns_are_accepted(pattern):
         ("mail", "yes", "mail is not true or false"),
         ("token_pattern", 5, "token_pattern is not a string"),
         ("token_pattern", "(unclosed", "is not a valid regular expression"),
+        ("token_pattern", r"\w{4294967295}", "is not a valid regular expression (the repetition number is too large)"),
+        ("token_pattern", "(" * 2000 + "a" + ")" * 2000, "is not a valid regular expression (nested too deeply)"),
         ("token_pattern", "x" * 5000, "analyzer: token_pattern is longer than"),
     ],
 )

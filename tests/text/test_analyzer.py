@@ -112,6 +112,15 @@ def test_bad_token_patterns_are_one_line_errors():
         Analyzer(AnalyzerOptions(token_pattern="(unclosed"))
     with pytest.raises(NbcliError, match="capturing groups"):
         Analyzer(AnalyzerOptions(token_pattern=r"(\w)(\w)"))
+    # what re.compile raises besides re.error: a repeat count past its limit (OverflowError) and
+    # groups nested deeper than its parser goes (RecursionError), once 'internal error's
+    for pattern, problem in (
+        (r"\w{4294967295}", "the repetition number is too large"),
+        ("(" * 2000 + "a" + ")" * 2000, "nested too deeply"),
+        ("(?:" * 1000 + "a" + ")" * 1000, "nested too deeply"),
+    ):
+        with pytest.raises(NbcliError, match=re.escape(f"is not a valid regular expression ({problem})")):
+            Analyzer(AnalyzerOptions(token_pattern=pattern))
 
 
 def test_stop_word_files(tmp_path):
