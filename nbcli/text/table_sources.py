@@ -85,7 +85,18 @@ def _lines(stream, opts: TableOptions, name: str) -> Iterator[str]:
 def _field_index(field: str, columns: list[str] | None, what: str, parameter: str, name: str) -> int:
     """The column of `field` (a name, or a number from 1), given by
     `parameter` (text_field, label_field, id_field)."""
-    if field.isdigit() and int(field) >= 1:
+    if field.isascii() and field.isdigit() and int(field) >= 1:  # not '²', which isdigit() passes and int() fails
+        if columns is not None and int(field) > len(columns):
+            raise ParameterError(
+                parameter,
+                "{name} has {n} columns ({columns}), not {field}",
+                hint=f"name the {{what}} column with {{{parameter}}}",
+                name=name,
+                n=len(columns),
+                columns=listed(columns, 12),
+                field=field,
+                what=what,
+            )
         return int(field) - 1
     if columns is None:
         raise ParameterError(
@@ -163,8 +174,10 @@ def table_docs(
     `label` overrides the label field; with `need_label` rows without a label
     are skipped with a warning.
     """
-    text_field = opts.text_field or ("text" if opts.header or fmt == "jsonl" else "2")
-    label_field: str | None = opts.label_field or ("label" if opts.header or fmt == "jsonl" else "1")
+    # a field given empty is a field given (no column or field has that name), not the default
+    default_text, default_label = ("text", "label") if opts.header or fmt == "jsonl" else ("2", "1")
+    text_field = opts.text_field if opts.text_field is not None else default_text
+    label_field: str | None = opts.label_field if opts.label_field is not None else default_label
     use_label = label is None
     if use_label and opts.label_field is None and label_field in opts.need_fields:
         use_label, label_field = False, None  # a feature column of the model, not a label
@@ -190,7 +203,7 @@ def table_docs(
     if use_label and label_field is not None:  # (None only where use_label is False)
         li = _field_index(label_field, columns, "label", "label_field", name)
     ii = None
-    if opts.id_field:
+    if opts.id_field is not None:
         ii = _field_index(opts.id_field, columns, "id", "id_field", name)
     elif columns is not None and opts.soft_id_field in columns and opts.soft_id_field not in opts.need_fields:
         ii = columns.index(opts.soft_id_field)
@@ -257,7 +270,7 @@ def _json_label(value) -> str | None:
 def _jsonl_docs(lines, name, text_field, label_field, label, need_label, opts) -> Iterator[Document]:
     import json
 
-    id_field = opts.id_field or opts.soft_id_field or "id"
+    id_field = opts.id_field if opts.id_field is not None else (opts.soft_id_field or "id")
     first = True
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -390,7 +403,7 @@ def stdin_table_format(line: str, opts: TableOptions) -> str | None:
     None (see the rule above)."""
     import json
 
-    text_field = opts.text_field or "text"
+    text_field = opts.text_field if opts.text_field is not None else "text"
     line = line.strip()
     if line.startswith("{"):
         try:

@@ -107,6 +107,36 @@ def test_table_field_errors_name_the_field_parameters(tmp_path):
     )
 
 
+def test_odd_field_values_are_one_line_errors(tmp_path):
+    headed = tmp_path / "a.tsv"
+    headed.write_text("label\ttext\nspam\twin money\nham\tlunch\n")
+    records = tmp_path / "b.jsonl"
+    records.write_text('{"text": "x", "label": "a"}\n')
+    # an empty field was taken as no field at all (the default column); a digit that is not ASCII (²)
+    # passed str.isdigit and failed int() ('internal error'); a column number past a header's columns
+    # skipped every row with a warning each
+    for field, what in (("", "''"), ("²", "'²'")):
+        assert one_line_error(run(["tokens", headed, "--text-field", field])) == (
+            f"nbcli: error: {headed} has no column {what} (its columns: label, text); name the text column with "
+            "--text-field"
+        )
+    assert one_line_error(run(["tokens", headed, "--label-field", ""])).startswith(
+        f"nbcli: error: {headed} has no column '' (its columns: label, text)"
+    )
+    assert one_line_error(run(["tokens", headed, "--no-header", "--text-field", "²"])) == (
+        f"nbcli: error: text field '²' is a name, but {headed} has no header row (--no-header); "
+        "give --text-field as a column number, counting from 1"
+    )
+    assert one_line_error(run(["tokens", headed, "--text-field", "99999999999999999999"])) == (
+        f"nbcli: error: {headed} has 2 columns (label, text), not 99999999999999999999; name the text column "
+        "with --text-field"
+    )
+    assert one_line_error(run(["tokens", records, "--text-field", ""])) == (
+        f"nbcli: error: {records}:1: record has no field '' (its fields: text, label); name the text field with "
+        "--text-field"
+    )
+
+
 def test_strict_names_its_parameter():
     report = InputReport(lambda message: None, strict=True)
     with pytest.raises(ParameterError) as caught:
