@@ -133,6 +133,9 @@ def batches(
         yield batch
 
 
+MAX_LABEL_CHARS = 200  # a header line of a class name and its verdict stays far below RFC 5322's 998
+
+
 def label_problem(label) -> str | None:
     """Why `label` cannot name a class, or None.
 
@@ -141,13 +144,17 @@ def label_problem(label) -> str | None:
     characters: a CR or LF would end the header and start another
     (header injection), a tab would shift TSV columns, an ESC would drive
     the terminal. Unicode's line and paragraph separators count as line
-    breaks too."""
+    breaks too. And at most MAX_LABEL_CHARS long: a header line may not be
+    longer than 998 characters (RFC 5322, 2.1.1), and a name without spaces
+    cannot be folded (a 1,200-character class made a 1,236-character line)."""
     import unicodedata
 
     if not isinstance(label, str):
         return f"class label {label!r} is not a string"
     if not label:
         return "a class label is empty"
+    if len(label) > MAX_LABEL_CHARS:
+        return f"class label {label[:20]!r}... is {len(label):,} characters long, more than {MAX_LABEL_CHARS}"
     bad = next((ch for ch in label if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
     if bad is not None:
         return f"class label {label!r} contains the control character {bad!r}"

@@ -251,6 +251,21 @@ def test_labels_with_control_characters_are_refused_at_train(tmp_path, make_json
     assert not (tmp_path / "m.nb").exists()
 
 
+def test_a_class_label_too_long_for_a_header_line_is_refused(tmp_path, make_jsonl):
+    # it went into X-NB-Class whole: a 1,200-character name made a 1,236-character header line (RFC 5322: 998)
+    texts, labels = make_docs(20, seed=4, classes=["code", "food"])
+    for name, ok in (("f" * 200, True), ("f" * 201, False)):
+        corpus = make_jsonl(texts, [name if lab == "food" else lab for lab in labels])
+        result = run(["train", corpus, "-o", tmp_path / "m.nb", "-q"])
+        if ok:
+            assert result.exit_code == 0, result.stderr
+        else:
+            _one_line_error(result, "class label 'ffffffffffffffffffff'... is 201 characters long, more than 200")
+    assert modelfile.load(str(tmp_path / "m.nb")).classes == ["code", "f" * 200]
+    crafted = _craft(tmp_path, str(tmp_path / "m.nb"), lambda p: p.update(classes=["code", "f" * 201]))
+    _one_line_error(run(["info", crafted]), "201 characters long")
+
+
 def test_a_class_folder_with_a_newline_is_refused(tmp_path, make_class_folders):
     texts, labels = make_docs(20, seed=4, classes=["code", "food"])
     corpus = make_class_folders(texts, ["sp\nam" if lab == "food" else lab for lab in labels])
