@@ -79,6 +79,7 @@ import re
 from dataclasses import dataclass, field
 
 from nbcli.errors import NbcliError
+from nbcli.imap import folder_names
 from nbcli.imap.settings import Settings
 from nbcli.imap.state import State, locked
 
@@ -138,10 +139,6 @@ def run_pass(imap: imaplib.IMAP4, settings: Settings, learn, report: Report | No
         _Pass(imap, settings, report, log or (lambda text: None), learn).run()
     report.stage = "done"
     return report
-
-
-def _quoted(folder: str) -> str:
-    return '"' + folder.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def _uid_set(uids) -> str:
@@ -208,7 +205,7 @@ class _Pass:
         return data
 
     def select(self, folder: str, readonly: bool = False) -> int:
-        typ, data = self.imap.select(_quoted(folder), readonly=readonly or self.dry)
+        typ, data = self.imap.select(folder_names.quoted(folder), readonly=readonly or self.dry)
         if typ != "OK":
             names = self._folders()
             raise NbcliError(
@@ -228,7 +225,8 @@ class _Pass:
             if isinstance(line, bytes):
                 found = re.search(rb'\) (?:"[^"]*"|NIL) "?(.*?)"?$', line)
                 if found:
-                    names.append(found.group(1).decode("utf-8", "replace"))
+                    wire = found.group(1).decode("utf-8", "replace").replace('\\"', '"').replace("\\\\", "\\")
+                    names.append(folder_names.decoded(wire))
         return names
 
     def search(self, *criteria: str) -> list[int]:
@@ -258,9 +256,9 @@ class _Pass:
             return {}
         self.imap.untagged_responses.pop("COPYUID", None)
         if "MOVE" in self.imap.capabilities:
-            self._ok(self.imap.uid("MOVE", _uid_set(uids), _quoted(folder)), "MOVE")
+            self._ok(self.imap.uid("MOVE", _uid_set(uids), folder_names.quoted(folder)), "MOVE")
         else:
-            self._ok(self.imap.uid("COPY", _uid_set(uids), _quoted(folder)), "COPY")
+            self._ok(self.imap.uid("COPY", _uid_set(uids), folder_names.quoted(folder)), "COPY")
             self.store(uids, "+", ("\\Deleted",))
             self._ok(self.imap.uid("EXPUNGE", _uid_set(uids)), "UID EXPUNGE")
         moved = {}

@@ -83,6 +83,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from nbcli.imap import folder_names
+
 IDLE_SECONDS = 24 * 60
 JUNK_SECONDS = 60.0
 POLL_SECONDS = 60.0
@@ -251,7 +253,7 @@ class _Watcher:
         if self.junk is None:
             return None
         items = "MESSAGES UIDNEXT UIDVALIDITY" + (" HIGHESTMODSEQ" if "CONDSTORE" in capabilities else "")
-        typ, data = imap.status(_mailbox(self.junk), f"({items})")
+        typ, data = imap.status(folder_names.quoted(self.junk), f"({items})")
         if typ != "OK":  # no Junk (yet): the pass says so, or makes it
             return None
         found = re.search(rb"\(([^()]*)\)\s*$", data[-1] if isinstance(data[-1], bytes) else b"")
@@ -358,15 +360,10 @@ def _changed(imap: imaplib.IMAP4) -> bool:
 # -- small IMAP helpers ---------------------------------------------------------------
 
 
-def _mailbox(name: str) -> str:
-    """A mailbox name as an IMAP quoted string."""
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def _examine(imap: imaplib.IMAP4, folder: str) -> tuple:
     """EXAMINE `folder` (read-only), forget the responses it brought, and
     return its (UIDVALIDITY, UIDNEXT)."""
-    typ, data = imap.select(_mailbox(folder), readonly=True)
+    typ, data = imap.select(folder_names.quoted(folder), readonly=True)
     if typ != "OK":
         raise imaplib.IMAP4.error(f"cannot open {folder}: {data[-1]!r}")
     marks = tuple(imap.untagged_responses.get(name, [None])[-1] for name in ("UIDVALIDITY", "UIDNEXT"))

@@ -10,7 +10,7 @@ import json
 import re
 
 import pytest
-from imap_helpers import append, folder, imap_pass, samples, summary
+from imap_helpers import append, folder, imap_args, imap_pass, samples, summary
 
 from conftest import model_info, run
 
@@ -171,3 +171,25 @@ def test_a_second_pass_fetches_only_what_is_new(make_dovecot, mail_model_copy, t
     append(server, "INBOX", samples("ham", 5)[4:])
     assert summary(imap_pass(server, mail_model_copy, state))["classified"] == 1
     assert fetched == [("INBOX", 13)]
+
+
+def test_folders_named_in_any_language(dovecot, mail_model_copy, tmp_path):
+    """Folder names are sent as IMAP wants them, modified UTF-7 (RFC 3501,
+    5.1.3): a French mailbox's "Courrier indésirable" as its junk folder,
+    a German "Erledigt & Archiv" (an ampersand: '&-' on the wire) learned
+    as ham. Non-ASCII names were an 'internal error' (imaplib sends ASCII)."""
+    junk, archive = "Courrier indésirable", "Erledigt & Archiv.Büro"  # this Dovecot's separator: "."
+    with dovecot.client() as imap:
+        for wire in ('"Courrier ind&AOk-sirable"', '"Erledigt &- Archiv"', '"Erledigt &- Archiv.B&APw-ro"'):
+            assert imap.create(wire)[0] == "OK"
+    append(dovecot, "Erledigt &- Archiv.B&APw-ro", samples("ham", 3))
+    append(dovecot, "INBOX", samples("spam", 6) + samples("ham", 2))
+    state = tmp_path / "state.json"
+    said = summary(imap_pass(dovecot, mail_model_copy, state, "--junk", junk, "--learn-folder", f"{archive}=ham"))
+    assert said["filed"] >= 4 and said["learned_folders"] == 3
+    assert len(folder(dovecot, "Courrier ind&AOk-sirable")) == said["filed"]
+    assert set(json.loads(state.read_text())["folders"]) == {"INBOX", junk, archive}
+    # a folder that is not there is named as the user wrote it, and the hint lists the others decoded
+    missing = run(imap_args(dovecot, mail_model_copy, state, "--junk", "Spämm"))
+    assert missing.exit_code == 1
+    assert "has no folder 'Spämm'" in missing.stderr and "Courrier indésirable" in missing.stderr
