@@ -85,7 +85,8 @@ def _lines(stream, opts: TableOptions, name: str) -> Iterator[str]:
 def _field_index(field: str, columns: list[str] | None, what: str, parameter: str, name: str) -> int:
     """The column of `field` (a name, or a number from 1), given by
     `parameter` (text_field, label_field, id_field)."""
-    if field.isascii() and field.isdigit() and int(field) >= 1:  # not '²', which isdigit() passes and int() fails
+    # a column number: ASCII digits ('²' passes isdigit() and fails int()), short enough for int() (4,300 digits)
+    if field.isascii() and field.isdigit() and len(field) <= 100 and int(field) >= 1:
         if columns is not None and int(field) > len(columns):
             raise ParameterError(
                 parameter,

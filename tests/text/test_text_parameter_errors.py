@@ -131,6 +131,9 @@ def test_odd_field_values_are_one_line_errors(tmp_path):
         f"nbcli: error: {headed} has 2 columns (label, text), not 99999999999999999999; name the text column "
         "with --text-field"
     )
+    assert one_line_error(run(["tokens", headed, "--text-field", "9" * 5000])).startswith(
+        f"nbcli: error: {headed} has no column '99999"  # past int()'s 4,300 digits: a name, not a number
+    )
     assert one_line_error(run(["tokens", records, "--text-field", ""])) == (
         f"nbcli: error: {records}:1: record has no field '' (its fields: text, label); name the text field with "
         "--text-field"
