@@ -28,6 +28,7 @@ import mmap
 import os
 import pickle
 import re
+import stat
 import struct
 import tempfile
 import zlib
@@ -64,7 +65,8 @@ def read_payload(path: str, copy: bool = False) -> dict:
     afterwards, not even truncating it in place, can reach them: what
     `nbcli serve` does with small models)."""
     try:
-        fh = open(path, "rb")
+        # O_NONBLOCK: opening a named pipe waits for a writer, and `nbcli predict FIFO` hung for ever
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise ModelFileError(
             f"{path}: no such model file", hint="train one with 'nbcli train CORPUS -o MODEL'"
@@ -73,6 +75,15 @@ def read_payload(path: str, copy: bool = False) -> dict:
         raise ModelFileError(f"{path} is a folder, not a model file") from None
     except OSError as exc:
         raise ModelFileError(f"cannot read model file {path}: {exc.strerror}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise ModelFileError(f"{path} is a folder, not a model file")
+        kind = "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+        raise ModelFileError(f"{path} is {kind}, not a model file", hint="give a file written by 'nbcli train'")
+    os.set_blocking(fd, True)
+    fh = os.fdopen(fd, "rb")
     buffer: bytes | mmap.mmap
     stream: BinaryIO
     with fh:

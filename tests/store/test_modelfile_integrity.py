@@ -9,6 +9,7 @@ error, negative counts in `info`, or a hang.
 
 import json
 import math
+import os
 import time
 import warnings
 
@@ -91,6 +92,18 @@ def test_flipped_bytes_are_one_line_errors_never_a_worse_model(tmp_path, small_m
             assert result.stdout == b""
             line = _one_line_error(result, str(damaged))
             assert ("checksum mismatch" in line) if region == "arrays" else ("corrupt" in line or "truncated" in line)
+
+
+def test_a_model_path_that_is_not_a_file_is_a_one_line_error(tmp_path, small_model):
+    # a named pipe hung for ever (opening one waits for a writer): a cron job stuck on a typo
+    fifo = tmp_path / "model.nb"
+    os.mkfifo(fifo)
+    doc = tmp_path / "doc.txt"
+    doc.write_text("buy cheap pills")
+    for args in (["predict", fifo, doc], ["info", fifo], ["learn", fifo, "--class", "spam", doc]):
+        _one_line_error(run_process(args, timeout=30), f"{fifo} is a named pipe, not a model file")
+    _one_line_error(run_process(["info", "/dev/null"]), "/dev/null is a device, not a model file")
+    _one_line_error(run_process(["info", tmp_path]), f"{tmp_path} is a folder, not a model file")
 
 
 def test_a_few_flipped_bits_anywhere_are_caught_by_the_checksum(tmp_path, small_model):
