@@ -92,7 +92,7 @@ def bind(settings: Settings) -> list[socket.socket]:
                 sock.close()
                 if address == "::1" and exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
                     continue  # no IPv6 loopback here
-                raise NbcliError(f"cannot listen on {address} port {settings.port}: {exc.strerror}") from None
+                raise NbcliError(f"cannot listen on {address} port {settings.port}: {exc.strerror or exc}") from None
             sockets.append(sock)
     for sock in sockets:
         sock.listen(128)
@@ -154,13 +154,26 @@ def _bind_unix(path: str, private: bool) -> socket.socket:
     return sock
 
 
+_UNIX_PATH_MAX = 107  # bytes of a Unix socket's path (sun_path is 108 on Linux, with its terminating NUL)
+
+
 def _cannot_listen(path: str, exc: OSError) -> ParameterError:
+    n = len(os.fsencode(path))
+    if exc.strerror is None and n > _UNIX_PATH_MAX:  # bind's "AF_UNIX path too long" has no strerror
+        return ParameterError(
+            "socket_path",
+            "cannot listen on {path}: it is {n} bytes long, more than a Unix socket's path can be ({most})",
+            hint="give {socket_path} a shorter path",
+            path=path,
+            n=n,
+            most=_UNIX_PATH_MAX,
+        )
     return ParameterError(
         "socket_path",
         "cannot listen on {path}: {reason}",
         hint="give {socket_path} a writable place",
         path=path,
-        reason=exc.strerror,
+        reason=exc.strerror or exc,
     )
 
 

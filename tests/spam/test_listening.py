@@ -112,6 +112,17 @@ def test_addresses_name_the_unix_socket_and_tcp_ports(tmp_path):
     assert not os.path.exists(path)
 
 
+def test_a_socket_path_too_long_for_a_unix_socket_says_so(tmp_path):
+    # bind raises OSError("AF_UNIX path too long") with no strerror: the line said 'cannot listen on ...: None'
+    path = str(tmp_path / ("s" * 150 + ".sock"))
+    with pytest.raises(NbcliError) as cannot:
+        listening.bind(settings(path))
+    n = len(os.fsencode(path))
+    said = f"cannot listen on {path}: it is {n} bytes long, more than a Unix socket's path can be (107)"
+    assert str(cannot.value).startswith(said)
+    assert cannot.value.hint == "give socket_path a shorter path"
+
+
 def test_the_refusals_name_the_socket_path_and_the_cli_says_socket(tmp_path):
     """The library names the parameter (socket_path); `nbcli serve` says
     --socket (its error boundary renders the ParameterError)."""
