@@ -81,6 +81,9 @@ class Settings:
             )
         if self.cafile is not None and not os.path.isfile(self.cafile):
             raise NbcliError(f"--cafile {self.cafile}: no such file", hint="give the PEM file of your CA's certificate")
+        for name, option in ((self.inbox, "--inbox"), (self.junk, "--junk")):
+            if not name:  # it reached SELECT "" on the server before
+                raise NbcliError(f"{option} is empty", hint="give the folder's name as your mail program shows it")
         names = [self.inbox, self.junk] + [f for f, _ in self.learn_folders]
         for folder, cls in self.learn_folders:
             if folder in (self.inbox, self.junk):

@@ -97,6 +97,16 @@ def test_a_host_or_user_that_cannot_be_one_is_a_one_line_error(mail_model_copy, 
     assert not (tmp_path / "state.json").exists()
 
 
+@pytest.mark.parametrize("option", ["--inbox", "--junk"])
+def test_an_empty_folder_name_is_refused_before_connecting(mail_model_copy, tmp_path, option):
+    password = tmp_path / "pw"
+    password.write_text("x\n")
+    password.chmod(0o600)
+    args = ["imap", mail_model_copy, "--host", "127.0.0.1", "--port", "1", "--no-tls", "--user", "u"]
+    line = one_line_error(run([*args, "--password-file", password, "--state", tmp_path / "s.json", option, ""]))
+    assert line == f"nbcli: error: {option} is empty; give the folder's name as your mail program shows it"
+
+
 def test_a_missing_folder_names_the_folders_there_are(dovecot, mail_model_copy, tmp_path):
     line = one_line_error(run(imap_args(dovecot, mail_model_copy, tmp_path / "s.json", "--junk", "Spam")))
     assert "has no folder 'Spam'" in line and "INBOX" in line and "Junk" in line
