@@ -48,6 +48,11 @@ def _real_inputs(inputs):
 def check_output(output: str, inputs, option: str = "-o") -> None:
     """Refuse `output` (a file to be written) if it is one of `inputs` or
     lies inside one of them (see the module docstring)."""
+    from nbcli.store.integrity import special_kind
+
+    kind = special_kind(output)
+    if kind is not None:  # writing renames a new file over it: over /dev/null, for every program
+        raise NbcliError(f"{option} {output} is {kind}, not a file", hint="give a file name to write")
     out = _real(output)
     for given, real, folder in _real_inputs(inputs):
         if folder and _inside(out, real):

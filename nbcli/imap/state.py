@@ -51,6 +51,11 @@ class State:
 
     @classmethod
     def load(cls, path: str) -> State:
+        from nbcli.store.integrity import special_kind
+
+        kind = special_kind(path)
+        if kind is not None:  # a named pipe would hang the pass (opening one waits for a writer)
+            raise NbcliError(f"{path} is {kind}, not a state file", hint="give another --state file")
         try:
             with open(path, encoding="utf-8") as fh:
                 doc = json.load(fh)

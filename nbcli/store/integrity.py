@@ -305,13 +305,31 @@ def _new_file_mode(path: str) -> int:
         return 0o666 & ~umask
 
 
+def special_kind(path: str) -> str | None:
+    """What `path` is where it is there and is neither a regular file nor a
+    folder ("a device", "a named pipe", "a socket"), else None. A writer
+    renames a new file over its path: over /dev/null (as root) that would
+    replace the device itself for every program on the machine."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+
+
 def check_writable(path: str) -> None:
-    """Refuse a model path that cannot be written: a folder, or a file in a
-    folder that does not exist (checked again when writing; commands check
-    first, before reading their input)."""
+    """Refuse a model path that cannot be written: a folder, a device, pipe
+    or socket (`special_kind`), or a file in a folder that does not exist
+    (checked again when writing; commands check first, before reading their
+    input)."""
     folder = os.path.dirname(target(path))
     if os.path.isdir(path):
         raise NbcliError(f"{path} is a folder", hint="give a file name for the model, such as model.nb")
+    kind = special_kind(path)
+    if kind is not None:
+        raise NbcliError(f"{path} is {kind}, not a model file", hint="give a file name for the model, such as model.nb")
     if not os.path.isdir(folder):
         raise NbcliError(f"cannot write {path}: folder {folder} does not exist", hint="create it first")
 
@@ -337,6 +355,9 @@ def replace_atomically(path: str, write, mode: int, prefix: str | None = None) -
     that name), flushed, fsynced, given `mode`, renamed over `path`, and the
     folder fsynced. Call it holding the lock of the model file it belongs to
     (`locked` removes what a killed writer left)."""
+    kind = special_kind(path)
+    if kind is not None:  # never renamed over: see `special_kind`
+        raise OSError(errno.EINVAL, f"it is {kind}, not a file to replace")
     folder, name = os.path.split(path)
     fd, tmp = tempfile.mkstemp(prefix=prefix or f".{name}.", suffix=".tmp", dir=folder)
     try:

@@ -101,9 +101,43 @@ def test_a_model_path_that_is_not_a_file_is_a_one_line_error(tmp_path, small_mod
     doc = tmp_path / "doc.txt"
     doc.write_text("buy cheap pills")
     for args in (["predict", fifo, doc], ["info", fifo], ["learn", fifo, "--class", "spam", doc]):
-        _one_line_error(run_process(args, timeout=30), f"{fifo} is a named pipe, not a model file")
+        _one_line_error(run_process(args, timeout=30), f"{fifo} is a named pipe, not a")  # learn: "not a file"
     _one_line_error(run_process(["info", "/dev/null"]), "/dev/null is a device, not a model file")
     _one_line_error(run_process(["info", tmp_path]), f"{tmp_path} is a folder, not a model file")
+
+
+def test_a_writer_never_renames_a_file_over_a_device_pipe_or_socket(tmp_path, small_model):
+    # `train -o FIFO` replaced the pipe with the model; the same rename over /dev/null, run as root,
+    # would have replaced the device for every program on the machine
+    import socket
+
+    from nbcli.imap.state import State
+
+    fifo = tmp_path / "out.nb"
+    os.mkfifo(fifo)
+    corpus = tmp_path / "c"
+    for label in ("spam", "ham"):
+        (corpus / label).mkdir(parents=True)
+        for i in range(3):
+            (corpus / label / f"{i}.txt").write_text(f"{label} words here {i}")
+    for args in (
+        ["train", corpus, "-o", fifo],
+        ["cluster", corpus, "-k", "2", "-o", fifo],
+        ["dump", small_model, "-o", fifo],
+    ):
+        _one_line_error(run_process(args, timeout=60), f"-o {fifo} is a named pipe, not a file")
+    assert fifo.is_fifo()
+    sock_path = tmp_path / "s"
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(sock_path))
+        _one_line_error(run_process(["train", corpus, "-o", sock_path]), "is a socket, not a file")
+    with pytest.raises(NbcliError, match="/dev/null is a device, not a model file"):
+        integrity.check_writable("/dev/null")  # refused before anything is written
+    with pytest.raises(OSError, match="it is a named pipe, not a file to replace"):
+        integrity.replace_atomically(str(fifo), lambda fh: fh.write(b"x"), 0o644)
+    assert fifo.is_fifo() and not list(tmp_path.glob(".out.nb.*"))
+    with pytest.raises(NbcliError, match="is a named pipe, not a state file"):
+        State.load(str(fifo))  # opening it would wait for a writer
 
 
 def test_a_few_flipped_bits_anywhere_are_caught_by_the_checksum(tmp_path, small_model):
