@@ -15,8 +15,9 @@ The order (each step saves the state file, `imap.state`, as it goes):
    filed; an unsure one (`$NbcliUnsure`) on which the user set `$NotJunk`
    is learned as ham and loses `$NbcliUnsure`; then the new messages, in
    batches of `Settings.batch`, fetched with BODY.PEEK[] (\\Seen never
-   changes): one nbcli filed (or learned as spam) that shows up again with
-   its `$Junk` (or the `$NotJunk` a mail program sets) was moved back by
+   changes; only as much of each as the model reads: `_Pass.fetch`): one
+   nbcli filed (or learned as spam) that shows up again with its `$Junk`
+   (or the `$NotJunk` a mail program sets) was moved back by
    the user, and is learned as ham (a move in the model's record, so it
    counts once), given `$NotJunk` and not filed again; one with `$Junk` is
    learned as spam and filed; one that already carries `$NotJunk` or
@@ -162,7 +163,7 @@ _FLAGS = re.compile(rb"\bFLAGS \(([^)]*)\)")
 
 
 def parse_fetch(data) -> list[Message]:
-    """The messages of a UID FETCH (UID FLAGS BODY.PEEK[]) response, in the
+    """The messages of a UID FETCH (UID FLAGS BODY.PEEK[], whole or partial) response, in the
     order given; items without a body (unsolicited FLAGS updates) are left
     out. The FLAGS may come before or after the literal."""
     parts, pending = [], None
@@ -237,11 +238,21 @@ class _Pass:
         return [u for u in self.search("UID", f"{last + 1}:*") if u > last]  # n:* names the last message too
 
     def fetch(self, uids: list[int]):
-        """The messages `uids` in batches (lists of `Message`), in UID order."""
+        """The messages `uids` in batches (lists of `Message`), in UID order.
+
+        Each message is fetched only as far as the model reads it: the mail
+        analyser cuts a message at its `max_message_bytes` (and notes that
+        it did), so the first max_message_bytes + 1 bytes (a partial fetch,
+        BODY.PEEK[]<0.N>) give the same tokens, verdict and digest as the
+        whole message, and a pass holds at most a batch times that, however
+        large the mail an attacker sends. A model whose analyser is not the
+        mail one reads a document whole, so it gets messages whole."""
         size = max(1, self.settings.batch)
+        options = self.classifier.analyzer.options
+        item = f"BODY.PEEK[]<0.{options.max_message_bytes + 1}>" if options.mail else "BODY.PEEK[]"
         for i in range(0, len(uids), size):
             chunk = uids[i : i + size]
-            data = self._ok(self.imap.uid("FETCH", _uid_set(chunk), "(UID FLAGS BODY.PEEK[])"), "FETCH")
+            data = self._ok(self.imap.uid("FETCH", _uid_set(chunk), f"(UID FLAGS {item})"), "FETCH")
             wanted = set(chunk)
             yield [m for m in parse_fetch(data) if m.uid in wanted]
 

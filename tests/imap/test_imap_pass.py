@@ -193,3 +193,41 @@ def test_folders_named_in_any_language(dovecot, mail_model_copy, tmp_path):
     missing = run(imap_args(dovecot, mail_model_copy, state, "--junk", "Spämm"))
     assert missing.exit_code == 1
     assert "has no folder 'Spämm'" in missing.stderr and "Courrier indésirable" in missing.stderr
+
+
+def test_a_large_message_is_fetched_only_as_far_as_the_model_reads_it(dovecot, mail_model_copy, tmp_path, monkeypatch):
+    """A message past the model's max_message_bytes (512 KB) is fetched as
+    its first 512 KB + 1 bytes, so a pass never holds an attacker's
+    hundred-megabyte mail; the analyser reads no more of a whole one, so
+    the verdict is filter's on the whole file, and a correction is learned
+    under the digest `nbcli learn` gives the whole file (the extra byte
+    keeps the 'truncated' mark the whole message gets)."""
+    from nbcli.defaults import DEFAULT_MAX_MESSAGE_BYTES
+    from nbcli.imap import passes
+
+    ham = samples("ham", 1)[0]
+    big = tmp_path / "big.eml"
+    big.write_bytes(ham.rstrip(b"\n") + b"\n" + b"meeting notes agenda minutes budget review\n" * 40_000)
+    assert big.stat().st_size > 3 * DEFAULT_MAX_MESSAGE_BYTES
+    append(dovecot, "INBOX", [big.read_bytes()])
+    sizes = []
+    fetch = passes._Pass.fetch
+
+    def measured(self, uids):
+        for batch in fetch(self, uids):
+            sizes.extend(len(m.data) for m in batch)
+            yield batch
+
+    monkeypatch.setattr(passes._Pass, "fetch", measured)
+    state = tmp_path / "state.json"
+    assert summary(imap_pass(dovecot, mail_model_copy, state))["classified"] == 1
+    assert sizes == [DEFAULT_MAX_MESSAGE_BYTES + 1]
+    ((flags, _),) = folder(dovecot, "INBOX").values()
+    assert keyword_verdict(flags) == filter_verdict(mail_model_copy, big)
+    with dovecot.client() as imap:
+        imap.select("INBOX")
+        assert imap.uid("MOVE", "1", "Junk")[0] == "OK"
+    assert summary(imap_pass(dovecot, mail_model_copy, state))["learned_spam"] == 1
+    assert sizes[-1] == DEFAULT_MAX_MESSAGE_BYTES + 1
+    again = run(["learn", mail_model_copy, "--spam", big])
+    assert "1 document(s) already learned as spam; not counted again" in again.stderr
