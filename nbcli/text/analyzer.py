@@ -179,29 +179,38 @@ class AnalyzerOptions:
             why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
             raise ParameterError(
                 "token_pattern",
-                "{token_pattern} {pattern!r} is not a valid regular expression ({problem})",
+                "{token_pattern} {pattern} is not a valid regular expression ({problem})",
                 hint="check the pattern's syntax (Python 're')",
-                pattern=pattern,
+                pattern=_shown(pattern),
                 problem=why,
             ) from None
         if regex.groups > 1:
             raise ParameterError(
                 "token_pattern",
-                "{token_pattern} {pattern!r} has {groups} capturing groups",
+                "{token_pattern} {pattern} has {groups} capturing groups",
                 hint="use at most one capturing group; write the others as (?:...)",
-                pattern=pattern,
+                pattern=_shown(pattern),
                 groups=regex.groups,
             )
         problem = token_pattern_problem(pattern)
         if problem:
             raise ParameterError(
                 "token_pattern",
-                "{token_pattern} {pattern!r} is refused: it {problem}",
+                "{token_pattern} {pattern} is refused: it {problem}",
                 hint="Python's regex engine backtracks; use a pattern without nested repeats, such as [a-z]+ or \\S+",
-                pattern=pattern,
+                pattern=_shown(pattern),
                 problem=problem,
             )
         return regex
+
+
+def _shown(pattern: str) -> str:
+    """A token pattern as an error line names it: quoted, and a long one cut
+    to its start and its length (a pattern may have 4,096 characters; the
+    error must stay one line a user can read)."""
+    if len(pattern) <= SHOWN_PATTERN_CHARS:
+        return repr(pattern)
+    return f"{pattern[:SHOWN_PATTERN_CHARS]!r}... ({len(pattern):,} characters)"
 
 
 # Bounds on the analyzer's settings, for `nbcli train` and for model files
@@ -214,6 +223,7 @@ MAX_NGRAMS = 8
 MAX_STOP_WORDS = 1_000_000
 MAX_STOP_WORD_CHARS = 1000
 MAX_TOKEN_PATTERN_CHARS = 4096
+SHOWN_PATTERN_CHARS = 60  # of a token pattern in an error line (`_shown`)
 
 
 def token_pattern_problem(pattern: str) -> str | None:

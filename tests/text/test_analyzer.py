@@ -119,8 +119,10 @@ def test_bad_token_patterns_are_one_line_errors():
         ("(" * 2000 + "a" + ")" * 2000, "nested too deeply"),
         ("(?:" * 1000 + "a" + ")" * 1000, "nested too deeply"),
     ):
-        with pytest.raises(NbcliError, match=re.escape(f"is not a valid regular expression ({problem})")):
+        with pytest.raises(NbcliError, match=re.escape(f"is not a valid regular expression ({problem})")) as caught:
             Analyzer(AnalyzerOptions(token_pattern=pattern))
+        assert len(str(caught.value)) < 200  # a 4,000-character pattern is named by its start and its length
+    assert f"{'(?:' * 20!r}... (4,001 characters) is not a valid" in str(caught.value)
 
 
 def test_stop_word_files(tmp_path):
