@@ -146,9 +146,10 @@ tune-mail: $(VENV)/.installed-test bytecode
 fuzz: $(VENV)/.installed-test
 	$(BIN)/python tools/fuzz.py --count 2000
 
-## fuzz-serve: 20,000 malformed and mutated spamd requests against a running `nbcli serve` (tests/serve_fuzzing.py)
+## fuzz-serve: 20,000 malformed and mutated spamd requests against a running `nbcli serve`, then 20,000 more with TELL allowed, a journal kept and well-formed TELLs checked against learning in memory (tests/serve_fuzzing.py)
 fuzz-serve: $(VENV)/.installed-test
 	$(BIN)/python tools/fuzz_serve.py --count 20000
+	$(BIN)/python tools/fuzz_serve.py --count 20000 --tell
 
 ## dist-check: build the wheel and the sdist (python -m build), twine check them, install the wheel into a fresh venv outside the tree and run it (tools/dist_check.py)
 dist-check: $(VENV)/.installed-test

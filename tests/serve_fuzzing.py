@@ -17,6 +17,24 @@ longer than --timeout (plus slack); after each batch the daemon still
 answers a correct CHECK with the right verdict; no worker dies (the
 supervisor's "worker ... ended" lines); the model file is unchanged (TELL
 is not allowed); the workers' memory is reported before and after.
+
+With tell=True the daemon runs with --allow-tell (--user-tell own, the
+default) and keeps a journal at any model size (JOURNAL_LAUNCHER: the
+sample model is under the 4 MB from which nbcli keeps one, so TELLs would
+rewrite it whole and the journal, its followers and its compactions would
+go untested), so the mutated TELLs reach the learning loop: users'
+own models are made, taught and compacted while CHECKs are scored from
+them. Beside the fuzz, one client sends well-formed TELLs for the user
+`oracle` one after another (learn as spam or ham, forget, from a few
+messages, so that some are learned again, moved or forgotten; some
+compressed), and the checks add: each of those replies says DidSet or
+DidRemove exactly when learning the same message in memory, in the same
+order, from the shared model (`fit.learning.learn` and `forget`, the
+rebuild path, not the journal's) changed the model; oracle.nb read
+through its journal has that model's id; every user's model reads
+through its journal and compacts to the same model id; the shared model
+and the model outside --models-dir are unchanged (a TELL naming no user
+or a path is refused).
 """
 
 from __future__ import annotations
@@ -47,6 +65,12 @@ VERBS = ["CHECK", "SYMBOLS", "REPORT", "REPORT_IFSPAM", "PROCESS", "HEADERS", "P
 ODD_VERBS = ["check", "FROB", "CHECKS", "GET", "", "PING PONG", "TELL\x00", "A" * 30, "REPORT_IF_SPAM"]
 USERS = ["alice", "nobody", "../secret", "..", ".hidden", "sub/bob", "x" * 70, "al\x00ice", "/etc/passwd", "élan"]
 MAX_SIZE = 100_000
+ORACLE_USER = "oracle"
+# `nbcli` with a journal kept at any model size (tell=True; the workers are forked, so they keep it)
+JOURNAL_LAUNCHER = (
+    "import sys; from nbcli.store import modelfile; modelfile.JOURNAL_MIN_BYTES = 0; "
+    "from nbcli.cli.main import main; sys.argv[0] = 'nbcli'; main()"
+)
 
 
 @functools.cache
@@ -208,10 +232,11 @@ def send(address, case: Case, timeout: float) -> tuple[bytes, float]:
 
 
 class Daemon:
-    """`nbcli serve` on a Unix socket and a loopback port, TELL not allowed,
-    --max-size 100 KB, per-user models (alice.nb) in a folder beside it."""
+    """`nbcli serve` on a Unix socket and a loopback port, TELL not allowed
+    (or allowed, with a journal at any size: tell=True), --max-size 100 KB,
+    per-user models (alice.nb) in a folder beside it."""
 
-    def __init__(self, model: Path, timeout: float, workers: int = 2):
+    def __init__(self, model: Path, timeout: float, workers: int = 2, tell: bool = False):
         self.dir = Path(tempfile.mkdtemp(prefix="nbf", dir="/tmp"))
         self.model = self.dir / "mail.nb"
         shutil.copy(model, self.model)
@@ -220,9 +245,11 @@ class Daemon:
         shutil.copy(model, self.dir / "secret.nb")
         self.before = self.model.read_bytes()
         self.unix = str(self.dir / "s.sock")
-        args = [sys.executable, "-m", "nbcli", "serve", str(self.model), "--socket", self.unix, "--port", "0"]
+        launch = ["-c", JOURNAL_LAUNCHER] if tell else ["-m", "nbcli"]
+        args = [sys.executable, *launch, "serve", str(self.model), "--socket", self.unix, "--port", "0"]
         args += ["--listen", "127.0.0.1", "--workers", str(workers), "--timeout", str(timeout)]
         args += ["--max-size", str(MAX_SIZE), "--models-dir", str(self.dir / "users")]
+        args += ["--allow-tell"] if tell else []
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()
         if not line.startswith("nbcli: serving "):
@@ -263,8 +290,21 @@ class Report:
     rss_warm_kb: int = 0  # after the first batch (models for each user loaded, allocator warmed)
     rss_after_kb: int = 0
     crashes: list[str] = field(default_factory=list)
+    tells: int = 0  # tell=True: the oracle's well-formed TELLs ...
+    tells_changed: int = 0  # ... that changed its model (DidSet or DidRemove)
+    user_models: int = 0  # models in --models-dir at the end, each read and compacted ...
+    journals: int = 0  # ... of which this many had a journal
 
     def summary(self) -> str:
+        tells = (
+            f"; oracle TELLs: {self.tells} ({self.tells_changed} changed the model); "
+            f"user models read and compacted: {self.user_models} ({self.journals} with a journal)"
+            if self.tells
+            else ""
+        )
+        return self._summary() + tells
+
+    def _summary(self) -> str:
         return (
             f"requests: {self.requests} ({self.ok} answered EX_OK or PONG, {self.errors} error lines, "
             f"{self.closed} closed without a reply); failures: {len(self.failures)}; worker crashes: "
@@ -272,6 +312,110 @@ class Report:
             f"{self.rss_before_kb / 1024:.1f} MB before, {self.rss_warm_kb / 1024:.1f} MB after the first batch, "
             f"{self.rss_after_kb / 1024:.1f} MB after"
         )
+
+
+@dataclass
+class Tell:
+    """One of the oracle's TELLs: learn `message` as `kind` (set) or forget
+    it (remove; from `kind`, or from whichever class holds it when '')."""
+
+    action: str
+    kind: str
+    message: bytes
+    compress: bool = False
+    reply: bytes = b""
+
+    def request(self) -> bytes:
+        headers = [("User", ORACLE_USER), ("Set" if self.action == "set" else "Remove", "local")]
+        if self.kind:
+            headers.append(("Message-class", self.kind))
+        body = self.message
+        if self.compress:
+            body = zlib.compress(body)
+            headers.append(("Compress", "zlib"))
+        return build_request("TELL", body, headers)
+
+
+class Teller(threading.Thread):
+    """Well-formed TELLs for ORACLE_USER, one after another, until stopped:
+    a few messages, so that some are learned again, moved or forgotten."""
+
+    def __init__(self, daemon: Daemon, rng: random.Random, messages: list[bytes], timeout: float):
+        super().__init__(daemon=True)
+        self.address = [daemon.unix, daemon.tcp]
+        self.rng, self.pool, self.timeout = rng, rng.sample(messages, min(12, len(messages))), timeout
+        self.tells: list[Tell] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            rng = self.rng
+            action = rng.choice(["set", "set", "set", "remove"])
+            kind = rng.choice(["spam", "ham"]) if action == "set" or rng.random() < 0.5 else ""
+            tell = Tell(action, kind, rng.choice(self.pool), compress=rng.random() < 0.2)
+            address = self.address[len(self.tells) % 2]
+            tell.reply, _ = send(address, Case(tell.request(), "oracle"), self.timeout + 10)
+            self.tells.append(tell)
+
+
+def check_tells(model: Path, tells: list[Tell], learned: Path) -> tuple[list[str], int]:
+    """(what is wrong, how many changed the model): the oracle's `tells`
+    replayed in memory from `model` with the rebuild path of learning, each
+    reply against what its replay did, and `learned` (the oracle's model
+    file, read through its journal) against the replay's model id."""
+    from nbcli.errors import NbcliError
+    from nbcli.fit import learning
+    from nbcli.fit.analysed import analyse_for_learning
+    from nbcli.store import modelfile
+    from nbcli.text.sources import Document
+
+    current = modelfile.load(str(model))
+    wrong, changed_count = [], 0
+    for n, tell in enumerate(tells):
+        docs = analyse_for_learning(current.analyzer, [Document("-", tell.kind or None, tell.message, "mail")])
+        refused = False
+        try:
+            if tell.action == "set":
+                updated, _ = learning.learn(current, docs)
+                changed = updated is not current
+            else:
+                updated, outcome = learning.forget(current, docs)
+                changed = outcome.forgotten > 0
+        except NbcliError as exc:
+            updated, changed, refused = current, False, "never learned" not in str(exc)
+        said = b"DidSet" in tell.reply if tell.action == "set" else b"DidRemove" in tell.reply
+        ok = tell.reply.startswith(b"SPAMD/1.0 ") if refused else tell.reply.startswith(b"SPAMD/1.1 0 EX_OK")
+        if not ok or said != changed:
+            wrong.append(
+                f"oracle TELL #{n} ({tell.action} {tell.kind or 'any'}): replay changed={changed}, "
+                f"reply {tell.reply[:90]!r}"
+            )
+        changed_count += changed
+        current = updated
+    if tells and not learned.exists():
+        wrong.append(f"{learned.name} was never made")
+    elif tells and modelfile.model_id(modelfile.load(str(learned))) != modelfile.model_id(current):
+        wrong.append(f"{learned.name} read through its journal is not the model its TELLs learn in memory")
+    return wrong, changed_count
+
+
+def check_user_models(folder: Path) -> tuple[list[str], int, int]:
+    """(what is wrong, models, journals): every model in --models-dir reads
+    through its journal, and compacts (`nbcli compact`'s step) to a model
+    with the same id."""
+    from nbcli.errors import NbcliError
+    from nbcli.store import modelfile
+
+    wrong, models, journals = [], sorted(folder.glob("*.nb")), 0
+    for path in models:
+        try:
+            before = modelfile.model_id(modelfile.load(str(path)))
+            journals += modelfile.compact(str(path))[0] > 0  # updates were read from its journal
+            if modelfile.model_id(modelfile.load(str(path))) != before:
+                wrong.append(f"{path.name}: compacting its journal changed its model id")
+        except NbcliError as exc:
+            wrong.append(f"{path.name}: {exc}")
+    return wrong, len(models), journals
 
 
 def check_alive(daemon: Daemon) -> str | None:
@@ -286,19 +430,33 @@ def check_alive(daemon: Daemon) -> str | None:
     return None
 
 
-def run(model: Path, count: int, seed: int, timeout: float = 2.0, batch: int = 500, threads: int = 16, say=None):
-    """Fuzz a fresh daemon with `count` requests in batches; the Report."""
+def run(
+    model: Path,
+    count: int,
+    seed: int,
+    timeout: float = 2.0,
+    batch: int = 500,
+    threads: int = 16,
+    say=None,
+    tell: bool = False,
+):
+    """Fuzz a fresh daemon with `count` requests in batches; the Report.
+    tell: TELL allowed, with the oracle's TELLs beside the fuzz (module doc)."""
     rng = random.Random(seed)
     messages = sample_messages()
     cases: dict[int, Case] = {}  # this batch's (made a batch at a time: all of them would be ~400 MB)
-    daemon = Daemon(model, timeout)
+    daemon = Daemon(model, timeout, tell=tell)
+    secret = (daemon.dir / "secret.nb").read_bytes()
     report = Report()
     slack = 2.0  # the worker's loop and a loaded machine
+    teller = Teller(daemon, random.Random(seed + 1), messages, timeout) if tell else None
     try:
         warm = check_alive(daemon)
         if warm:
             report.failures.append(warm)
         report.rss_before_kb = daemon.rss_kb()
+        if teller is not None:
+            teller.start()
         lock = threading.Lock()
 
         def one(i: int) -> None:
@@ -334,11 +492,24 @@ def run(model: Path, count: int, seed: int, timeout: float = 2.0, batch: int = 5
                     rss = daemon.rss_kb() / 1024
                     done = min(count, start + batch)
                     say(f"{done} requests, {len(report.failures)} failures, worker RSS {rss:.1f} MB")
+        if teller is not None:
+            teller.done.set()
+            teller.join(timeout + 30)
         time.sleep(0.5)
         report.rss_after_kb = daemon.rss_kb()
         report.crashes = daemon.crashes()
         if daemon.model.read_bytes() != daemon.before:
-            report.failures.append("the model file changed (TELL is not allowed)")
+            report.failures.append("the model file changed (TELL is not allowed, or named no user)")
+        if (daemon.dir / "secret.nb").read_bytes() != secret:
+            report.failures.append("the model outside --models-dir changed")
+        if teller is not None:
+            report.tells = len(teller.tells)
+            wrong, report.tells_changed = check_tells(model, teller.tells, daemon.dir / "users" / f"{ORACLE_USER}.nb")
+            report.failures += wrong
+            wrong, report.user_models, report.journals = check_user_models(daemon.dir / "users")
+            report.failures += wrong
+            if report.tells_changed and not report.journals:
+                report.failures.append("no TELL was kept in a journal (JOURNAL_LAUNCHER did not take)")
     finally:
         if daemon.stop() != 0:
             report.failures.append("the daemon did not exit 0 on SIGTERM")

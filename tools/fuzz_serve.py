@@ -27,11 +27,21 @@ def main() -> int:
     parser.add_argument("--count", type=int, default=20000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=2.0, help="the daemon's --timeout")
+    parser.add_argument(
+        "--tell",
+        action="store_true",
+        help="--allow-tell, a journal at any model size, and well-formed TELLs checked against learning in memory",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="nbfz") as workdir:
         model = serve_fuzzing.main_model(Path(workdir))
         report = serve_fuzzing.run(
-            model, args.count, args.seed, timeout=args.timeout, say=lambda line: print(line, file=sys.stderr)
+            model,
+            args.count,
+            args.seed,
+            timeout=args.timeout,
+            say=lambda line: print(line, file=sys.stderr),
+            tell=args.tell,
         )
     print(report.summary())
     for line in report.crashes + report.failures[:20]:

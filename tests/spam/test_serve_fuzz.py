@@ -1,7 +1,9 @@
 """The spamd fuzz harness (issue 25) on a seeded sample of 300 requests
 against a running `nbcli serve`: valid replies or closed connections only,
 none slower than --timeout, a correct CHECK answered after each batch, no
-worker crash, the model unchanged. `make fuzz-serve` runs 20,000
+worker crash, the model unchanged; and with TELL allowed, a journal kept,
+and well-formed TELLs beside the fuzz, each checked against learning the
+same messages in memory. `make fuzz-serve` runs 20,000 of each
 (tools/fuzz_serve.py); the harness is tests/serve_fuzzing.py."""
 
 from __future__ import annotations
@@ -39,3 +41,16 @@ def test_a_seeded_sample_of_malformed_requests(tmp_path):
     assert report.requests == 300
     assert not report.failures and not report.crashes, report.summary() + "\n" + "\n".join(report.failures[:10])
     assert report.errors > 50 and report.ok > 50  # both kinds of reply were exercised
+
+
+def test_tells_beside_malformed_requests_learn_what_learning_in_memory_learns(tmp_path):
+    """--allow-tell, a journal at the sample model's size, mutated TELLs
+    for many users and the oracle's well-formed ones: every oracle reply
+    says DidSet / DidRemove exactly when the in-memory replay changed the
+    model, the oracle's model through its journal is that model, every
+    user's model compacts to itself, the shared model is untouched."""
+    model = serve_fuzzing.main_model(tmp_path)
+    report = serve_fuzzing.run(model, 300, seed=30, timeout=1.0, batch=100, threads=8, tell=True)
+    assert not report.failures and not report.crashes, report.summary() + "\n" + "\n".join(report.failures[:10])
+    assert report.tells > 20 and 0 < report.tells_changed < report.tells
+    assert report.journals >= 1 and report.user_models >= 2  # the oracle's, alice's and any the fuzz's TELLs made
