@@ -246,10 +246,13 @@ class _Pass:
         BODY.PEEK[]<0.N>) give the same tokens, verdict and digest as the
         whole message, and a pass holds at most a batch times that, however
         large the mail an attacker sends. A model whose analyser is not the
-        mail one reads a document whole, so it gets messages whole."""
+        mail one reads a document whole, so it gets messages whole. The
+        larger of two caps: --max-message-bytes's, for classifying, and the
+        model's own, for learning (`learn`)."""
         size = max(1, self.settings.batch)
-        options = self.classifier.analyzer.options
-        item = f"BODY.PEEK[]<0.{options.max_message_bytes + 1}>" if options.mail else "BODY.PEEK[]"
+        read = (self.classifier.analyzer.options, self.read[0].analyzer.options)  # classified, learned
+        most = max(options.max_message_bytes for options in read)
+        item = f"BODY.PEEK[]<0.{most + 1}>" if all(options.mail for options in read) else "BODY.PEEK[]"
         for i in range(0, len(uids), size):
             chunk = uids[i : i + size]
             data = self._ok(self.imap.uid("FETCH", _uid_set(chunk), f"(UID FLAGS {item})"), "FETCH")
@@ -332,14 +335,18 @@ class _Pass:
 
     def learn(self, messages: list[Message], cls: str) -> int:
         """Learn `messages` as cls ("spam", "ham") through the locked update
-        `nbcli learn` uses; the model is then read again."""
+        `nbcli learn` uses; the model is then read again. They are analysed
+        as the model analyses what it learns (its own max_message_bytes, not
+        --max-message-bytes, which is for classifying), as `nbcli learn` and
+        spamd's TELL do: the same message is then the same document in the
+        model's record whoever taught it, and counts once."""
         if not messages or self.dry:
             return len(messages)
         from nbcli.fit.analysed import analyse_batch
 
         label = self.class_of[cls]
         analysed = analyse_batch(
-            self.classifier.analyzer,
+            self.read[0].analyzer,
             [str(m.uid) for m in messages],
             [m.data for m in messages],
             ["mail"] * len(messages),

@@ -231,3 +231,24 @@ def test_a_large_message_is_fetched_only_as_far_as_the_model_reads_it(dovecot, m
     assert sizes[-1] == DEFAULT_MAX_MESSAGE_BYTES + 1
     again = run(["learn", mail_model_copy, "--spam", big])
     assert "1 document(s) already learned as spam; not counted again" in again.stderr
+
+
+def test_a_correction_is_learned_as_the_model_reads_whatever_max_message_bytes_classifies(
+    dovecot, mail_model_copy, tmp_path
+):
+    """--max-message-bytes bounds classifying; a correction is analysed as
+    `nbcli learn` and spamd's TELL analyse it (the model's own cap), so the
+    same long message taught again from its file counts once (with the
+    pass's cap it was another document, counted twice)."""
+    ham = samples("ham", 1)[0]
+    big = tmp_path / "long.eml"
+    big.write_bytes(ham.rstrip(b"\n") + b"\n" + b"meeting notes agenda minutes budget review\n" * 2_000)
+    append(dovecot, "INBOX", [big.read_bytes()])
+    state = tmp_path / "state.json"
+    assert summary(imap_pass(dovecot, mail_model_copy, state, "--max-message-bytes", "4K"))["classified"] == 1
+    with dovecot.client() as imap:
+        imap.select("INBOX")
+        assert imap.uid("MOVE", "1", "Junk")[0] == "OK"
+    assert summary(imap_pass(dovecot, mail_model_copy, state, "--max-message-bytes", "4K"))["learned_spam"] == 1
+    again = run(["learn", mail_model_copy, "--spam", big])
+    assert "1 document(s) already learned as spam; not counted again" in again.stderr
