@@ -118,7 +118,27 @@ def _field_index(field: str, columns: list[str] | None, what: str, parameter: st
             columns=listed(columns, 12),
             what=what,
         )
+    if columns.count(field) > 1:
+        raise ParameterError(
+            parameter,
+            "{name} has {n} columns named {field!r} (columns {at})",
+            hint=f"rename one in the header, or give {{{parameter}}} as a column number",
+            name=name,
+            n=columns.count(field),
+            field=field,
+            at=", ".join(str(i + 1) for i, c in enumerate(columns) if c == field),
+        )
     return columns.index(field)
+
+
+def _duplicated(names) -> str | None:
+    """The first name that `names` holds twice, or None."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            return name
+        seen.add(name)
+    return None
 
 
 def _numbered_rows(lines, fmt: str, opts: TableOptions, name: str) -> Iterator[tuple[int, list[str]]]:
@@ -217,6 +237,13 @@ def table_docs(
         width = len(columns)
         keep = [i for i in range(width) if i != li and i != ii]
         names = tuple(columns[i] for i in keep)
+        twice = _duplicated(names)
+        if twice is not None:  # a model keeps a column by its name: one of the two would silently go
+            at = ", ".join(str(i + 1) for i in keep if columns[i] == twice)
+            raise NbcliError(
+                f"{name} has {names.count(twice)} columns named {twice!r} (columns {at})",
+                hint="rename one in the header",
+            )
         lacking = [field for field in opts.need_fields if field not in names]
         if lacking:
             more = f" (nor {listed(lacking[1:], 12)})" if len(lacking) > 1 else ""

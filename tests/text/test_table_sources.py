@@ -76,6 +76,26 @@ def test_missing_columns_are_errors_with_the_fix(tmp_path):
         docs_of(labeled_corpus([str(tmp_path / "b.jsonl")], [], ReadOptions()))
 
 
+def test_a_column_name_the_header_holds_twice_is_an_error_where_it_is_used(tmp_path):
+    """Two columns of one name: reading 'the' column (the first, as it
+    was) or training a table model on both (one was silently dropped: a
+    model keeps columns by name) is an error naming both columns."""
+    (tmp_path / "a.csv").write_text("text,text,label\nfirst,second,x\n")
+    with pytest.raises(NbcliError, match=r"has 2 columns named 'text' \(columns 1, 2\); rename one in the header, or"):
+        docs_of(labeled_corpus([str(tmp_path / "a.csv")], [], ReadOptions()))
+    # by number it is no question which
+    assert [t for _, _, t in docs_of(labeled_corpus([str(tmp_path / "a.csv")], [], ReadOptions(text_field="2")))] == [
+        "second"
+    ]
+    (tmp_path / "b.csv").write_text("a,a,label\n1,2,x\n3,4,y\n")
+    result = run(["train", tmp_path / "b.csv", "--features", "all", "-o", tmp_path / "b.nb"])
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1 and not (tmp_path / "b.nb").exists()
+    assert "b.csv has 2 columns named 'a' (columns 1, 2); rename one in the header" in result.stderr
+    # a name given twice that nothing reads is no one's business
+    (tmp_path / "c.csv").write_text("note,note,text,label\n,,hello,x\n")
+    assert [t for _, _, t in docs_of(labeled_corpus([str(tmp_path / "c.csv")], [], ReadOptions()))] == ["hello"]
+
+
 def test_bad_rows_are_skipped_with_warnings(tmp_path):
     (tmp_path / "a.jsonl").write_bytes(
         b'{"text": "ok", "label": "a"}\n{broken\n[1,2]\n{"text": "no label"}\n{"text": "\xff\xfe bad bytes", '
