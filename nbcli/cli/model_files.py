@@ -25,7 +25,9 @@ def merge(models, output, quiet):
     The merged model is the one training on all their documents would give
     (the records of learned documents are united). Models with different
     analyzer or smoothing options, event models or classes are refused,
-    with the difference named.
+    with the difference named, and so is one model file given twice.
+    Documents that more than one model learned count once per model (a
+    warning says how many).
 
     \b
     Example:
@@ -36,12 +38,39 @@ def merge(models, output, quiet):
     from nbcli.store import modelfile
 
     diagnostics = make_diagnostics(quiet)
+    _refuse_a_model_given_twice(models)
     loaded = [modelfile.load(path) for path in models]
     merged = learning.merge(loaded, list(models))
+    shared = learning.shared_documents(loaded)
     modelfile.save(merged, output)
     diagnostics.info(f"wrote {output}: {len(models)} models merged ({model_counts(merged)})")
+    if shared:  # a warning, not a refusal: models trained on overlapping corpora are merged as asked
+        diagnostics.warn(
+            f"{shared} document(s) are in the records of more than one of the models: each counts once per "
+            "model, as training on all their corpora would; merge models of different documents to count "
+            "each once"
+        )
     if merged.meta.get("calibration", {}).get("dropped"):
         diagnostics.info(f"{output} is not calibrated; fit one on held-out documents: nbcli calibrate {output} HELDOUT")
+
+
+def _refuse_a_model_given_twice(models) -> None:
+    """The same file named twice (or through a link) would count its every
+    document twice: always a slip, never a merge."""
+    seen: dict[tuple[int, int], str] = {}
+    for path in models:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue  # the loader says what is wrong with it
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            first = seen[key]
+            same = f"{path} is given twice" if first == path else f"{first} and {path} are the same file"
+            raise NbcliError(
+                f"{same}: merging a model with itself counts every document twice", hint="give each model once"
+            )
+        seen[key] = path
 
 
 @click.command()

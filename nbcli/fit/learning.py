@@ -625,6 +625,17 @@ def merge(classifiers: list, names: list[str]):
     return merged
 
 
+def shared_documents(classifiers: list) -> int:
+    """How many distinct documents the records of more than one of
+    `classifiers` hold: `merge` counts each of them once per model, as
+    training on all their corpora together would."""
+    keys = [Counts.of(c).record.distinct_digests() for c in classifiers]
+    if len(keys) < 2:
+        return 0
+    _, seen = np.unique(np.concatenate(keys), return_counts=True)
+    return int(np.count_nonzero(seen > 1))
+
+
 def parse_day(text: str) -> int:
     """'YYYY-MM-DD' -> days since 1970-01-01."""
     try:

@@ -169,6 +169,12 @@ class Record:
         idx = np.arange(start, stop)
         return idx[self.digest[start:stop, 1] == digest[1]]
 
+    def distinct_digests(self) -> np.ndarray:
+        """The distinct documents of the record (whatever their class), as
+        16-byte keys that sort and compare as the digests do."""
+        rows = np.ascontiguousarray(np.asarray(self.digest, dtype=np.uint64).reshape(-1, 2))
+        return np.unique(rows.view(np.dtype((np.void, 16))).ravel())
+
     def plus(self, other: Record) -> Record:
         return Record.build(
             np.concatenate([self.digest, other.digest]),

@@ -54,6 +54,17 @@ def test_merge_of_two_halves_and_of_different_models(tmp_path, make_class_folder
     assert f"{out} is not calibrated" in result.stderr and info(out)["calibration"]["method"] is None
     assert info(out)["model_id"] == info(tmp_path / "whole.nb")["model_id"]
     assert info(out)["record"]["entries"] == 80
+    assert "more than one of the models" not in result.stderr  # the halves share no document
+
+    # the same model twice (by name or through a link) is a slip: refused; models sharing documents: a warning
+    (tmp_path / "link.nb").symlink_to(tmp_path / "left.nb")
+    for again, said in ((tmp_path / "left.nb", "is given twice"), (tmp_path / "link.nb", "are the same file")):
+        line = one_line_error(run(["merge", tmp_path / "left.nb", again, "-o", tmp_path / "twice.nb"]))
+        assert said in line and "counts every document twice; give each model once" in line
+        assert not (tmp_path / "twice.nb").exists()
+    result = run(["merge", tmp_path / "left.nb", tmp_path / "whole.nb", "-o", tmp_path / "overlap.nb"])
+    assert result.exit_code == 0 and sum(info(tmp_path / "overlap.nb")["record"]["per_class"].values()) == 120
+    assert "40 document(s) are in the records of more than one of the models" in result.stderr
 
     other_texts, other_labels = make_docs(40, seed=22, classes=["code", "food"])
     assert (
