@@ -194,7 +194,10 @@ def _file_docs(path: str, fmt: str, label: str | None, opts: ReadOptions, walked
     it is opened without blocking and read only if it is (still) a regular
     file, and it is skipped if it is an nbcli model file (one written into
     the corpus folder must not come back as a document). A FIFO or device
-    named on the command line is read: that is what was asked."""
+    named on the command line is read: that is what was asked. An nbcli
+    model file named as a document is an error: read as one, it taught a
+    model 16,000 terms of pickle (`learn m.nb --spam other.nb`); it is
+    always a slip for the MODEL argument or a --model option."""
     if path == "-":
         if fmt == "auto":
             yield from _stdin_docs(label, opts)
@@ -206,8 +209,17 @@ def _file_docs(path: str, fmt: str, label: str | None, opts: ReadOptions, walked
         return
     try:
         data = _read_regular(fd, opts.max_doc_bytes)
-        if walked and _is_model(os.pread(fd, 256, 0) if data is None else data[:256]):
+        if data is not None:
+            head = data[:256]
+        else:  # a large file's first bytes; a named FIFO or device is not looked into (it cannot be re-read)
+            head = os.pread(fd, 256, 0) if walked or stat.S_ISREG(os.fstat(fd).st_mode) else b""
+        if _is_model(head):
             os.close(fd)
+            if not walked:
+                raise NbcliError(
+                    f"{path} is an nbcli model file, not a document",
+                    hint="name it as the command's MODEL (or --model), and documents as the inputs",
+                )
             opts.warn(Skipped(f"skipping {path}: an nbcli model file"))
             return
     except OSError as exc:

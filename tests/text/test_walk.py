@@ -11,6 +11,7 @@ import shutil
 
 import pytest
 
+from nbcli.errors import NbcliError
 from nbcli.text.sources import ReadOptions, documents_in, labeled_corpus
 from nbcli.text.walk import list_files
 
@@ -298,11 +299,25 @@ def test_a_big_model_file_in_a_folder_is_recognised_too(tmp_path, corpus):
     assert f"skipping {corpus / 'food' / 'old.nb'}: an nbcli model file" in warnings
 
 
-def test_a_model_named_on_the_command_line_is_still_a_document(tmp_path, corpus):
-    model = tmp_path / "m.nb"
+def test_a_model_named_as_a_document_is_an_error(tmp_path, corpus):
+    """Read as a document, a model file taught a model thousands of terms of
+    pickle (`learn m.nb --spam other.nb` learned it as spam): named on the
+    command line it is a one-line error, and nothing is learned. A model
+    over --max-doc-bytes (streamed, not read whole) is known too."""
+    model, other = tmp_path / "m.nb", tmp_path / "other.nb"
     assert run(["train", corpus, "-o", model, "-q"]).exit_code == 0
-    docs = list(documents_in(str(model), ReadOptions())[0]())
-    assert len(docs) == 1
+    shutil.copy(model, other)
+    before = model.read_bytes()
+    result = run(["learn", model, "--class", "code", other])
+    assert result.exit_code == 1 and result.stderr == (
+        f"nbcli: error: {other} is an nbcli model file, not a document; name it as the command's MODEL (or "
+        "--model), and documents as the inputs\n"
+    )
+    assert model.read_bytes() == before and not (tmp_path / "m.nb.journal").exists()
+    assert run(["predict", model, other]).exit_code == 1
+    for limit in (100, 1 << 20):
+        with pytest.raises(NbcliError, match="is an nbcli model file, not a document"):
+            list(documents_in(str(other), ReadOptions(max_doc_bytes=limit))[0]())
 
 
 @pytest.mark.parametrize(
