@@ -147,7 +147,7 @@ def to_payload(classifier) -> dict:
     extra["term_sum"] = f"{terms[0]:016x}/{terms[1]}"  # for the id of the model read through a journal
     extra["model_id"] = _identity(_settings(classifier), model.class_count, terms)
     return {
-        "format": FORMAT,  # first: nbcli recognises its files by it (sources._is_model)
+        "format": FORMAT,  # first: nbcli recognises its files by it (sources._nbcli_file)
         "format_version": format_version(model, classifier.calibration is not None),
         "nbcli_version": __version__,
         "classes": list(model.classes),

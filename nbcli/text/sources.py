@@ -213,14 +213,15 @@ def _file_docs(path: str, fmt: str, label: str | None, opts: ReadOptions, walked
             head = data[:256]
         else:  # a large file's first bytes; a named FIFO or device is not looked into (it cannot be re-read)
             head = os.pread(fd, 256, 0) if walked or stat.S_ISREG(os.fstat(fd).st_mode) else b""
-        if _is_model(head):
+        kind = _nbcli_file(head)
+        if kind is not None:
             os.close(fd)
             if not walked:
                 raise NbcliError(
-                    f"{path} is an nbcli model file, not a document",
-                    hint="name it as the command's MODEL (or --model), and documents as the inputs",
+                    f"{path} is {kind}, not a document",
+                    hint="name a model as the command's MODEL (or --model), and documents as the inputs",
                 )
-            opts.warn(Skipped(f"skipping {path}: an nbcli model file"))
+            opts.warn(Skipped(f"skipping {path}: {kind}"))
             return
     except OSError as exc:
         os.close(fd)
@@ -264,12 +265,22 @@ def _open_input(path: str, opts: ReadOptions, walked: bool) -> int | None:
 _MODEL_MARK = b"nbcli-model"
 
 
-def _is_model(head: bytes) -> bool:
-    """Whether a file starting with `head` is an nbcli model: joblib writes
-    a pickle (first byte 0x80, the protocol opcode) of a dict whose first
-    key is "format" with the value "nbcli-model" (see modelfile.py), within
-    the first ~40 bytes; 200 leaves room for other pickle protocols."""
-    return head[:1] == b"\x80" and _MODEL_MARK in head[:200]
+_JOURNAL_MARK = b"nbcli-journal "  # store/journal.py's header: b"nbcli-journal 1 BASE\n"
+
+
+def _nbcli_file(head: bytes) -> str | None:
+    """What nbcli file one starting with `head` is ("an nbcli model file",
+    "an nbcli model's journal"), or None. A model: joblib writes a pickle
+    (first byte 0x80, the protocol opcode) of a dict whose first key is
+    "format" with the value "nbcli-model" (see modelfile.py), within the
+    first ~40 bytes; 200 leaves room for other pickle protocols. A journal
+    (MODEL.journal, beside a model kept in the corpus folder) starts with
+    its header's words."""
+    if head[:1] == b"\x80" and _MODEL_MARK in head[:200]:
+        return "an nbcli model file"
+    if head.startswith(_JOURNAL_MARK):
+        return "an nbcli model's journal"
+    return None
 
 
 def _read_regular(fd: int, limit: int) -> bytes | None:

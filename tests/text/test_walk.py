@@ -287,6 +287,23 @@ def test_a_model_written_into_the_corpus_folder_is_not_read_back(tmp_path, corpu
     assert n_documents(again.stderr) == 40 and "lock" not in again.stderr
 
 
+def test_a_models_journal_in_the_corpus_folder_is_not_read_back(tmp_path, corpus):
+    """A model kept in the corpus folder keeps its journal beside it
+    (MODEL.journal, once it learns): both are skipped, not read as a
+    document of binary junk."""
+    model = corpus / "code" / "kept.nb"
+    assert run(["train", corpus, "-o", tmp_path / "m.nb", "-q"]).exit_code == 0
+    shutil.copy(tmp_path / "m.nb", model)
+    journal = corpus / "code" / "kept.nb.journal"
+    journal.write_bytes(b"nbcli-journal 1 " + b"0" * 64 + b"\nNBJR" + bytes(40))
+    warnings = []
+    docs = labeled_corpus([str(corpus)], [], ReadOptions(warn=warnings.append))
+    assert sum(1 for _ in docs) == 40
+    assert f"skipping {journal}: an nbcli model's journal" in warnings
+    with pytest.raises(NbcliError, match="is an nbcli model's journal, not a document"):
+        list(documents_in(str(journal), ReadOptions())[0]())
+
+
 def test_a_big_model_file_in_a_folder_is_recognised_too(tmp_path, corpus):
     # A model bigger than --max-doc-bytes is streamed, not read whole: its
     # first bytes are looked at all the same.
@@ -310,7 +327,7 @@ def test_a_model_named_as_a_document_is_an_error(tmp_path, corpus):
     before = model.read_bytes()
     result = run(["learn", model, "--class", "code", other])
     assert result.exit_code == 1 and result.stderr == (
-        f"nbcli: error: {other} is an nbcli model file, not a document; name it as the command's MODEL (or "
+        f"nbcli: error: {other} is an nbcli model file, not a document; name a model as the command's MODEL (or "
         "--model), and documents as the inputs\n"
     )
     assert model.read_bytes() == before and not (tmp_path / "m.nb.journal").exists()
