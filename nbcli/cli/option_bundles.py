@@ -76,9 +76,9 @@ read_options = bundle(
             is_flag=True,
             help="Make every skipped input an error (exit 1, no model written): a FIFO or device in a folder, "
             "an nbcli model file or journal in a folder, a folder reached twice through links, a malformed or "
-            "unlabelled table row, an empty document to classify (training counts an empty file as a document with no terms). "
-            "Without it these are warnings, and inputs that could not be read "
-            "(permission denied, I/O errors) are warnings that make the exit status 1 once the command is done.",
+            "unlabelled table row, an empty document to classify (training counts an empty file as a document "
+            "with no terms). Without it these are warnings, and inputs that could not be read (permission denied, "
+            "I/O errors) are warnings that make the exit status 1 once the command is done.",
         ),
     ]
 )
