@@ -103,13 +103,29 @@ def bind(settings: Settings) -> list[socket.socket]:
 def _bind_unix(path: str, private: bool) -> socket.socket:
     """A Unix socket bound at `path`, mode 0660. Only a socket that refuses
     connections (a daemon died) is removed to make room; any other file is
-    left alone and named in the error."""
+    left alone and named in the error.
+
+    The default place's folder is made (`private_folder`); the folder of a
+    --socket given must exist. It was made, mode 0700, which (as root, for
+    /run/nbcli) locked out the mail server's user the socket's mode 0660
+    lets in, and a typo made a folder anywhere: the folder's mode says who
+    may connect, which is the administrator's decision (or systemd's
+    RuntimeDirectory=)."""
     folder = os.path.dirname(os.path.abspath(path))
     try:
         if private:
             private_folder(folder)
-        else:
-            os.makedirs(folder, mode=0o700, exist_ok=True)
+        elif os.path.exists(folder) and not os.path.isdir(folder):
+            raise OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        elif not os.path.isdir(folder):
+            raise ParameterError(
+                "socket_path",
+                "cannot listen on {path}: there is no folder {folder}",
+                hint="create it (its mode decides who may connect: mkdir -m 755 {folder}), "
+                "or let systemd make it (RuntimeDirectory=)",
+                path=path,
+                folder=folder,
+            )
     except OSError as exc:
         raise _cannot_listen(path, exc) from None
     try:

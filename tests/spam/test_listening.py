@@ -123,6 +123,22 @@ def test_a_socket_path_too_long_for_a_unix_socket_says_so(tmp_path):
     assert cannot.value.hint == "give socket_path a shorter path"
 
 
+def test_a_socket_in_a_folder_that_is_not_there_is_refused_not_made(tmp_path):
+    """--socket's folder was made, mode 0700: as root that locked out the
+    mail server's user the socket's 0660 lets in, and a typo made a folder
+    anywhere. The administrator makes it (its mode says who connects)."""
+    path = tmp_path / "run" / "nbcli" / "spamd.sock"
+    with pytest.raises(NbcliError) as cannot:
+        listening.bind(settings(str(path)))
+    assert str(cannot.value).startswith(f"cannot listen on {path}: there is no folder {path.parent}")
+    assert f"mkdir -m 755 {path.parent}" in cannot.value.hint
+    assert not (tmp_path / "run").exists()
+    path.parent.mkdir(parents=True)
+    for sock in listening.bind(settings(str(path))):
+        sock.close()
+    assert stat.S_ISSOCK(os.lstat(path).st_mode)
+
+
 def test_the_refusals_name_the_socket_path_and_the_cli_says_socket(tmp_path):
     """The library names the parameter (socket_path); `nbcli serve` says
     --socket (its error boundary renders the ParameterError)."""
