@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import time
 
 import numpy as np
 
@@ -186,9 +187,14 @@ def _number(value: float) -> str:
     return str(int(value)) if value == int(value) else repr(value)
 
 
+SCRAPE_SECONDS = 5.0  # a scrape's request head must arrive within this, in all
+
+
 def serve_exposition(figures: SharedFigures, sock) -> None:
     """The exporter process: answer GET /metrics on the bound, listening
-    socket `sock` until SIGTERM (one request at a time: a scrape is small)."""
+    socket `sock` until SIGTERM (one request at a time: a scrape is small,
+    and a client gets SCRAPE_SECONDS in all to send its request, so one
+    that trickles bytes cannot hold the exporter from the next scrape)."""
     import signal
 
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
@@ -210,10 +216,14 @@ def serve_exposition(figures: SharedFigures, sock) -> None:
         except OSError:
             os._exit(0)
         with conn:
-            conn.settimeout(5)
+            deadline = time.monotonic() + SCRAPE_SECONDS  # in all: a client trickling a byte at a time is cut off
             try:
                 head = b""
                 while b"\r\n\r\n" not in head and len(head) < 8192:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise TimeoutError
+                    conn.settimeout(left)
                     chunk = conn.recv(4096)
                     if not chunk:
                         break

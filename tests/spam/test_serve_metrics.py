@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections import Counter
@@ -154,6 +155,42 @@ def test_worker_restarts_and_reloads_are_counted_and_counters_never_go_back(mode
     assert after[("nbcli_reloads_total", frozenset())] == 1
     served = [v for (name, _), v in after.items() if name == "nbcli_model_workers"]
     assert served and sum(served) >= 1
+
+
+def test_a_client_trickling_its_request_cannot_hold_the_exporter_from_the_next_scrape(model):
+    """The exporter answers one scrape at a time; a client that sends a byte
+    a second and never ends its head had a 5-second wait per byte and held
+    it for as long as it liked. It gets SCRAPE_SECONDS (5) in all."""
+    from nbcli.spam.metrics import SCRAPE_SECONDS
+
+    srv, url = start_metrics(model, "--workers", "1")
+    host, port = re.search(r"http://([\d.]+):(\d+)/", url).groups()
+    try:
+        with socket.create_connection((host, int(port))) as slow:
+            slow.sendall(b"G")
+            time.sleep(0.3)  # the exporter has taken it
+            start = time.monotonic()
+            waited = {}
+
+            def trickle():
+                for byte in b"ET /metrics HTTP/1.0\r\nX-Slow: " + b"a" * 30:
+                    if time.monotonic() - start > 3 * SCRAPE_SECONDS:
+                        return
+                    try:
+                        slow.sendall(bytes([byte]))
+                    except OSError:
+                        return  # cut off
+                    time.sleep(1.0)
+
+            thread = threading.Thread(target=trickle, daemon=True)
+            thread.start()
+            text = scrape(url)  # queued behind the slow one
+            waited["seconds"] = time.monotonic() - start
+            thread.join(1)
+    finally:
+        srv.stop()
+    assert "nbcli_requests_total" in text
+    assert waited["seconds"] < SCRAPE_SECONDS + 2.5
 
 
 def test_a_real_prometheus_scrapes_the_sum_over_workers(model, tmp_path, prometheus_tools):
