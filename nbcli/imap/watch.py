@@ -350,10 +350,15 @@ def _unread(imap: imaplib.IMAP4) -> bool:
 
 def _changed(imap: imaplib.IMAP4) -> bool:
     """Whether untagged responses saying the selected mailbox changed came
-    (and forget them)."""
+    (and forget them, and every other untagged response but a BYE: imaplib
+    keeps each until a command asks for its kind, and none asks for the
+    "* OK Still here" a server sends while idling, two a minute from
+    Dovecot: a watch idle for months kept them all)."""
     found = False
     for name in WAKE:
         found = imap.untagged_responses.pop(name, None) is not None or found
+    for name in [name for name in imap.untagged_responses if name != "BYE"]:
+        del imap.untagged_responses[name]
     return found
 
 

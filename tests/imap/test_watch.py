@@ -374,3 +374,17 @@ def test_idle_sees_what_came_with_its_continuation(on_idle, answer):
     assert imap.noop()[0] == "OK"  # the session goes on
     stop.close()
     listener.close()
+
+
+def test_what_a_server_says_while_idling_is_not_kept():
+    """A server's keep-alive lines during IDLE ("* OK Still here", Dovecot's
+    every 2 minutes) were kept by imaplib for as long as the watch ran
+    without a pass: memory that grew with the time idle."""
+    port, listener = _scripted_server(b"+ idling\r\n" + b"* OK Still here\r\n" * 3000)
+    imap = imaplib.IMAP4("127.0.0.1", port)
+    stop = Stop()
+    assert _idle(imap, stop, 1.5) is False  # nothing changed
+    assert sum(len(kept) for kept in imap.untagged_responses.values()) < 5
+    assert imap.noop()[0] == "OK"
+    stop.close()
+    listener.close()
