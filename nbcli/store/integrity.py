@@ -253,6 +253,8 @@ def locked(path: str):
                 f"cannot lock model file {path}: its lock file {lock_path} is a symbolic link",
                 hint=f"remove {lock_path}; nbcli makes it again",
             ) from None
+        if exc.errno == errno.ENOENT and not os.path.isdir(folder or "."):  # as `check_writable` says it
+            raise NbcliError(f"cannot write {path}: folder {folder} does not exist", hint="create it first") from None
         raise NbcliError(f"cannot lock model file {path}: {exc.strerror} ({lock_path})") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)

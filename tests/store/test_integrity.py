@@ -207,6 +207,21 @@ def test_a_lock_file_that_is_a_link_is_refused(tmp_path):
     assert not (tmp_path / "elsewhere").exists()
 
 
+def test_a_model_in_a_missing_folder_is_said_as_check_writable_says_it(tmp_path):
+    """The writers that lock first (learn --create, calibrate -o, the
+    library's save) said 'cannot lock model file ...: No such file or
+    directory (.../.m.nb.lock)'; they name the missing folder, as train -o does."""
+    from conftest import one_line_error, run
+
+    path = tmp_path / "nope" / "m.nb"
+    with pytest.raises(NbcliError, match=f"cannot write {path}: folder {path.parent} does not exist; create it first"):
+        with integrity.locked(str(path)):
+            pass
+    line = one_line_error(run(["learn", "--create", path, "--class", "a", "--classes", "a,b", "-"], input="hello"))
+    assert line == f"nbcli: error: cannot write {path}: folder {path.parent} does not exist; create it first"
+    assert not path.parent.exists()
+
+
 def test_check_writable_refuses_folders_and_missing_folders(tmp_path):
     integrity.check_writable(str(tmp_path / "m.nb"))
     with pytest.raises(NbcliError, match="is a folder"):
