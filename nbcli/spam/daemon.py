@@ -581,8 +581,9 @@ class Worker(Connections):
         """DIR/USER.nb, made a copy of the shared model if it does not exist:
         written to a temporary file in DIR, made durable, then linked into
         place, which never replaces a file: a copy made meanwhile by
-        another worker (or by hand) wins, and no reader sees a partial file."""
-        import shutil
+        another worker (or by hand) wins, and no reader sees a partial file.
+        The copy is of the shared model as it is, journal included
+        (`_shared_copy`)."""
         import tempfile
 
         from nbcli.store.integrity import fsync_folder
@@ -592,8 +593,8 @@ class Worker(Connections):
         target = os.path.join(folder, f"{user}.nb")
         fd, temporary = tempfile.mkstemp(prefix=f".{user}.", suffix=".nb.tmp", dir=folder)
         try:
-            with os.fdopen(fd, "wb") as out, open(self.settings.model, "rb") as shared:
-                shutil.copyfileobj(shared, out)
+            with os.fdopen(fd, "wb") as out:
+                self._shared_copy(out)
                 out.flush()
                 os.fsync(out.fileno())
             try:
@@ -611,6 +612,31 @@ class Worker(Connections):
             except OSError:
                 pass
         return target
+
+    def _shared_copy(self, out) -> None:
+        """The shared model as every command reads it, into `out`: its file's
+        bytes, or, when it has a journal (an administrator's `nbcli learn`
+        into it), the model read through the journal and written whole. The
+        file alone lacks the journal's updates, and its record the
+        documents they learned: a user's copy lost them, and a message the
+        shared model had learned was counted again when the user taught it.
+        Read under the shared model's lock, so the file and its journal are
+        one state."""
+        import shutil
+
+        from nbcli.store import journal, modelfile
+
+        shared = self.settings.model
+        with modelfile.locked(shared):
+            if os.path.lexists(journal.path_of(shared)):
+                from nbcli.store.codec import dump_payload
+                from nbcli.store.integrity import with_checksum
+                from nbcli.store.payload import to_payload
+
+                dump_payload(with_checksum(to_payload(modelfile.load(shared))), out)
+                return
+            with open(shared, "rb") as model_file:
+                shutil.copyfileobj(model_file, out)
 
     def tell(self, request: spamd.Request, body: bytes) -> bytes:
         """Learn or forget the message (`Set: local` / `Remove: local`) with

@@ -320,3 +320,33 @@ def test_a_view_that_cannot_be_flattened_is_served_through_its_layers(served, mo
         assert ask(worker, report, SPAM_FILE.read_bytes()) == expected
         worker.settle()
     assert worker.models[str(served)][1].flat is None and len(tries) == 1
+
+
+def test_a_users_own_model_starts_as_the_shared_model_reads_journal_included(served, tmp_path, monkeypatch):
+    """--user-tell own copies the shared model for a user's first TELL. The
+    shared model's journal (an administrator's `nbcli learn` into it) was
+    left out of the copy: the user's model lost that learn, and the user's
+    TELL of the same message counted it a second time."""
+    from nbcli.fit.analysed import analyse_for_learning
+    from nbcli.run.updating import learn_into
+    from nbcli.store import modelfile
+    from nbcli.text.sources import Document
+
+    monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)
+    monkeypatch.setattr(modelfile, "COMPACT_FRACTION", 1e9)
+    learned = sorted(HAM_FILE.parent.iterdir())[2].read_bytes()
+    current = modelfile.load_view(str(served))
+    learn_into(
+        str(served),
+        analyse_for_learning(current.analyzer, [Document("m", "spam", learned, "mail")]),
+        current.analyzer_options,
+    )
+    assert (tmp_path / "mail.nb.journal").exists()
+    users = tmp_path / "users"
+    users.mkdir()
+    worker = daemon.Worker(Settings(str(served), None, None, [], 1, allow_tell=True, models_dir=str(users)), [])
+    tell = b"TELL SPAMC/1.5\r\nMessage-class: spam\r\nSet: local\r\nUser: bob\r\n"
+    assert ask(worker, tell, learned) == b"SPAMD/1.1 0 EX_OK\r\n\r\n"  # learned already: the shared model's record
+    bob = modelfile.load(str(users / "bob.nb"))
+    assert modelfile.model_id(bob) == modelfile.model_id(modelfile.load(str(served)))
+    assert not (users / "bob.nb.journal").exists()  # written whole
