@@ -144,6 +144,10 @@ def read_password(path: str | None) -> str:
     try:
         with open(path, "rb") as fh:
             mode = os.fstat(fh.fileno()).st_mode
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # /dev/null's mode 666 would have us say 'chmod 600 /dev/null'
+                raise NbcliError(
+                    f"--password-file {path} is a device, not a file", hint="give the file that holds the password"
+                )
             if mode & (stat.S_IRWXG | stat.S_IRWXO):
                 raise NbcliError(
                     f"--password-file {path} may be read by others (mode {stat.S_IMODE(mode):o})",

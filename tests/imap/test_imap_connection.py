@@ -69,6 +69,18 @@ def test_the_password_from_the_environment_and_files_others_may_read(dovecot, ma
     assert "may be read by others" in line and "chmod 600" in line
 
 
+def test_a_password_file_that_is_a_device_is_named_so():
+    """/dev/null (mode 666) was 'may be read by others; chmod 600 /dev/null':
+    advice that, taken as root, breaks the machine's /dev/null."""
+    from nbcli.errors import NbcliError
+    from nbcli.imap.settings import read_password
+
+    with pytest.raises(NbcliError) as said:
+        read_password("/dev/null")
+    assert str(said.value).startswith("--password-file /dev/null is a device, not a file")
+    assert "chmod" not in said.value.hint
+
+
 def test_plain_text_to_a_host_that_is_not_loopback_is_refused(mail_model_copy, tmp_path):
     password = tmp_path / "pw"
     password.write_text("x\n")
