@@ -456,6 +456,11 @@ def refit(old: Classifier, options: TrainOptions, source: str = "model") -> Clas
     import dataclasses
 
     model = old.model
+    if getattr(model, "kind", None) == "table":  # its tables are per column, not the term counts re-derived here
+        raise NbcliError(
+            f"{source} is a table model: its tables cannot be re-derived from term counts",
+            hint="train it again from its table, with the new options",
+        )
     given = options.given
     kind = options.kind
     same = kind == model.kind

@@ -239,6 +239,10 @@ def test_a_table_model_refuses_mail_and_learning(tmp_path):
         (["merge", model, shutil.copy(model, tmp_path / "copy.nb"), "-o", tmp_path / "m.nb"], "is a table model"),
         (["prune", model, "--min-count", "2"], "a table model has no terms to prune"),
         (["dump", model], "a table model has no term counts to dump"),
+        (
+            ["train", "--from-model", model, "-o", tmp_path / "x.nb"],
+            "is a table model: its tables cannot be re-derived",
+        ),
     ):
         result = run(args)
         assert result.exit_code == 1 and message in result.stderr and result.stderr.count("\n") == 1, args
