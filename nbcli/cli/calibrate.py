@@ -182,7 +182,7 @@ def _marking_learned(classifier, docs, learned: list):
     from nbcli.text.identity import digests
     from nbcli.text.sources import batches
 
-    record = classifier.record
+    record = getattr(classifier, "record", None)  # a table model keeps none
     if record is None or not len(record):
         yield from docs
         return

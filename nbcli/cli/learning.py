@@ -268,6 +268,7 @@ def forget(model, inputs, label, as_spam, as_ham, as_json, **kw):
       nbcli forget mail.nb --spam < message
       nbcli forget mail.nb < message       # from whichever class it was learned in
     """
+    from nbcli.fit import learning
     from nbcli.run.updating import change_locked
     from nbcli.store import modelfile
     from nbcli.text.sources import labeled_corpus
@@ -275,6 +276,7 @@ def forget(model, inputs, label, as_spam, as_ham, as_json, **kw):
     label = _label(label, as_spam, as_ham)
     diagnostics = make_diagnostics(kw["quiet"])
     current = modelfile.load_view(model)
+    learning.check_learnable(current, model)  # a table model, a model pruned by --min-df: as learn refuses them
     _spam_shortcut(current, label, as_spam, as_ham, model)
     if label is not None:
         _check_classes(current, [label], model, "forgotten")

@@ -61,7 +61,7 @@ def check_learnable(classifier, source: str = "the model") -> None:
     if getattr(classifier.model, "kind", None) == "table":
         raise NbcliError(
             f"{source} is a table model, which learns from a whole table",
-            hint="train it again on the table with the new rows",
+            hint="train it again on the table with the rows it should have",
         )
     if classifier.meta.get("components"):
         raise NbcliError(

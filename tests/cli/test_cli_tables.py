@@ -15,7 +15,7 @@ import pytest
 from nbcli.nb.tables import TableModel, TableSettings
 from nbcli.store import modelfile
 
-from conftest import SAMPLES, run
+from conftest import SAMPLES, model_info, run
 
 PLAYTENNIS = SAMPLES / "playtennis.csv"
 TENNIS = ["--features", "all", "--label-field", "PlayTennis", "--id-field", "Day"]
@@ -248,6 +248,26 @@ def test_a_table_model_refuses_mail_and_learning(tmp_path):
         assert result.exit_code == 1 and message in result.stderr and result.stderr.count("\n") == 1, args
     result = run(["train", SAMPLES / "mail" / "train", "--features", "all", "-o", tmp_path / "x.nb"])
     assert result.exit_code == 1 and "is not a row of a table" in result.stderr
+    # forget, like learn, was an 'internal error' (no analyzer) before it said so
+    result = run(["forget", model, "--class", "Yes", PLAYTENNIS, *TENNIS[2:]])
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert (
+        "is a table model, which learns from a whole table; train it again on the table with the rows" in result.stderr
+    )
+
+
+def test_a_table_model_is_calibrated_on_held_out_rows(tmp_path):
+    """`nbcli calibrate` of a table model was an 'internal error' (it looked
+    for the record of learned documents a table model does not keep)."""
+    table = write_mixed(tmp_path / "mixed.csv", n=600)
+    held_out = write_mixed(tmp_path / "held.csv", n=300, seed=4)
+    model = tmp_path / "m.nb"
+    fields = ["--label-field", "class", "--id-field", "id"]
+    assert run(["train", table, "--features", "all", *fields, "-o", model, "-q", "--calibrate", "none"]).exit_code == 0
+    result = run(["calibrate", model, held_out, *fields])
+    assert result.exit_code == 0, result.stderr
+    assert "fitted on 300 held-out documents" in result.stderr
+    assert model_info(model)["calibration"]["method"] == "temperature"  # three classes: one temperature
 
 
 def test_tune_searches_the_table_settings(tmp_path):
