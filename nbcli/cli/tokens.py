@@ -40,6 +40,10 @@ def tokens(inputs, model, no_mail, token_pattern, **kw):
         from nbcli.store import modelfile
 
         options = modelfile.load(model).analyzer_options
+        if options is None:  # a table model: it reads columns (it said the default analyzer's terms, as if its own)
+            raise NbcliError(
+                f"{model} is a table model: it reads a table's columns, not terms", hint="give a text model"
+            )
     else:
         options = AnalyzerOptions(token_pattern=token_pattern, mail=not no_mail)
     analyzer = Analyzer(options)

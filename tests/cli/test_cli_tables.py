@@ -240,6 +240,10 @@ def test_a_table_model_refuses_mail_and_learning(tmp_path):
         (["prune", model, "--min-count", "2"], "a table model has no terms to prune"),
         (["dump", model], "a table model has no term counts to dump"),
         (
+            ["tokens", "-m", model, SAMPLES / "mail" / "test" / "spam" / "0001.eml"],
+            "reads a table's columns, not terms",
+        ),
+        (
             ["train", "--from-model", model, "-o", tmp_path / "x.nb"],
             "is a table model: its tables cannot be re-derived",
         ),
