@@ -660,6 +660,8 @@ def prune(classifier, min_count: int | None = None, max_terms: int | None = None
         )
     counts = Counts.of(classifier)
     total = np.asarray(counts.tf, dtype=np.float64).sum(axis=0)
+    if counts.expected_tf is not None:  # EM: the unlabelled documents' counts (at their weight) are seen too
+        total = total + np.asarray(counts.expected_tf, dtype=np.float64).sum(axis=0)  # (a clustering has no others)
     keep = np.ones(len(total), dtype=bool)
     if min_count is not None:
         keep &= total >= min_count

@@ -209,6 +209,23 @@ def test_cluster_recovers_planted_topics_and_is_reproducible(tmp_path, kind):
     assert re.search(r"\b(star|bread|goal|planet|oven|match)\b", info)  # a cluster's top terms are its topic's
 
 
+def test_a_clustering_prunes_by_its_documents_expected_counts(tmp_path):
+    """A clustering's counts are all expected counts (no document is
+    labelled): prune counted only the labelled ones, so any --min-count
+    'would drop every term'. It counts the expected ones too, and the
+    pruned model still finds the topics."""
+    texts, labels = planted(60, seed=4)
+    corpus = write_jsonl(tmp_path / "c.jsonl", texts)
+    model, pruned = tmp_path / "a.nb", tmp_path / "p.nb"
+    assert run(["cluster", corpus, "-k", "3", "--seed", "7", "-o", model, "-q"]).exit_code == 0
+    result = run(["prune", model, "--min-count", "90", "-o", pruned, "--json"])
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert 0 < report["dropped"] and 0 < report["kept"] < report["terms"]
+    predicted = [json.loads(line)["label"] for line in run(["predict", pruned, corpus, "--json"]).stdout.splitlines()]
+    assert adjusted_rand_score(labels, predicted) >= 0.9
+
+
 def test_cluster_k_auto_picks_the_planted_number_by_heldout_likelihood(tmp_path):
     texts, _ = planted(50, seed=5)
     corpus = write_jsonl(tmp_path / "c.jsonl", texts)
