@@ -72,6 +72,16 @@ def check_learnable(classifier, source: str = "the model") -> None:
         raise NbcliError(f"{source} was fitted by EM but keeps no expected counts apart", hint="train it again")
     options = classifier.meta.get("options", {})
     for name, default in PRUNING_OPTIONS:
+        if options.get(name, default) != default and classifier.meta.get("clusters"):
+            # cluster restricts its vocabulary by default (min_df 2, max_df 0.5): the user gave no such option
+            raise ParameterError(
+                name,
+                "{source} is a clustering whose vocabulary was restricted ({min_df}, {max_df}, {max_features}: "
+                "cluster's defaults or yours), which kept no counts for the terms it dropped, so it cannot learn "
+                "exactly",
+                hint="cluster again with {min_df} 1 {max_df} 1.0 for a clustering that can learn",
+                source=source,
+            )
         if options.get(name, default) != default:
             raise ParameterError(
                 name,

@@ -226,6 +226,24 @@ def test_a_clustering_prunes_by_its_documents_expected_counts(tmp_path):
     assert adjusted_rand_score(labels, predicted) >= 0.9
 
 
+def test_a_clustering_says_why_it_cannot_learn_and_how_to_make_one_that_can(tmp_path):
+    """It said 'trained with --min-df', which the user never gave: cluster
+    restricts its vocabulary by default."""
+    texts, _ = planted(30, seed=5)
+    corpus = write_jsonl(tmp_path / "c.jsonl", texts)
+    doc = tmp_path / "d.txt"
+    doc.write_text(texts[0] + " and a new word\n")
+    model, learnable = tmp_path / "a.nb", tmp_path / "b.nb"
+    assert run(["cluster", corpus, "-k", "3", "-o", model, "-q"]).exit_code == 0
+    result = run(["learn", model, "--class", "cluster1", doc])
+    assert result.exit_code == 1 and "is a clustering whose vocabulary was restricted" in result.stderr
+    assert "cluster again with --min-df 1 --max-df 1.0" in result.stderr
+    args = ["cluster", corpus, "-k", "3", "--min-df", "1", "--max-df", "1.0", "-o", learnable, "-q"]
+    assert run(args).exit_code == 0
+    result = run(["learn", learnable, "--class", "cluster1", doc])
+    assert result.exit_code == 0 and "learned 1 document(s) as cluster1" in result.stderr
+
+
 def test_cluster_k_auto_picks_the_planted_number_by_heldout_likelihood(tmp_path):
     texts, _ = planted(50, seed=5)
     corpus = write_jsonl(tmp_path / "c.jsonl", texts)
