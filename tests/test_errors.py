@@ -35,3 +35,47 @@ def test_errors_survive_pickling_as_they_do_from_a_worker_process():
 def test_listed_says_when_it_cut_a_long_list():
     assert listed(["a", "b"]) == "a, b"
     assert listed(range(12), most=3) == "0, 1, 2, … (and 9 more)"
+
+
+def _parameters_named(node) -> set[str]:
+    """The parameters a `ParameterError(...)` call names: its first argument
+    and the fields of its message and hint templates that are not values."""
+    import ast
+    import string
+
+    def pieces(text):
+        if isinstance(text, ast.Constant) and isinstance(text.value, str):
+            yield text.value
+        elif isinstance(text, ast.JoinedStr):  # an f-string's literal parts ({{x}} is {x} there)
+            yield from (v.value for v in text.values if isinstance(v, ast.Constant))
+
+    values = {k.arg for k in node.keywords}
+    names = {node.args[0].value} if node.args and isinstance(node.args[0], ast.Constant) else set()
+    for text in [*node.args[1:], *(k.value for k in node.keywords if k.arg == "hint")]:
+        for piece in pieces(text):
+            try:
+                names |= {field for _, field, _, _ in string.Formatter().parse(piece) if field}
+            except ValueError:  # a piece of an f-string cut at a formatted value
+                pass
+    return names - values
+
+
+def test_every_parameter_the_library_names_has_a_flag():
+    """The command line renders a ParameterError with flags; a parameter it
+    has no flag for made the error itself a traceback (found: --warmup)."""
+    import ast
+    from pathlib import Path
+
+    from nbcli.cli.options import PARAMETER_FLAGS, TRAINING_FLAGS
+
+    unmapped = []
+    for path in sorted((Path(__file__).resolve().parent.parent / "nbcli").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            called = getattr(node, "func", None)
+            if isinstance(node, ast.Call) and getattr(called, "id", getattr(called, "attr", None)) == "ParameterError":
+                unmapped += [
+                    f"{path.name}:{node.lineno} {name}"
+                    for name in _parameters_named(node)
+                    if name not in TRAINING_FLAGS and name not in PARAMETER_FLAGS
+                ]
+    assert not unmapped

@@ -133,6 +133,7 @@ PARAMETER_FLAGS = {
     "cv": "--cv",
     "train": "--train",
     "online": "--online",
+    "warmup": "--warmup",
     "spam_class": "--spam-class",
     "min_count": "--min-count",
     "unseen_since": "--unseen-since",

@@ -323,7 +323,14 @@ def run(
     spam_log_odds = float(np.log(spam_cutoff) - np.log1p(-spam_cutoff)) if 0 < spam_cutoff < 1 else None
     ham_log_odds = float(np.log(ham_cutoff) - np.log1p(-ham_cutoff)) if 0 < ham_cutoff < 1 else None
     n = len(order)
-    warmup = min(warmup, n)
+    if warmup >= n:  # every message learned, none classified: every figure would be 'n/a'
+        raise ParameterError(
+            "warmup",
+            "{warmup} {value} leaves none of the {n} messages to classify",
+            hint="give {warmup} less than the number of messages",
+            value=warmup,
+            n=n,
+        )
     scores = np.zeros(n - warmup)
     called = np.zeros(n - warmup, dtype=bool)
     learned = np.zeros(n - warmup, dtype=bool)

@@ -188,3 +188,11 @@ def test_protocol_errors_name_the_parameter_and_the_cli_says_the_flag():
         "eval --online measures a spam filter: the corpus needs two classes, one of them 'junk' (it has ham, spam); "
         "name the spam class with --spam-class"
     )
+    # a warm-up that takes every message leaves nothing to measure ('n/a' for every figure before)
+    with pytest.raises(ParameterError) as caught:
+        online.run(stream, "multinomial", {}, order, warmup=20)
+    assert str(in_flag_terms(caught.value)) == (
+        "--warmup 20 leaves none of the 20 messages to classify; give --warmup less than the number of messages"
+    )
+    _, settings = _settings("multinomial", dict(alpha=1.0), stream.classes)
+    assert len(online.run(stream, "multinomial", settings, order, warmup=19).score) == 1
