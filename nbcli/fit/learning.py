@@ -223,6 +223,14 @@ def plan_forgetting(counts: Counts, docs: Analysed) -> tuple[list[tuple[int, int
             changes.append((i, int(counts.record.label[entry]), -int(counts.record.copies[entry])))
             removed.append(entry)
         outcome.forgotten += 1
+    left = float(np.sum(counts.class_count)) + sum(weight for _, _, weight in changes)
+    if counts.expected_docs is not None:
+        left += float(np.sum(counts.expected_docs))
+    if changes and left <= 0:  # no document at all: its prior would be 0/0, and the model written unreadable
+        raise NbcliError(
+            "forgetting them would leave the model with no documents; nothing was forgotten",
+            hint="a model needs at least one document: to start over, train a new one",
+        )
     return changes, removed, outcome
 
 

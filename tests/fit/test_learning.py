@@ -638,3 +638,27 @@ def test_the_refusals_name_the_parameters_and_the_command_line_their_flags():
         learning.prune(table_model, min_count=2)
     assert info.value.hint == "train it again with features naming fewer columns"
     assert in_flag_terms(info.value).hint == "train it again with --features naming fewer columns"
+
+
+def test_forgetting_every_document_is_refused_and_the_model_stays_readable(tmp_path):
+    """Forgetting the last documents wrote a model whose prior was 0/0: the
+    file could not be read again ('is corrupt'), by any command. Both ways
+    of forgetting (the model rebuilt, the journal's update) refuse it, and
+    a document held in two classes, forgotten from both, counts."""
+    from conftest import run
+
+    model = trained([("apple banana", "a"), ("cherry durian", "b")])
+    docs = analysed(model, [("apple banana", None), ("cherry durian", None)])
+    for forgetting in (lambda: learning.forget(model, docs), lambda: learning.learn_update(model, docs, True)):
+        with pytest.raises(NbcliError, match="would leave the model with no documents; nothing was forgotten"):
+            forgetting()
+    assert learning.forget(model, analysed(model, [("apple banana", None)]))[1].forgotten == 1  # one is fine
+    folder = tmp_path / "c"
+    for cls in ("a", "b"):  # the same document in both classes
+        (folder / cls).mkdir(parents=True)
+        (folder / cls / "1.txt").write_text("apple banana\n")
+    path = tmp_path / "m.nb"
+    assert run(["train", folder, "-o", path, "-q"]).exit_code == 0
+    result = run(["forget", path, folder / "a" / "1.txt"])
+    assert result.exit_code == 1 and "would leave the model with no documents" in result.stderr
+    assert run(["info", path]).exit_code == 0
