@@ -600,11 +600,33 @@ def _write_whole(classifier, path: str) -> None:
     carries a fresh `journal_nonce`, so its checksum disowns the old
     journal even if a crash comes before the journal is removed."""
     payload = to_payload(classifier)
+    _check_tables(payload, path)
     with locked(path):
         if os.path.lexists(journal.path_of(path)):
             payload["journal_nonce"] = journal.new_nonce()
         write_payload(payload, path)
         journal.remove(path)
+
+
+def _check_tables(payload: dict, path: str) -> None:
+    """Refuse to write tables the reader would refuse (`from_payload`: every
+    entry a finite number within TABLE_LIMIT): a model whose arithmetic went
+    wrong (forgetting its last documents made its prior 0/0) was written, and
+    no command could read the file again. The file is left as it was."""
+    for key in ("log_prior", "weights", "bias", "unknown_weight"):
+        table = payload.get(key)
+        if not isinstance(table, np.ndarray) or table.dtype.kind != "f":
+            continue  # (a table model's payload has other keys)
+        try:  # the reader's own checks
+            if key == "log_prior":
+                _log_prior(table, np.asarray(payload.get("class_count")))
+            else:
+                within(table, key, -TABLE_LIMIT, TABLE_LIMIT)
+        except Corrupt as exc:
+            raise NbcliError(
+                f"cannot write {path}: the model would not read back ({exc}); the file is unchanged",
+                hint="this is a bug in nbcli: please report what was done",
+            ) from None
 
 
 def compact(path: str, drop_bad_tail: bool = False) -> tuple[int, int]:

@@ -228,3 +228,26 @@ def test_check_writable_refuses_folders_and_missing_folders(tmp_path):
         integrity.check_writable(str(tmp_path))
     with pytest.raises(NbcliError, match="folder .*nope does not exist"):
         integrity.check_writable(str(tmp_path / "nope" / "m.nb"))
+
+
+def test_a_model_whose_tables_are_not_finite_is_never_written(tmp_path, monkeypatch, classifier):
+    """The writer refuses what the reader would refuse: a prior of 0/0 (what
+    forgetting a model's last documents made) was written, and the file
+    could not be read again."""
+    path = tmp_path / "m.nb"
+    model = classifier
+    modelfile.save(model, str(path))
+    before = path.read_bytes()
+    real = modelfile.to_payload
+
+    def broken(classifier):
+        payload = real(classifier)
+        payload["log_prior"] = np.full_like(payload["log_prior"], np.nan)
+        return payload
+
+    monkeypatch.setattr(modelfile, "to_payload", broken)
+    with pytest.raises(
+        NbcliError, match=r"would not read back \('log_prior' has values outside .*\); the file is unchanged"
+    ):
+        modelfile.save(model, str(path))
+    assert path.read_bytes() == before
