@@ -57,20 +57,15 @@ def merge(models, output, quiet):
 def _refuse_a_model_given_twice(models) -> None:
     """The same file named twice (or through a link) would count its every
     document twice: always a slip, never a merge."""
-    seen: dict[tuple[int, int], str] = {}
-    for path in models:
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue  # the loader says what is wrong with it
-        key = (st.st_dev, st.st_ino)
-        if key in seen:
-            first = seen[key]
+    from nbcli.cli.paths import same_file
+
+    for i, path in enumerate(models):
+        first = next((other for other in models[:i] if same_file(other, path)), None)  # (a missing file: the loader's)
+        if first is not None:
             same = f"{path} is given twice" if first == path else f"{first} and {path} are the same file"
             raise NbcliError(
                 f"{same}: merging a model with itself counts every document twice", hint="give each model once"
             )
-        seen[key] = path
 
 
 @click.command()

@@ -29,7 +29,8 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def _same_file(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
+    """Whether paths a and b name the same file (through links too); False if either cannot be read."""
     try:
         sa, sb = os.stat(a), os.stat(b)
     except OSError:
@@ -60,7 +61,7 @@ def check_output(output: str, inputs, option: str = "-o") -> None:
                 f"{option} {output} lies inside the input folder {given}",
                 hint="write it somewhere outside the inputs, or it would be read back as a document",
             )
-        if not folder and (out == real or _same_file(output, given)):
+        if not folder and (out == real or same_file(output, given)):
             raise NbcliError(
                 f"{option} {output} is the input {given}; writing it would destroy the input",
                 hint="give another output path",

@@ -72,7 +72,9 @@ def check_learnable(classifier, source: str = "the model") -> None:
         raise NbcliError(f"{source} was fitted by EM but keeps no expected counts apart", hint="train it again")
     options = classifier.meta.get("options", {})
     for name, default in PRUNING_OPTIONS:
-        if options.get(name, default) != default and classifier.meta.get("clusters"):
+        if options.get(name, default) == default:
+            continue
+        if classifier.meta.get("clusters"):
             # cluster restricts its vocabulary by default (min_df 2, max_df 0.5): the user gave no such option
             raise ParameterError(
                 name,
@@ -82,14 +84,13 @@ def check_learnable(classifier, source: str = "the model") -> None:
                 hint="cluster again with {min_df} 1 {max_df} 1.0 for a clustering that can learn",
                 source=source,
             )
-        if options.get(name, default) != default:
-            raise ParameterError(
-                name,
-                f"{{source}} was trained with {{{name}}}, which kept no counts for the terms it dropped, "
-                "so it cannot learn exactly",
-                hint=f"train it again without {{{name}}} (and keep it small with 'nbcli prune')",
-                source=source,
-            )
+        raise ParameterError(
+            name,
+            f"{{source}} was trained with {{{name}}}, which kept no counts for the terms it dropped, "
+            "so it cannot learn exactly",
+            hint=f"train it again without {{{name}}} (and keep it small with 'nbcli prune')",
+            source=source,
+        )
     if options.get("select") is not None:
         raise ParameterError(
             "select",
@@ -647,7 +648,7 @@ def shared_documents(classifiers: list) -> int:
     """How many distinct documents the records of more than one of
     `classifiers` hold: `merge` counts each of them once per model, as
     training on all their corpora together would."""
-    keys = [Counts.of(c).record.distinct_digests() for c in classifiers]
+    keys = [c.record.distinct_digests() for c in classifiers if c.record is not None]
     if len(keys) < 2:
         return 0
     _, seen = np.unique(np.concatenate(keys), return_counts=True)

@@ -629,11 +629,7 @@ class Worker(Connections):
         shared = self.settings.model
         with modelfile.locked(shared):
             if os.path.lexists(journal.path_of(shared)):
-                from nbcli.store.codec import dump_payload
-                from nbcli.store.integrity import with_checksum
-                from nbcli.store.payload import to_payload
-
-                dump_payload(with_checksum(to_payload(modelfile.load(shared))), out)
+                modelfile.write_to(modelfile.load(shared), out, shared)
                 return
             with open(shared, "rb") as model_file:
                 shutil.copyfileobj(model_file, out)

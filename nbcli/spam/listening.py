@@ -115,9 +115,7 @@ def _bind_unix(path: str, private: bool) -> socket.socket:
     try:
         if private:
             private_folder(folder)
-        elif os.path.exists(folder) and not os.path.isdir(folder):
-            raise OSError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
-        elif not os.path.isdir(folder):
+        elif not os.path.lexists(folder):  # (a file there fails below, as any path under a file does)
             raise ParameterError(
                 "socket_path",
                 "cannot listen on {path}: there is no folder {folder}",

@@ -32,7 +32,7 @@ import numpy as np
 from nbcli.errors import ModelFileError, NbcliError
 from nbcli.store import journal
 from nbcli.store.checks import MAX_COUNT, TABLE_LIMIT, Corrupt, array_of, classes_of, meta_of, number, terms_of, within
-from nbcli.store.codec import FORMAT_VERSION
+from nbcli.store.codec import FORMAT_VERSION, dump_payload
 from nbcli.store.integrity import (
     CHECKSUM_KEY,
     check_writable,
@@ -40,6 +40,7 @@ from nbcli.store.integrity import (
     read_payload,
     release_pages,
     target,
+    with_checksum,
     write_payload,
 )
 from nbcli.store.journal_updates import (
@@ -606,6 +607,17 @@ def _write_whole(classifier, path: str) -> None:
             payload["journal_nonce"] = journal.new_nonce()
         write_payload(payload, path)
         journal.remove(path)
+
+
+def write_to(classifier, fh, path: str) -> None:
+    """`classifier` as a model file's bytes, into the open binary file `fh`,
+    checked as `_write_whole` checks it and with its checksum: for a caller
+    that places the file itself (the daemon's new per-user model, linked
+    into place so that it never replaces one). `path`: where it will be,
+    for an error's words."""
+    payload = to_payload(classifier)
+    _check_tables(payload, path)
+    dump_payload(with_checksum(payload), fh)
 
 
 def _check_tables(payload: dict, path: str) -> None:
