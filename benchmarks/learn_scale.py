@@ -194,11 +194,12 @@ from nbcli.text.sources import Document
 path, listing = sys.argv[1], sys.argv[2]
 if len(sys.argv) > 3:  # compact at this fraction of the model file, whatever its size
     modelfile.COMPACT_FRACTION, modelfile.COMPACT_MAX_BYTES = float(sys.argv[3]), float("inf")
-written = {"journal": 0, "compactions": 0, "compacted_bytes": 0, "checkpoints": 0}
+written = {"journal": 0, "compactions": 0, "compacted_bytes": 0, "checkpoints": 0, "deltas": 0}
 encode = journal.encode
 def counted(*args, checkpoint=False):
     record = encode(*args, checkpoint=checkpoint)
     written["checkpoints" if checkpoint else "journal"] += len(record)
+    written["deltas"] += "delta" in args[0]  # a record written as a difference (nb/updates.py, Delta)
     return record
 journal.encode = counted
 started = time.perf_counter()
@@ -213,7 +214,8 @@ for label, name in lines:
         written["compactions"] += 1
         written["compacted_bytes"] += os.path.getsize(path)
 seconds = time.perf_counter() - started
-print(len(lines), seconds, *(written[k] for k in ("journal", "compactions", "compacted_bytes", "checkpoints")))
+kinds = ("journal", "compactions", "compacted_bytes", "checkpoints", "deltas")
+print(len(lines), seconds, *(written[k] for k in kinds))
 """
 
 
@@ -313,7 +315,7 @@ def daemon(model: Path, messages: list[Path]) -> dict:
 def sequence(model: Path, train_dir: Path, messages: list[Path], old: Path) -> dict:
     """SEQUENCE learns in a row, a compaction, and the model trained afresh."""
     work = WORK / "sequence.nb"
-    n, seconds, journal_bytes, compactions, compacted, checkpoints = learned_one_by_one(
+    n, seconds, journal_bytes, compactions, compacted, checkpoints, _ = learned_one_by_one(
         model, work, messages, *([FRACTION] if FRACTION else [])
     )
     left = Path(str(work) + ".journal")
@@ -378,7 +380,7 @@ def long_run(train: list[tuple[Path, str]], held_out: list[tuple[Path, str]]) ->
         if i >= LONG_LAG:
             steps.append((taught[i - LONG_LAG], label[taught[i - LONG_LAG]]))
     work = WORK / "long.nb"
-    n, seconds, journal_bytes, compactions, compacted, checkpoints = learned_one_by_one(base, work, steps)
+    n, seconds, journal_bytes, compactions, compacted, checkpoints, deltas = learned_one_by_one(base, work, steps)
     left = _journal(work)
     left_bytes = left.stat().st_size if left.exists() else 0
     subprocess.run(nbcli("compact", work, "-q"), check=True)
@@ -396,6 +398,15 @@ def long_run(train: list[tuple[Path, str]], held_out: list[tuple[Path, str]]) ->
     with_checkpoints = (compacted + int(checkpoints)) / final
     amplification = (records + int(checkpoints) + compacted) / (final + records)
     writes = int(compactions) + bool(left_bytes)
+    shortfall = (
+        ""
+        if besides <= 3
+        else f""" A journal
+    compacted at a size proportional to the model writes the model once per that many bytes
+    of records, so the model files written grow with the learns (docs/architecture.md,
+    "Compaction policy"); holding them to 3x over {int(n):,} learns would need a journal of
+    about {(records + int(checkpoints)) / 2 / 1e6:.0f} MB beside a {final / 1e6:.0f} MB model."""
+    )
     return f"""### 10,000 learns, then a compaction (issue 30)
 
 `make bench-learn-scale` ({report.machine()}): a model of {LONG_BASE} messages of the
@@ -418,11 +429,9 @@ for a journal with checkpoints): {float(seconds):.0f} s ({float(seconds) / max(i
   - read as 3 × (model + records), the write amplification: {amplification:.2f}x:
     {"met" if amplification <= 3 else "not met"};
   - read as 3 × model + records: the model files written are {besides:.1f}x the final
-    model ({with_checkpoints:.1f}x with the checkpoints): {"met" if besides <= 3 else "not met"}. A journal
-    compacted at a size proportional to the model writes the model once per that many bytes
-    of records, so the model files written grow with the learns (docs/architecture.md,
-    "Compaction policy"); holding them to 3x over {int(n):,} learns would need a journal of
-    about {(records + int(checkpoints)) / 2 / 1e6:.0f} MB beside a {final / 1e6:.0f} MB model.
+    model ({with_checkpoints:.1f}x with the checkpoints): {"met" if besides <= 3 else "not met"}.{shortfall}
+- Records written as differences (docs/architecture.md, "How an update is written"):
+  {int(deltas):,} of the {int(n):,} updates ({records / max(int(n), 1):,.0f} bytes a learn on average).
 
 ```
 LEARN_SCALE_ONLY=long make bench-learn-scale     # this sub-section alone; LEARN_SCALE_LONG=N learns

@@ -480,6 +480,7 @@ def learn_update(classifier, docs: Analysed, forgetting: bool = False):
     if not forgetting:
         check_learnable(classifier)
     counts = Counts.of_terms(classifier, docs.pair_hash)
+    before = counts
     if forgetting:
         changes, removed, outcome = plan_forgetting(counts, docs)
         check_learnable(classifier)
@@ -494,6 +495,8 @@ def learn_update(classifier, docs: Analysed, forgetting: bool = False):
         return None, outcome, classifier
     meta = meta_after(after, classifier, meta)
     update = Update.of(counts, after, _touched(docs, changes), removed, entries, meta)
+    if list(before.classes) == list(classifier.classes) == list(after.classes):  # a difference can be written
+        update.made_from = (before, classifier.meta)
     common = int(np.count_nonzero(found_in(after.hashes, counts.hashes)[1]))  # np.isin would sort both again
     left, new = len(counts.hashes) - common, len(after.hashes) - common
     same = list(after.classes) == list(classifier.classes)

@@ -392,23 +392,60 @@ def _last_checkpoint(fd: int, pos: int) -> tuple[int, int]:
 
 def encode(plain: dict, arrays: dict[str, np.ndarray], checkpoint: bool = False) -> bytes:
     """One record (checkpoint: a checkpoint record): plain values (JSON) and arrays."""
-    specs, chunks = [], []
     # widest items first, and the JSON text padded with spaces (which JSON ignores) to a multiple of
     # 8 bytes from the record's start: every array then starts 8-aligned within the record (each
     # array before the byte arrays is a multiple of 8 bytes long, or of 4 before the 4-byte ones),
     # and a reader that places a record 8-aligned (`_read_checkpoint`) decodes aligned arrays in
     # place; a search or gather over an unaligned copy of a checkpoint's hashes took twice as long.
     # Records written before this decode the same (the order and the padding are the record's own).
+    body = _body(plain, arrays)
+    length = struct.pack("<Q", len(body))
+    magic = _CHECKPOINT if checkpoint else _RECORD
+    return magic + length + struct.pack("<I", zlib.crc32(body, zlib.crc32(length))) + body
+
+
+def _body(plain: dict, arrays: dict[str, np.ndarray]) -> bytes:
+    specs, chunks = [], []
     for name, array in sorted(arrays.items(), key=lambda item: -item[1].dtype.itemsize):
         array = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
         specs.append([name, array.dtype.str, list(array.shape)])
         chunks.append(array.tobytes())
     text = json.dumps({**plain, "arrays": specs}, sort_keys=True, allow_nan=False).encode("ascii")
     text += b" " * (-(_HEAD.size + 4 + len(text)) % 8)
-    body = struct.pack("<I", len(text)) + text + b"".join(chunks)
-    length = struct.pack("<Q", len(body))
-    magic = _CHECKPOINT if checkpoint else _RECORD
-    return magic + length + struct.pack("<I", zlib.crc32(body, zlib.crc32(length))) + body
+    return struct.pack("<I", len(text)) + text + b"".join(chunks)
+
+
+PACKED_RATIO = 64  # packed parts are at most this many times their compressed bytes (and 64 KB): reading stays linear
+
+
+def packed(parts: list[bytes]) -> bytes | None:
+    """Byte strings one after another, compressed (zlib), to be held in a
+    record's array (`nb.updates.Delta`'s records, whose plain values say
+    how long each part is); None where they would expand past what
+    `unpacked` accepts."""
+    data = zlib.compress(b"".join(parts), 6)
+    return data if sum(len(p) for p in parts) <= PACKED_RATIO * len(data) + (64 << 10) else None
+
+
+def unpacked(data: bytes | memoryview, sizes: list[int]) -> list[bytes]:
+    """The parts of a `packed` array, of the byte lengths `sizes`; ValueError
+    if it is not one, or if they add up past PACKED_RATIO times its bytes
+    (a crafted record: never more memory than that for reading it)."""
+    total = sum(sizes)
+    if total > PACKED_RATIO * len(data) + (64 << 10):
+        raise ValueError("packed parts too long for their bytes")
+    inflate = zlib.decompressobj()
+    try:
+        whole = inflate.decompress(bytes(data), total + 1)
+    except zlib.error:
+        raise ValueError("packed parts that do not inflate") from None
+    if len(whole) != total or not inflate.eof or inflate.unconsumed_tail or inflate.unused_data:
+        raise ValueError("packed parts too long or cut short")
+    out, at = [], 0
+    for size in sizes:
+        out.append(whole[at : at + size])
+        at += size
+    return out
 
 
 def decode(body: bytes | memoryview) -> tuple[dict, dict[str, np.ndarray]]:

@@ -30,8 +30,11 @@ import numpy as np
 
 from nbcli.store import journal
 from nbcli.store.integrity import target
-from nbcli.store.payload import _plain
+from nbcli.store.payload import _plain, plain_json
 
+# Learns and forgets that keep the classes are written as differences (`nb.updates.Delta`); False: as after-images,
+# as nbcli before 2026-11-27 wrote every update (what the tests of reading such journals write)
+DIFFERENCES = True
 CHECKPOINT_MIN_BYTES = 256 << 10  # no checkpoint before this many bytes of records: reading them costs little
 CHECKPOINTED_FACTOR = 4  # a journal with checkpoints is compacted at this many times the plain limit
 
@@ -70,10 +73,74 @@ def update_record(update) -> tuple[dict, dict]:
 
 
 def encoded(update) -> bytes:
-    """The update's journal record, encoded once (spamd weighs it, then appends it)."""
+    """The update's journal record, encoded once (spamd weighs it, then
+    appends it): as a difference (`nb.updates.Delta`) where the update knows what
+    it was made from (`Update.made_from`) and a Delta gives it back
+    exactly; as its after-image otherwise."""
     if "_record" not in update.__dict__:
-        update.__dict__["_record"] = journal.encode(*update_record(update))
+        parts = None
+        made = update.made_from
+        if made is not None and DIFFERENCES:
+            from nbcli.nb.updates import delta_of
+
+            before, meta_before = made
+            delta = delta_of(update, before, plain_json(meta_before), plain_json(update.meta))
+            parts = delta_record(delta) if delta is not None else None
+        update.__dict__["_record"] = journal.encode(*(parts or update_record(update)))
     return update.__dict__["_record"]
+
+
+def delta_record(delta) -> tuple[dict, dict] | None:
+    """A Delta (nb/updates.py) as a journal record's plain values and arrays
+    (read back by `journal_records.update_of`): the touched terms' hashes as
+    they are; every other array in three compressed parts, integers (each
+    ascending list of positions as its gaps, which compress), 64-bit words
+    and the new terms' texts, whose lengths the plain values give. Few
+    arrays, so that a reader decodes it in about the time of a small
+    after-image. None where the parts would not pass the reader's bound on
+    expansion."""
+    record = delta.record
+    cells = [np.diff(np.asarray(delta.cells[name], dtype=np.int64), prepend=0) for name in delta.tables]
+    steps = [np.asarray(delta.steps[name], dtype=np.int64) for name in delta.tables]
+    ints = np.concatenate(
+        [
+            np.asarray(delta.new, dtype=np.int64),
+            np.asarray(delta.gone, dtype=np.int64),
+            np.diff(np.asarray(delta.offsets, dtype=np.int64)),
+            np.asarray(delta.last_seen, dtype=np.int64),
+            *cells,
+            *steps,
+            np.asarray(delta.removed_label, dtype=np.int64),
+            np.asarray(record.label, dtype=np.int64),
+            np.asarray(record.copies, dtype=np.int64),
+            np.asarray(record.when, dtype=np.int64),
+        ]
+    ).astype("<i8")
+    words = np.concatenate(
+        [
+            np.asarray(delta.removed_digest, dtype=np.uint64).reshape(-1),
+            np.asarray(record.digest, dtype=np.uint64).reshape(-1),
+            np.asarray(record.message_id, dtype=np.uint64),
+        ]
+    ).astype("<u8")
+    blob = np.asarray(delta.blob, dtype=np.uint8)
+    body = journal.packed([ints.tobytes(), words.tobytes(), blob.tobytes()])
+    if body is None:
+        return None
+    plain = {
+        "delta": 1,
+        "classes": list(delta.classes),
+        "known": list(delta.known),
+        "mail_docs": int(delta.mail_docs),
+        "class_count": [float(x) for x in delta.class_count],
+        "tables": list(delta.tables),
+        "meta_set": _plain(delta.meta_set),
+        "meta_drop": list(delta.meta_drop),
+        # how many of each: new terms, gone terms, changed values per table, entries out, entries in; parts' bytes
+        "sizes": [len(delta.new), len(delta.gone), [len(c) for c in cells], len(delta.removed_label), len(record)],
+        "parts": [len(ints) * 8, len(words) * 8, len(blob)],
+    }
+    return plain, {"hashes": np.asarray(delta.hashes, dtype=np.uint64), "packed": np.frombuffer(body, dtype=np.uint8)}
 
 
 def remember(path: str, base: str | None, snapshot) -> None:

@@ -529,11 +529,11 @@ def followed(classifier, path: str, own=None):
             if snapshot.end > end:  # only a checkpoint: nothing new, but not to be read again
                 setattr(classifier, "journal_state", (base, snapshot.end, base_stamp))  # noqa: B010
             return classifier
-        from nbcli.store.journal_records import update_of
+        from nbcli.store.journal_records import resolve, update_of
 
         try:
-            updates = [update_of(body) for body in snapshot.bodies]
-        except Corrupt:
+            updates = resolve([update_of(body) for body in snapshot.bodies], classifier)
+        except (Corrupt, *_UNFIT):
             return None
         state = (base, snapshot.end, base_stamp)
     view = _followed_by(classifier, updates)
@@ -553,12 +553,18 @@ def _followed_by(classifier, updates):
 
 def journaled_bytes(path: str, update) -> int:
     """The size a model's file and journal will have once `update` is
-    appended (`append_update`): an upper bound on the model the journal
-    makes (a record holds the touched terms whole, where the model grows
-    only by the new ones), found without building that model (spamd's
-    --max-model-size)."""
+    appended (`append_update`), the update counted as its after-image (its
+    touched terms whole, where the model grows only by the new ones; even
+    where it is written as a smaller difference): the model the journal
+    makes, over-estimated, found without building it (spamd's
+    --max-model-size). The records before it that were written as
+    differences count less than the terms they added would in the model
+    (about 25 bytes a new term against the model file's 60-80); the
+    journal's last checkpoint holds every term added before it whole, so
+    only the records after it are under-counted."""
     stamp = journal.stamp(path)
-    return os.stat(path).st_size + (stamp[1] if stamp else 0) + len(encoded(update))
+    whole = sum(np.asarray(a).nbytes for a in update_record(update)[1].values()) + 1024  # (+ its plain values)
+    return os.stat(path).st_size + (stamp[1] if stamp else 0) + max(whole, len(encoded(update)))
 
 
 def _append(update, path: str, since) -> tuple[int, bool]:
@@ -668,12 +674,13 @@ def _with_updates(classifier, snapshot, path: str, view: bool = False, drop_bad_
     ModelFileError, unless drop_bad_tail: then the good updates before it
     are applied (`journal_records.good_updates`)."""
     from nbcli.nb.overlay import viewed
-    from nbcli.store.journal_records import update_of
+    from nbcli.store.journal_records import resolve, update_of
 
     updates: list = []
     try:
         for body in snapshot.bodies:
             updates.append(update_of(body))
+        updates = resolve(updates, classifier)  # differences (`nb.updates.Delta`) as after-images
         made = viewed(classifier, updates, snapshot.starts_with_checkpoint) if view else None
         return (made if made is not None else _replayed(classifier, updates)), snapshot.updates
     except Corrupt as exc:
@@ -684,7 +691,7 @@ def _with_updates(classifier, snapshot, path: str, view: bool = False, drop_bad_
         from nbcli.store.journal_records import good_updates
 
         kept = good_updates(path, lambda run: _applies(classifier, run))
-        return (_replayed(classifier, kept) if kept else classifier), len(kept)
+        return (_replayed(classifier, resolve(kept, classifier)) if kept else classifier), len(kept)
     # the updates before a bad record are kept: those it follows stand for (unknown where it is the
     # checkpoint the read started at, or where applying them failed: --drop-bad-tail finds them)
     good = (
@@ -713,9 +720,11 @@ def _replayed(classifier, updates: list):
 
 def _applies(classifier, updates: list) -> bool:
     """Whether `updates` (each a good record) apply to `classifier`."""
+    from nbcli.store.journal_records import resolve
+
     try:
         if updates:
-            _replayed(classifier, updates)
+            _replayed(classifier, resolve(updates, classifier))
     except _UNFIT:
         return False
     return True

@@ -31,6 +31,11 @@ def _plain(value):
     raise TypeError(f"not a plain value: {type(value).__name__}")
 
 
+def plain_json(meta: dict) -> dict:
+    """`meta` as a journal record gives it back: plain values through JSON."""
+    return json.loads(json.dumps(_plain(meta), sort_keys=True, allow_nan=False))
+
+
 def format_version(model, calibrated: bool = False) -> int:
     """1 for a plain multinomial model (readable by older nbcli); 3 for a
     calibrated model (an older nbcli would ignore the calibration and give

@@ -20,12 +20,22 @@ from test_journal import BASE, trained
 from test_journal_checkpoints import checkpointing, learn, records  # noqa: F401 (checkpointing: a fixture)
 
 from nbcli.errors import ModelFileError
-from nbcli.store import journal, modelfile
+from nbcli.store import journal, journal_updates, modelfile
 from nbcli.store.journal_records import good_updates
 
 from conftest import run
 
-pytestmark = pytest.mark.usefixtures("checkpointing")  # small models keep a journal, with checkpoints
+pytestmark = pytest.mark.usefixtures("checkpointing", "after_images")  # small models keep a journal, with checkpoints
+
+
+@pytest.fixture
+def after_images(monkeypatch):
+    """Every update written as an after-image, as nbcli before differences
+    (`nb.updates.Delta`) wrote it: the crafted records below change its fields
+    (test_journal_deltas.py crafts differences)."""
+    monkeypatch.setattr(journal_updates, "DIFFERENCES", False)
+
+
 WRONG = ["x", "", 10**30, -1, 0, 1e308, None, True, [], {}, [1, "a"], {"a": 1}, 2**63]
 STEPS = [
     ("learn", 1, "a"),
