@@ -494,6 +494,9 @@ def _values(name: str, units: np.ndarray) -> np.ndarray:
 
 
 def _same_json(a, b) -> bool:
+    """Whether JSON writes a and b alike (1 and 1.0 differ)."""
+    if type(a) is type(b) and type(a) in (str, int, bool, type(None)):
+        return a == b
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
@@ -546,7 +549,7 @@ def delta_of(update: Update, before: Counts, meta_before: dict, meta_after: dict
         flat = step.reshape(-1)
         cells[name] = np.flatnonzero(flat)
         steps[name] = flat[cells[name]]
-    blob, offsets = gather_texts([(image.blob, image.offsets)], np.zeros(len(new), np.int64), new)
+    blob, offsets = _texts_at(image.blob, image.offsets, new)
     meta_set, meta_drop = meta_patch(meta_before, meta_after)
     delta = Delta(
         list(image.classes),
@@ -574,6 +577,15 @@ def delta_of(update: Update, before: Counts, meta_before: dict, meta_after: dict
     except ValueError:
         return None
     return delta if _same_image(again, update) and _same_json(again.meta, meta_after) else None
+
+
+def _texts_at(blob, offsets, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(blob, offsets) of the texts of terms `at` of (blob, offsets)."""
+    offsets = np.asarray(offsets, dtype=np.int64)
+    start, length = offsets[at], offsets[at + 1] - offsets[at]
+    out = np.zeros(len(at) + 1, dtype=np.int64)
+    np.cumsum(length, out=out[1:])
+    return np.asarray(blob, dtype=np.uint8)[np.repeat(start - out[:-1], length) + np.arange(out[-1])], out
 
 
 def _same_image(a: Update, b: Update) -> bool:
@@ -628,6 +640,8 @@ def _resolved_run(run: list, base: Counts, metas: list) -> list:
     deltas = [i for i, u in enumerate(run) if isinstance(u, Delta)]
     if not deltas:
         return run
+    if len(run) == 1:  # one difference (a writer's check of its own; a follower's next TELL): no sort
+        return [_resolved_one(run[0], base, metas[0])]
     n_classes = len(base.classes)
     images = [u if isinstance(u, Delta) else u.image for u in run]
     sizes = np.array([len(x.hashes) for x in images], dtype=np.int64)
@@ -761,3 +775,61 @@ def _resolved_run(run: list, base: Counts, metas: list) -> list:
         )
         out[i] = Update(image, list(d.known), metas[i], d.removed_digest, d.removed_label)
     return out
+
+
+def _resolved_one(d: Delta, base: Counts, meta: dict) -> Update:
+    """One Delta resolved against `base`, the counts of its terms before it
+    (`_resolved_run` for a run of one, in a few array operations: what a
+    writer checks of every Delta before writing it, on the path of a
+    spamd TELL's reply)."""
+    k = len(d.hashes)
+    at, present = found_in(base.hashes, d.hashes)
+    old = np.ones(k, dtype=bool)
+    old[d.new] = False
+    old[d.gone] = False
+    if not np.all(present[old]):
+        raise ValueError("a difference's term without its text")
+    if len(d.offsets) != len(d.new) + 1:
+        raise ValueError("a difference's texts do not match its new terms")
+    tables = {}
+    for name in d.tables:
+        if getattr(base, name) is None:
+            raise ValueError(f"a difference without the {name} table")
+        units = np.zeros((len(d.classes), k), dtype=np.int64)
+        known = _units(name, getattr(base, name)[:, at[present]])
+        if known is None:
+            raise ValueError(f"the model's {name} values are not whole units")
+        units[:, present] = known
+        cells = d.cells[name]
+        if len(cells) and (cells.min() < 0 or cells.max() >= units.size):
+            raise ValueError("a difference's cells out of range")
+        units.reshape(-1)[cells] += d.steps[name]
+        units[:, d.gone] = 0
+        tables[name] = _values(name, units)
+    # texts: an old term's from the base, a new one's from the Delta, a gone one's none; the two blobs
+    # end to end and one index of every byte (`gather_texts` costs 0.1 ms in its generality here)
+    base_offsets = np.asarray(base.offsets, dtype=np.int64)
+    start = np.zeros(k, dtype=np.int64)
+    length = np.zeros(k, dtype=np.int64)
+    start[old] = base_offsets[at[old]]
+    length[old] = base_offsets[at[old] + 1] - start[old]
+    start[d.new] = len(base.blob) + d.offsets[:-1]
+    length[d.new] = np.diff(d.offsets)
+    offsets = np.zeros(k + 1, dtype=np.int64)
+    np.cumsum(length, out=offsets[1:])
+    both = np.concatenate([np.asarray(base.blob, dtype=np.uint8), np.asarray(d.blob, dtype=np.uint8)])
+    blob = both[np.repeat(start - offsets[:-1], length) + np.arange(offsets[-1])]
+    image = Counts(
+        list(d.classes),
+        np.asarray(d.class_count, dtype=np.float64),
+        np.asarray(d.hashes, dtype=np.uint64),
+        blob,
+        offsets,
+        tables["tf"],
+        tables.get("df"),
+        tables.get("fit"),
+        np.asarray(d.last_seen, dtype=np.int32),
+        d.record,
+        int(d.mail_docs),
+    )
+    return Update(image, list(d.known), meta, d.removed_digest, d.removed_label)
