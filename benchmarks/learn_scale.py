@@ -363,6 +363,8 @@ def long_run(train: list[tuple[Path, str]], held_out: list[tuple[Path, str]]) ->
     correcting a mistaught message); the corpus short of LONG/2 distinct
     others, the first ones are taught so a second time. Every learn is a
     real update of about one message's terms."""
+    from nbcli.store import journal_updates
+
     rng = np.random.default_rng(7)
     order = rng.permutation(len(train))
     base_items = [train[i] for i in order[:LONG_BASE]]
@@ -415,9 +417,10 @@ single-message learns in a row ({len(chosen):,} other messages, distinct in cont
 learned first into the wrong class and then, {LONG_LAG} learns later, into its own: a move;
 {len(taught) - len(chosen):,} of them taught so twice, the corpus having no more),
 one process, each a load through the journal and `run.updating.learn_into`, as `nbcli
-learn`, compacting by modelfile's rule (4x the lesser of 0.75 of the model file and 16 MB
-for a journal with checkpoints): {float(seconds):.0f} s ({float(seconds) / max(int(n), 1) * 1000:.0f} ms a learn),
-{int(compactions)} compactions on the way, then `nbcli compact`.
+learn`, compacting by modelfile's rule ({journal_updates.CHECKPOINTED_FACTOR}x the lesser of 0.75 of the model file
+and 16 MB for a journal with checkpoints): {float(seconds):.0f} s
+({float(seconds) / max(int(n), 1) * 1000:.0f} ms a learn), {int(compactions)} compactions on the way, then
+`nbcli compact`.
 
 - The model equals the one trained from scratch on the {LONG_BASE} messages and the
   {len(chosen):,} in their own classes: {"yes" if ids[0] == ids[1] else "NO"} (model ids {ids[0]}, {ids[1]}).
@@ -679,7 +682,7 @@ def journal_regression(models: dict[str, Path], train: list[Path], held_out: lis
 
 
 def render_regression(results: dict, notes: dict, counts: tuple[int, int, int], mbox: Path, seconds: float) -> str:
-    from nbcli.store import modelfile
+    from nbcli.store import journal_updates, modelfile
 
     n_scored, n_learned, n_checks = counts
     measures = {
@@ -792,7 +795,8 @@ and MB; ratios to (a), and for (c) also to (d).
   journal shows in the daemon's memory, not in a CHECK's time.
 - (c) may be more than learning leaves by itself: it compacts once the journal passes
   {modelfile.COMPACT_FRACTION:g} of the model file or {modelfile.COMPACT_MAX_BYTES >> 20} MB, whichever is less (a
-  journal with checkpoints: 4 times that, or once its last checkpoint alone passes it):
+  journal with checkpoints: {journal_updates.CHECKPOINTED_FACTOR} times that, or once its last checkpoint alone
+  passes it):
   {policy} of (c)'s.
 - This part took {seconds / 60:.1f} min ({took}).
 
@@ -832,6 +836,8 @@ def _model_id(path: Path) -> str:
 
 
 def main() -> int:
+    from nbcli.store import journal_updates
+
     try:
         items = spamassassin.messages()
     except SystemExit:
@@ -921,7 +927,8 @@ def main() -> int:
     policy = (
         f"{float(FRACTION):g} of the model file"
         if FRACTION
-        else "4x the lesser of 0.75 of the model file and 16 MB, a journal with checkpoints (modelfile's rule)"
+        else f"{journal_updates.CHECKPOINTED_FACTOR}x the lesser of 0.75 of the model file and 16 MB, a journal with"
+        " checkpoints (modelfile's rule)"
     )
     checkpointed = (seq["checkpoint_bytes"] + seq["compacted_bytes"]) / seq["final_bytes"]
 

@@ -28,7 +28,6 @@ because learning may add a class and forgetting may take it out again.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -494,10 +493,15 @@ def _values(name: str, units: np.ndarray) -> np.ndarray:
 
 
 def _same_json(a, b) -> bool:
-    """Whether JSON writes a and b alike (1 and 1.0 differ)."""
-    if type(a) is type(b) and type(a) in (str, int, bool, type(None)):
-        return a == b
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    """Whether JSON writes plain values a and b alike (1 and 1.0 differ, as
+    do True and 1)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b))
+    return a == b or (a != a and b != b)  # (NaN, which JSON does not write, equal to itself)
 
 
 def meta_patch(meta_before: dict, meta_after: dict) -> tuple[dict, list]:

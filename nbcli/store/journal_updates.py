@@ -36,7 +36,10 @@ from nbcli.store.payload import _plain, plain_json
 # as nbcli before 2026-11-27 wrote every update (what the tests of reading such journals write)
 DIFFERENCES = True
 CHECKPOINT_MIN_BYTES = 256 << 10  # no checkpoint before this many bytes of records: reading them costs little
-CHECKPOINTED_FACTOR = 4  # a journal with checkpoints is compacted at this many times the plain limit
+# a journal with checkpoints is compacted at this many times the plain limit: 4 until its updates were written as
+# differences (2026-11-27), which put about six times as many updates in its bytes (docs/architecture.md,
+# "Compaction policy": 5 keeps 10,000 learns to 2 compactions of a model growing from 4.5 to 10 MB, where 4 made 3)
+CHECKPOINTED_FACTOR = 5
 
 _marks: dict[str, tuple[str, tuple[int, int]]] = {}  # model file -> (base, (offset, length) of its last checkpoint)
 

@@ -32,8 +32,10 @@ def _plain(value):
 
 
 def plain_json(meta: dict) -> dict:
-    """`meta` as a journal record gives it back: plain values through JSON."""
-    return json.loads(json.dumps(_plain(meta), sort_keys=True, allow_nan=False))
+    """`meta` as a journal record gives it back (JSON of its plain values):
+    its plain values (`_plain` makes what JSON would: lists for tuples,
+    text keys), without the round trip."""
+    return _plain(meta)
 
 
 def format_version(model, calibrated: bool = False) -> int:
