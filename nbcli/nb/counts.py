@@ -102,13 +102,15 @@ class Counts:
         )
 
     @classmethod
-    def of_terms(cls, classifier, hashes: np.ndarray) -> Counts:
+    def of_terms(cls, classifier, hashes: np.ndarray, whole_dtype: bool = True) -> Counts:
         """`Counts.of(classifier)` restricted to the terms of `hashes` the
         model has (any order, repeats allowed): what a learn or forget of
         documents of those terms reads (`fit.learning.learn_update`), in
         O(terms) time and memory, not O(model). Every value is the one
         `Counts.of` gives for the same column, dtypes included (a float
-        table is int64 when the whole of it is integral, as there). Not for
+        table is int64 when the whole of it is integral, as there; with
+        whole_dtype False, when the columns taken are: no pass over the
+        whole table, for a reader of the journal). Not for
         a model trained by EM (its expected counts: `Counts.of`)."""
         own = getattr(classifier, "counts_of_terms", None)
         if own is not None:  # a model read through its journal (`nb.overlay.JournalView`)
@@ -122,9 +124,12 @@ class Counts:
         cols = pos[hit]
         whole = np.asarray(model.feature_count)
         tf = whole[:, cols]
-        integral = whole.dtype.kind in "iu" or all(
-            np.array_equal(part, np.round(part)) for part in np.array_split(whole, max(1, whole.size >> 20), axis=1)
-        )
+        if not whole_dtype:  # (a journal's reader: the columns' own values, no pass over the whole table)
+            integral = whole.dtype.kind in "iu" or bool(np.array_equal(tf, np.round(tf)))
+        else:
+            integral = whole.dtype.kind in "iu" or all(
+                np.array_equal(part, np.round(part)) for part in np.array_split(whole, max(1, whole.size >> 20), axis=1)
+            )
         tf = tf.astype(np.int64) if integral else tf.astype(float)
         df = None if model.doc_freq is None else np.asarray(model.doc_freq)[:, cols].astype(np.float64).astype(np.int64)
         fit = None

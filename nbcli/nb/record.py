@@ -25,6 +25,7 @@ learning derives from it.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -254,3 +255,78 @@ def _column(arrays: dict, key: str, kind: str, n: int) -> np.ndarray:
     if not isinstance(part, np.ndarray) or part.dtype.kind != kind or part.shape != (n,):
         raise ValueError(key)
     return part
+
+
+_NO_DIGESTS = np.zeros((0, 2), dtype=np.uint64)
+
+
+def record_after(record: Record, classes: list, updates: list, final: list) -> Record:
+    """`record` (of a model of `classes`) with the changes of a run of
+    journal updates (`nb.updates.Update`: its `known`, `removed_digest`,
+    `removed_label` and its image's record of entries added) applied in
+    order, its labels in the `final` classes: an entry (digest, class)
+    ends as the last change made it (gone, or added to: copies summed, the
+    first Message-ID, the latest date, as `Record.plus` combines them)."""
+    changed: dict[tuple, tuple | None] = {}
+    # the record's entries of every update's added documents, found at once (a checkpoint adds every
+    # document learned; a reader lays the records after it, one document each, in one call: 8.8 ->
+    # 3.5 ms for 195 of them at 1.41M terms, one search each before)
+    names = [u.known[int(label)] for u in updates for label in u.image.record.label.tolist()]
+    found = record.positions(
+        np.concatenate([_NO_DIGESTS] + [u.image.record.digest for u in updates]).astype(np.uint64, copy=False),
+        [classes.index(c) if c in classes else -1 for c in names],
+    )
+    start = 0
+    for u in updates:
+        for digest, label in zip(u.removed_digest.tolist(), u.removed_label.tolist()):
+            changed[(digest[0], digest[1], u.known[label])] = None
+        added = u.image.record
+        in_record = found[start : start + len(added)]
+        start += len(added)
+        for i in range(len(added)):
+            key = (int(added.digest[i, 0]), int(added.digest[i, 1]), u.known[int(added.label[i])])
+            entry = (int(added.copies[i]), int(added.message_id[i]), int(added.when[i]))
+            if key in changed:
+                old = changed[key]
+            elif in_record[i] >= 0:
+                at = int(in_record[i])
+                old = (int(record.copies[at]), int(record.message_id[at]), int(record.when[at]))
+            else:
+                old = None
+            if old is not None:
+                entry = (old[0] + entry[0], old[1] or entry[1], max(old[2], entry[2]))
+            changed[key] = entry
+    mapping = np.array([final.index(c) if c in final else -1 for c in classes], dtype=np.int64)
+    if not changed:
+        return record if list(classes) == final else record.relabelled(mapping)
+    keep = np.ones(len(record), dtype=bool)
+    keys = list(changed)
+    found = record.positions(
+        np.array([k[:2] for k in keys], dtype=np.uint64).reshape(-1, 2),
+        [classes.index(k[2]) if k[2] in classes else -1 for k in keys],
+    )
+    keep[found[found >= 0]] = False
+    kept = dataclasses.replace(
+        record,
+        digest=record.digest[keep],
+        label=record.label[keep],
+        copies=record.copies[keep],
+        message_id=record.message_id[keep],
+        when=record.when[keep],
+    )
+    new = [(key, entry) for key, entry in changed.items() if entry is not None]
+    if list(classes) == final:  # the kept entries in order, the new ones (none of them kept) put in place
+        return kept.inserted(
+            np.array([k[:2] for k, _ in new], dtype=np.uint64).reshape(-1, 2),
+            [final.index(k[2]) for k, _ in new],
+            [e[0] for _, e in new],
+            [e[1] for _, e in new],
+            [e[2] for _, e in new],
+        )
+    return Record.build(
+        np.concatenate([kept.digest, np.array([k[:2] for k, _ in new], dtype=np.uint64).reshape(-1, 2)]),
+        np.concatenate([mapping[kept.label] if len(kept) else kept.label, [final.index(k[2]) for k, _ in new]]),
+        np.concatenate([kept.copies, np.array([e[0] for _, e in new], dtype=np.int64)]),
+        np.concatenate([kept.message_id, np.array([e[1] for _, e in new], dtype=np.uint64)]),
+        np.concatenate([kept.when, np.array([e[2] for _, e in new], dtype=np.int64)]),
+    )

@@ -267,7 +267,9 @@ def _check_deltas(deltas: list) -> None:
         if len(at) and (at.min() < 0 or np.any(at >= k[owner]) or not ascending(at, same)):
             raise Corrupt(name, "is not ascending within the terms")
         places.append(at + starts[owner])
-    if np.intersect1d(*places).size:
+    marked = np.zeros(int(k.sum()), dtype=bool)
+    marked[places[0]] = True
+    if marked[places[1]].any():
         raise Corrupt("update", "has a term both new and gone")
     offsets, _, same = joined([d.offsets for d in deltas])
     if np.any((offsets[1:] < offsets[:-1]) & same):
@@ -323,7 +325,9 @@ def resolve(updates: list, classifier) -> list:
         _check_deltas([u for u in updates if isinstance(u, Delta)])
     except Corrupt as exc:
         raise ValueError(str(exc)) from None
-    out = resolved(updates, lambda hashes: Counts.of_terms(classifier, hashes), plain_json(classifier.meta))
+    out = resolved(
+        updates, lambda hashes: Counts.of_terms(classifier, hashes, whole_dtype=False), plain_json(classifier.meta)
+    )
     try:
         for u, delta in zip(out, was):
             if delta:

@@ -32,14 +32,16 @@ from nbcli.store import journal
 from nbcli.store.integrity import target
 from nbcli.store.payload import _plain, plain_json
 
-# Learns and forgets that keep the classes are written as differences (`nb.updates.Delta`); False: as after-images,
-# as nbcli before 2026-11-27 wrote every update (what the tests of reading such journals write)
-DIFFERENCES = True
+# True: learns and forgets that keep the classes are written as differences (`nb.updates.Delta`); False: every
+# update as its after-image, as before 2026-11-27. Not yet the default, because what differences save in bytes
+# they cost in time (measured 2026-11-27, docs/architecture.md, "How an update is written"): bytes written over
+# bench-learn-scale's 10,000 learns 5x fewer, but a spamd TELL 2.32x a CHECK (1.91x with after-images: the writer
+# diffs and checks its record, 0.5 ms), and a bulk predict through 1,000 n-gram updates 1.5x the compacted
+# model's time and 2.3x its memory (the reader resolves 300 records of 1,500 terms). Readers read both kinds
+# always; the tests write differences by setting this.
+DIFFERENCES = False
 CHECKPOINT_MIN_BYTES = 256 << 10  # no checkpoint before this many bytes of records: reading them costs little
-# a journal with checkpoints is compacted at this many times the plain limit: 4 until its updates were written as
-# differences (2026-11-27), which put about six times as many updates in its bytes (docs/architecture.md,
-# "Compaction policy": 5 keeps 10,000 learns to 2 compactions of a model growing from 4.5 to 10 MB, where 4 made 3)
-CHECKPOINTED_FACTOR = 5
+CHECKPOINTED_FACTOR = 4  # a journal with checkpoints is compacted at this many times the plain limit
 
 _marks: dict[str, tuple[str, tuple[int, int]]] = {}  # model file -> (base, (offset, length) of its last checkpoint)
 

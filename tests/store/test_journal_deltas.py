@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from test_journal import BASE, OPS, PROPERTY, analysed, assert_same, direct_step, step, trained
+from test_journal import BASE, OPS, POOL, PROPERTY, analysed, assert_same, direct_step, step, trained
 from test_journal_checkpoints import checkpointing, learn, records  # noqa: F401 (checkpointing: a fixture)
 from test_journal_records import journalled, last_update, one_line_error
 
@@ -28,7 +28,15 @@ from nbcli.text.sources import Document
 
 from conftest import run
 
-pytestmark = pytest.mark.usefixtures("checkpointing")  # small models keep a journal, with checkpoints
+pytestmark = pytest.mark.usefixtures("checkpointing", "differences")  # small models keep a journal, with checkpoints
+
+
+@pytest.fixture
+def differences(monkeypatch):
+    """Updates written as differences (not yet nbcli's default: store/journal_updates.py, DIFFERENCES)."""
+    monkeypatch.setattr(journal_updates, "DIFFERENCES", True)
+
+
 KINDS = {
     "multinomial": {},
     "bernoulli": {"kind": "bernoulli"},
@@ -232,3 +240,19 @@ def test_a_damaged_difference_reads_as_a_model_or_a_one_line_error_never_a_crash
                 assert "\n" not in exc.message and "journal" in exc.message
             else:
                 model.log_proba(["apple bread"])
+
+
+def test_a_follower_lays_another_writers_differences_over_the_model_it_holds(tmp_path):
+    """The daemon's worker follows the journal from where it read it: the
+    differences another process appended meanwhile, resolved against the
+    view it holds, give the model read afresh."""
+    path = journalled(str(tmp_path), kind="multinomial")
+    held = modelfile.load_view(path)
+    for n, op in enumerate([("learn", 8, "a"), ("learn", 9, "b"), ("forget", 8, "a")], start=len(kinds_of(path))):
+        assert learn(path, op, n)
+    assert kinds_of(path)[-3:] == ["delta", "delta", "delta"]
+    followed = modelfile.followed(held, path)
+    assert followed is not None and followed is not held
+    assert modelfile.model_id(followed) == modelfile.model_id(modelfile.load(path))
+    texts = ["apple bread", POOL[8], POOL[9]]
+    assert np.array_equal(followed.log_proba(texts), modelfile.load(path).log_proba(texts))
