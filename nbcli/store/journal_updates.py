@@ -36,8 +36,8 @@ from nbcli.store.payload import _plain, plain_json
 # update as its after-image, as before 2026-11-27. Not yet the default, because what differences save in bytes
 # they cost in time (measured 2026-11-27, docs/architecture.md, "How an update is written"): bytes written over
 # bench-learn-scale's 10,000 learns 5x fewer, but a spamd TELL 2.32x a CHECK (1.91x with after-images: the writer
-# diffs and checks its record, 0.5 ms), and a bulk predict through 1,000 n-gram updates 1.5x the compacted
-# model's time and 2.3x its memory (the reader resolves 300 records of 1,500 terms). Readers read both kinds
+# diffs and checks its record, 0.5 ms), and a bulk predict through 1,000 n-gram updates 1.47x the compacted
+# model's time and 2.04x its memory (the reader resolves 300 records of 1,500 terms). Readers read both kinds
 # always; the tests write differences by setting this.
 DIFFERENCES = False
 CHECKPOINT_MIN_BYTES = 256 << 10  # no checkpoint before this many bytes of records: reading them costs little
