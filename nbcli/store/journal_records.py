@@ -78,29 +78,15 @@ def update_of(body: bytes | memoryview):
 
 def _heading(plain: dict) -> tuple[list, list, int]:
     """(classes, known, mail_docs) of a record's plain values, checked."""
-    classes = _classes(plain.get("classes"))
+    classes = classes_of({"classes": plain.get("classes")})
     known = plain.get("known")
-    known = _classes(known) if isinstance(known, list) and len(known) >= 2 else None
+    known = classes_of({"classes": known}) if isinstance(known, list) and len(known) >= 2 else None
     if known is None:
         raise Corrupt("update", "has bad classes")
     mail_docs = plain.get("mail_docs")
     if type(mail_docs) is not int or mail_docs < 0:
         raise Corrupt("update", "has a bad mail_docs")
     return classes, known, mail_docs
-
-
-_GOOD_CLASSES: set = set()  # lists of classes found good (a journal's records name the same few again and again)
-
-
-def _classes(names) -> list:
-    """`names`, checked as a model's classes (`checks.classes_of`)."""
-    key = tuple(names) if isinstance(names, list) and all(type(c) is str for c in names) else None
-    if key is not None and key in _GOOD_CLASSES:
-        return list(key)
-    classes = classes_of({"classes": names})
-    if len(_GOOD_CLASSES) < 256:
-        _GOOD_CLASSES.add(tuple(classes))
-    return classes
 
 
 def _delta_of(plain: dict, a: dict, classes: list, known: list, mail_docs: int):
@@ -316,7 +302,7 @@ def resolve(updates: list, classifier) -> list:
     that does not fit the model) otherwise."""
     from nbcli.nb.counts import Counts
     from nbcli.nb.updates import Delta, resolved
-    from nbcli.store.payload import plain_json
+    from nbcli.store.payload import _plain
 
     if not any(isinstance(u, Delta) for u in updates):
         return updates
@@ -326,7 +312,7 @@ def resolve(updates: list, classifier) -> list:
     except Corrupt as exc:
         raise ValueError(str(exc)) from None
     out = resolved(
-        updates, lambda hashes: Counts.of_terms(classifier, hashes, whole_dtype=False), plain_json(classifier.meta)
+        updates, lambda hashes: Counts.of_terms(classifier, hashes, whole_dtype=False), _plain(classifier.meta)
     )
     try:
         for u, delta in zip(out, was):

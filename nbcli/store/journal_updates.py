@@ -30,7 +30,7 @@ import numpy as np
 
 from nbcli.store import journal
 from nbcli.store.integrity import target
-from nbcli.store.payload import _plain, plain_json
+from nbcli.store.payload import _plain
 
 # True: learns and forgets that keep the classes are written as differences (`nb.updates.Delta`); False: every
 # update as its after-image, as before 2026-11-27. Not yet the default, because what differences save in bytes
@@ -89,8 +89,9 @@ def encoded(update) -> bytes:
             from nbcli.nb.updates import delta_of
 
             before, meta_before = made
-            delta = delta_of(update, before, plain_json(meta_before), plain_json(update.meta))
+            delta = delta_of(update, before, _plain(meta_before), _plain(update.meta))
             parts = delta_record(delta) if delta is not None else None
+        update.__dict__["_difference"] = parts is not None
         update.__dict__["_record"] = journal.encode(*(parts or update_record(update)))
     return update.__dict__["_record"]
 

@@ -563,8 +563,10 @@ def journaled_bytes(path: str, update) -> int:
     journal's last checkpoint holds every term added before it whole, so
     only the records after it are under-counted."""
     stamp = journal.stamp(path)
-    whole = sum(np.asarray(a).nbytes for a in update_record(update)[1].values()) + 1024  # (+ its plain values)
-    return os.stat(path).st_size + (stamp[1] if stamp else 0) + max(whole, len(encoded(update)))
+    size = len(encoded(update))
+    if update.__dict__["_difference"]:  # its after-image's arrays (and 1 KB for its plain values)
+        size = max(size, sum(np.asarray(a).nbytes for a in update_record(update)[1].values()) + 1024)
+    return os.stat(path).st_size + (stamp[1] if stamp else 0) + size
 
 
 def _append(update, path: str, since) -> tuple[int, bool]:

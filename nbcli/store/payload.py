@@ -19,7 +19,9 @@ from nbcli.store.integrity import SUM_MIX, word_sum
 
 
 def _plain(value):
-    """Check that a metadata value holds only plain Python types."""
+    """Check that a metadata value holds only plain Python types; the
+    value as a journal record gives it back (what JSON makes of it: lists
+    for tuples, text keys)."""
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
     if isinstance(value, (list, tuple)):
@@ -29,13 +31,6 @@ def _plain(value):
     if isinstance(value, np.generic):
         return value.item()
     raise TypeError(f"not a plain value: {type(value).__name__}")
-
-
-def plain_json(meta: dict) -> dict:
-    """`meta` as a journal record gives it back (JSON of its plain values):
-    its plain values (`_plain` makes what JSON would: lists for tuples,
-    text keys), without the round trip."""
-    return _plain(meta)
 
 
 def format_version(model, calibrated: bool = False) -> int:

@@ -23,7 +23,7 @@ from nbcli.fit.analysed import analyse_for_learning
 from nbcli.nb.counts import Counts
 from nbcli.nb.updates import Delta, delta_of
 from nbcli.store import journal, journal_records, journal_updates, modelfile
-from nbcli.store.payload import plain_json
+from nbcli.store.payload import _plain
 from nbcli.text.sources import Document
 
 from conftest import run
@@ -128,10 +128,10 @@ def test_a_difference_that_would_not_give_its_update_back_exactly_is_not_made(tm
     docs = analysed(model, ("learn", 3, "a"), 0)
     update, _, _ = learning.learn_update(model, docs)
     before, meta = update.made_from
-    assert delta_of(update, before, plain_json(meta), plain_json(update.meta)) is not None
+    assert delta_of(update, before, _plain(meta), _plain(update.meta)) is not None
     off = Counts(**{**before.__dict__, "fit": before.fit + 0.1})  # sums that are not whole fixed-point units
-    assert delta_of(update, off, plain_json(meta), plain_json(update.meta)) is None
-    assert delta_of(update, before, plain_json(meta), {**plain_json(update.meta), "n_documents": 1.0}) is not None
+    assert delta_of(update, off, _plain(meta), _plain(update.meta)) is None
+    assert delta_of(update, before, _plain(meta), {**_plain(update.meta), "n_documents": 1.0}) is not None
 
 
 def rewritten_delta(path: str, index: int, change) -> None:
