@@ -2,9 +2,11 @@
 
 Each line is {"id", "label", "probability", "probabilities", "log_probabilities"}
 (lines without "log_probabilities", from older versions, fall back to the
-log of "probabilities"). The true class of a document comes from a truth
-table (id -> label) or, failing that, from its id: the nearest folder in the
-id's path that is named after one of the classes, as in
+log of "probabilities"; a line that has them must name every class in them:
+a class missing there is an edited or damaged line, not a probability of 0).
+The true class of a document comes from a truth table (id -> label) or,
+failing that, from its id: the nearest folder in the id's path that is
+named after one of the classes, as in
 `corpus/spam/0001.eml` or `corpus/spam/box.mbox:3`.
 """
 
@@ -49,7 +51,12 @@ def _log_row(record: dict, classes: list[str], where: str) -> list[float]:
     probs = record.get("probabilities")
     if not isinstance(probs, dict) or sorted(probs) != sorted(classes):
         raise NbcliError(f"{where}: its classes differ from the first line's ({', '.join(classes)})")
-    if isinstance(logs, dict) and sorted(logs) == sorted(classes):
+    if logs is not None:  # written by predict: it must name every class (a missing one is no probability 0)
+        if not isinstance(logs, dict) or sorted(logs) != sorted(classes):
+            raise NbcliError(
+                f'{where}: its "log_probabilities" name other classes than its "probabilities" ({", ".join(classes)})',
+                hint="give the lines 'nbcli predict --json' wrote, unedited",
+            )
         row = [float(logs[c]) for c in classes]
     else:
         row = [math.log(p) if p > 0 else -math.inf if p == 0 else math.nan for p in (float(probs[c]) for c in classes)]

@@ -51,6 +51,9 @@ def test_a_truth_file_gives_the_classes_instead(tmp_path):
         (['{"id": ' + "[" * 10**5 + "]" * 10**5 + "}"], "p:1: not a prediction line"),  # deeper than json's parser goes
         ([json.dumps({"id": "x", "probabilities": {"a": 1.0}})], 'p:1: no "probabilities" of two or more classes'),
         ([line("a/1", {"a": 0.5, "b": 0.5}), line("a/2", {"a": 0.5, "c": 0.5})], "p:2: its classes differ"),
+        ([line("a/1", {"a": 0.5, "b": 0.5}, {"a": -0.69})], 'p:1: its "log_probabilities" name other classes'),
+        ([line("a/1", {"a": 0.5, "b": 0.5}, {"a": -0.7, "c": -0.7})], 'p:1: its "log_probabilities" name other'),
+        ([line("a/1", {"a": 0.5, "b": 0.5}, [-0.7, -0.7])], 'p:1: its "log_probabilities" name other classes'),
         ([line("a/1", {"a": 1.5, "b": -0.5})], "p:1: probabilities must lie between 0 and 1"),
         ([line("a/1", {"a": "high", "b": 0.5})], "p:1: probabilities must be numbers"),
         ([line("x/1", {"a": 0.5, "b": 0.5})], "p:1: the true class of 'x/1' is unknown"),
