@@ -195,15 +195,13 @@ def parse(lines, name: str = "dump") -> Dumped:
             raise _Bad("more lines than the header says")
     except _Bad as exc:
         raise NbcliError(f"{name}, line {number}: {exc}", hint="give the text 'nbcli dump' wrote") from None
-    if len(set(texts)) != len(texts):
-        raise NbcliError(f"{name}: a term appears twice")
     for rows, what in ((df_rows, "doc_freq"), (fit_rows, "fit")):
         if rows and any(r is None for r in rows) and any(r is not None for r in rows):
             raise NbcliError(f"{name}: some terms have {what} and some do not")
     hashes = hash_strings(texts) if texts else np.zeros(0, np.uint64)
     order = np.argsort(hashes, kind="stable")
     if len(hashes) > 1 and (np.diff(hashes[order]) == 0).any():
-        raise NbcliError(f"{name}: two terms have the same hash")
+        raise NbcliError(_twice(texts, hashes, order, name), hint="give the text 'nbcli dump' wrote")
 
     def table(rows, dtype):
         if not rows:
@@ -232,6 +230,20 @@ def parse(lines, name: str = "dump") -> Dumped:
     )
     digests = np.array(entries[0], dtype=np.uint64).reshape(-1, 2)
     return Dumped(header, counts, (digests, entries[1], entries[2], entries[3], entries[4]))
+
+
+def _twice(texts: list, hashes: np.ndarray, order: np.ndarray, name: str) -> str:
+    """The error for the earliest term line whose hash an earlier line has
+    (term line i is line i + 2): the same term again, or (a 64-bit hash
+    collision, which no dump nbcli writes has) another term of its hash."""
+    same = np.flatnonzero(np.diff(hashes[order]) == 0)
+    # order is stable: of two terms of one hash, the earlier line comes first
+    later = order[same + 1]
+    pick = int(np.argmin(later))
+    first, again = int(order[same[pick]]), int(later[pick])
+    if texts[first] == texts[again]:
+        return f"{name}, line {again + 2}: the term {texts[again]!r} again (line {first + 2} has it)"
+    return f"{name}, line {again + 2}: its term has the hash of line {first + 2}'s, another term"
 
 
 def _json(line: str, kind: type):

@@ -49,7 +49,10 @@ def test_every_bad_line_is_one_error_naming_it(lines):
     row = json.loads(lines[1])
     refused([lines[0], json.dumps([row[0], [1.5, *row[1][1:]], *row[2:]]), *lines[2:]], r"line 2: bad count 1\.5")
     refused([*lines, '["extra"]'], rf"line {len(lines) + 1}: more lines than the header says")
-    refused([lines[0], lines[1], lines[1], *lines[3:]], r"m\.dump: a term appears twice")
+    term = json.loads(lines[1])[0]
+    # the repeated line is named, and the line that had the term first: lines 2 and 3, then 2 and 5
+    refused([lines[0], lines[1], lines[1], *lines[3:]], rf"m\.dump, line 3: the term {term!r} again \(line 2 has it\)")
+    refused([*lines[:4], lines[1], *lines[5:]], rf"m\.dump, line 5: the term {term!r} again \(line 2 has it\)")
     header = json.loads(lines[0])
     refused([json.dumps({**header, "classes": [header["classes"][0]] * 2}), *lines[1:]], "line 1: bad classes: one is")
     for big in (10**400, 2**64, 1e301):  # numpy's isfinite refused ints past 64 bits with a TypeError
@@ -61,6 +64,15 @@ def test_every_bad_line_is_one_error_naming_it(lines):
             [lines[0], json.dumps([row[0], [big, *row[1][1:]], *row[2:]]), *lines[2:]],
             r"line 2: (expected numbers|bad count)",
         )
+
+
+def test_two_terms_of_one_hash_name_both_lines(lines, monkeypatch):
+    """A 64-bit collision (no dump nbcli writes has one; a crafted one
+    may): the later line is named, with the earlier."""
+    collide = np.array([7, 8, 9, 8, *range(10, 6 + len(lines))], np.uint64)  # lines 3 and 5's terms
+    monkeypatch.setattr(dump, "hash_strings", lambda texts: collide[: len(texts)])
+    with pytest.raises(NbcliError, match=r"m\.dump, line 5: its term has the hash of line 3's, another term"):
+        dump.parse(lines, "m.dump")
 
 
 def test_the_record_may_not_count_a_document_twice(lines):
