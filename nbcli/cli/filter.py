@@ -103,6 +103,7 @@ def filter_(
     classifier = verdicts = model_error = None
     try:
         classifier = load_model(model, max_message_bytes)
+        filtering.check_mail_model(classifier, model, "nbcli filter")
         verdicts = filtering.Verdicts(
             classifier.classes, spam_class, spam_cutoff, ham_cutoff, classifier.decision_rule(), cutoffs_given()
         )

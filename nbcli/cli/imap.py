@@ -154,7 +154,7 @@ def imap(
 
     from nbcli.cli.stdio import write, write_json
     from nbcli.imap.connection import connect, logout
-    from nbcli.imap.passes import Report, run_pass
+    from nbcli.imap.passes import Report, read_model, run_pass
     from nbcli.imap.settings import Settings, parse_learn_folder, read_password
     from nbcli.run.updating import learn_into
 
@@ -189,6 +189,7 @@ def imap(
         wait_for_state=idle,
     ).checked()
     settings.password = read_password(password_file)
+    first = [read_model(settings)]  # a model no pass can use is refused before connecting; the first pass uses it
 
     def say(report: Report) -> None:
         if as_json:
@@ -200,7 +201,8 @@ def imap(
         from nbcli.imap.watch import watch
 
         def one_pass(connection):
-            say(run_pass(connection, settings, learn_into, Report(dry_run=dry_run), diagnostics.info))
+            model = first.pop() if first else None  # (later passes read it as they find it)
+            say(run_pass(connection, settings, learn_into, Report(dry_run=dry_run), diagnostics.info, model))
             sys.stdout.flush()
 
         try:
@@ -215,7 +217,7 @@ def imap(
     try:
         connection = connect(settings)
         try:
-            run_pass(connection, settings, learn_into, report, diagnostics.info)
+            run_pass(connection, settings, learn_into, report, diagnostics.info, first.pop())
         finally:
             logout(connection)
     except (OSError, imaplib.IMAP4.abort) as exc:

@@ -130,16 +130,55 @@ class Message:
     digest: str = ""
 
 
-def run_pass(imap: imaplib.IMAP4, settings: Settings, learn, report: Report | None = None, log=None) -> Report:
+def run_pass(
+    imap: imaplib.IMAP4, settings: Settings, learn, report: Report | None = None, log=None, model: tuple | None = None
+) -> Report:
     """One pass over the logged-in `imap` (see the module's docstring).
     learn: `run.updating.learn_into`, given by the caller (importing it
     here would make the import chain from `nbcli` one module too long:
-    tests/test_imports.py)."""
+    tests/test_imports.py); model: `read_model`'s result, if the caller
+    has one (used while the model is unchanged)."""
     report = report if report is not None else Report(dry_run=settings.dry_run)
     with locked(settings.state_path, wait=settings.wait_for_state):
-        _Pass(imap, settings, report, log or (lambda text: None), learn).run()
+        _Pass(imap, settings, report, log or (lambda text: None), learn, model).run()
     report.stage = "done"
     return report
+
+
+def read_model(settings: Settings, known: tuple | None = None) -> tuple:
+    """(the model at settings.model read as a view, the file stamp taken
+    before reading it), or NbcliError for a model no pass could use: missing
+    or unready, a table model, not a spam model, or one that cannot learn
+    (unless --dry-run: a pass learns the user's corrections). `known`: an
+    earlier result, given back as it is while the model file and its
+    journal are unchanged: the command reads and checks the model before it
+    connects (a wrong model is said before any server is asked), and its
+    first pass uses that read."""
+    from nbcli.spam.filtering import Verdicts, check_mail_model
+    from nbcli.store import modelfile
+    from nbcli.store.modelfile import file_stamp
+
+    path, s = settings.model, settings
+    try:
+        stamp = file_stamp(path)
+    except OSError as exc:
+        raise NbcliError(f"cannot read model {path}: {exc.strerror}", hint="train one with 'nbcli train'") from None
+    if known is not None and known[1] == stamp:
+        return known
+    raw = modelfile.load_view(path)
+    raw.check_ready(path)
+    check_mail_model(raw, path, "nbcli imap")
+    if not s.dry_run:  # refused before the pass, not at its first correction
+        from nbcli.fit.learning import check_learnable
+
+        check_learnable(raw, path)
+    verdicts = Verdicts(raw.classes, s.spam_class, s.spam_cutoff, s.ham_cutoff, raw.decision_rule(), s.cutoffs_given)
+    if not verdicts.binary:
+        raise NbcliError(
+            f"{path} is not a spam model: its classes are {', '.join(raw.classes)}",
+            hint="train it on spam and ham, or name its spam class with --spam-class",
+        )
+    return raw, stamp
 
 
 def _uid_set(uids) -> str:
@@ -189,9 +228,10 @@ def parse_fetch(data) -> list[Message]:
 
 
 class _Pass:
-    def __init__(self, imap, settings: Settings, report: Report, log, learn_into):
+    def __init__(self, imap, settings: Settings, report: Report, log, learn_into, model: tuple | None = None):
         self.imap, self.settings, self.report, self.log = imap, settings, report, log
         self.learn_into = learn_into
+        self.read = model  # (the model as read, its file stamp): `read_model`
         self.moved_into: int | None = None  # the UIDVALIDITY of the last COPYUID
         self.dry = settings.dry_run
         self.where = settings.host
@@ -288,30 +328,14 @@ class _Pass:
 
     def load_model(self) -> None:
         from nbcli.spam.filtering import Verdicts
-        from nbcli.store import modelfile
-        from nbcli.store.modelfile import file_stamp
 
-        path, s = self.settings.model, self.settings
-        try:
-            stamp = file_stamp(path)
-        except OSError as exc:
-            raise NbcliError(f"cannot read model {path}: {exc.strerror}", hint="train one with 'nbcli train'") from None
-        raw = modelfile.load_view(path)
-        raw.check_ready(path)
-        if not self.dry:  # refused before the pass, not at its first correction
-            from nbcli.fit.learning import check_learnable
-
-            check_learnable(raw, path)
-        self.read = (raw, stamp)
+        s = self.settings
+        self.read = read_model(s, self.read)
+        raw = self.read[0]
         self.classifier = raw.with_message_cap(s.max_message_bytes)
         self.verdicts = Verdicts(
             raw.classes, s.spam_class, s.spam_cutoff, s.ham_cutoff, raw.decision_rule(), s.cutoffs_given
         )
-        if not self.verdicts.binary:
-            raise NbcliError(
-                f"{path} is not a spam model: its classes are {', '.join(raw.classes)}",
-                hint="train it on spam and ham, or name its spam class with --spam-class",
-            )
         self.class_of = {"spam": s.spam_class, "ham": self.verdicts.ham_name}
 
     def digests(self, messages: list[Message]) -> None:

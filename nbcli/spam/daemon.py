@@ -261,11 +261,10 @@ def _how(status: int) -> str:
 
 
 def _check_spam_model(classifier, settings: Settings, path: str) -> None:
+    from nbcli.spam.filtering import check_mail_model
+
     classifier.check_ready(path)
-    if getattr(classifier.model, "kind", None) == "table":
-        raise NbcliError(
-            f"{path} is a table model; a spamd server classifies mail", hint="serve a model trained on mail"
-        )
+    check_mail_model(classifier, path, "a spamd server")
     if len(classifier.classes) != 2 or settings.spam_class not in classifier.classes:
         raise ParameterError(
             "spam_class",

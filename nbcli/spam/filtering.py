@@ -88,6 +88,20 @@ class Verdicts:
         return [VERDICTS[c] for c in codes.tolist()]
 
 
+def check_mail_model(classifier, path: str, what: str) -> None:
+    """NbcliError where `classifier` (read from `path`) can classify no
+    message: a table model classifies a table's rows (`what`: who refuses
+    it, as "a spamd server" or "nbcli filter"). Said once, before any
+    message is read, not once per message."""
+    if getattr(classifier.model, "kind", None) == "table":
+        from nbcli.errors import NbcliError
+
+        raise NbcliError(
+            f"{path} is a table model: it classifies rows of a table, and {what} classifies mail",
+            hint="give a model trained on mail ('nbcli train' of a folder or mbox of messages)",
+        )
+
+
 def as_mbox_entry(message: bytes) -> bytes:
     """A message as an mbox entry that the next entry can follow (see the
     cutting rule in nbcli/text/mbox.py): a message that starts with a From_

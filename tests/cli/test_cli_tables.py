@@ -300,13 +300,23 @@ def test_a_damaged_table_model_is_a_one_line_error(tmp_path):
     assert result.stderr.startswith(f"nbcli: error: {bad} is corrupt (the table model is not valid: ")
 
 
-def test_serve_refuses_a_table_model(tmp_path):
+def test_serve_and_filter_refuse_a_table_model_once(tmp_path):
+    """A table model classifies no message: serve does not start, and filter
+    says so in one line (not a warning per message) and passes every
+    message through unchanged, exit 1."""
     table = tmp_path / "spamish.csv"
     table.write_text("Outlook,Wind,label\nSunny,Weak,ham\nRain,Strong,spam\nRain,Weak,spam\nSunny,Strong,ham\n")
     model = tmp_path / "t.nb"
     assert run(["train", table, "--features", "all", "-o", model, "-q"]).exit_code == 0
     result = run(["serve", model, "--socket", tmp_path / "s.sock"])
-    assert result.exit_code == 1 and "is a table model; a spamd server classifies mail" in result.stderr
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert "is a table model: it classifies rows of a table, and a spamd server classifies mail" in result.stderr
+    mbox = (SAMPLES / "mail" / "inbox.mbox").read_bytes()
+    result = run(["filter", model, "-"], input=mbox)
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert "is a table model: it classifies rows of a table, and nbcli filter classifies mail" in result.stderr
+    assert result.stderr.rstrip().endswith("passing messages through unchanged")
+    assert result.stdout_bytes == mbox
 
 
 def test_a_cut_list_of_the_model_columns_says_how_many_more(tmp_path):

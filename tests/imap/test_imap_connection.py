@@ -12,7 +12,7 @@ import pytest
 from dovecot import free_port
 from imap_helpers import append, folder, imap_args, imap_pass, samples, settings_for, summary
 
-from conftest import one_line_error, run
+from conftest import SAMPLES, one_line_error, run
 
 
 def test_tls_starttls_and_loopback_plain_text_all_log_in(dovecot, mail_model_copy, tmp_path):
@@ -117,6 +117,47 @@ def test_an_empty_folder_name_is_refused_before_connecting(mail_model_copy, tmp_
     args = ["imap", mail_model_copy, "--host", "127.0.0.1", "--port", "1", "--no-tls", "--user", "u"]
     line = one_line_error(run([*args, "--password-file", password, "--state", tmp_path / "s.json", option, ""]))
     assert line == f"nbcli: error: {option} is empty; give the folder's name as your mail program shows it"
+
+
+@pytest.mark.parametrize("which", ["table", "topics", "missing"])
+def test_a_model_no_pass_can_use_is_refused_before_connecting(tmp_path, which):
+    """A table model, a model without a spam class, no model: one line, and
+    the server (a listening socket here) is never connected to."""
+    if which == "table":
+        table = tmp_path / "spamish.csv"
+        table.write_text("Outlook,Wind,label\nSunny,Weak,ham\nRain,Strong,spam\nRain,Weak,spam\nSunny,Strong,ham\n")
+        assert run(["train", table, "--features", "all", "-o", tmp_path / "m.nb", "-q"]).exit_code == 0
+    elif which == "topics":
+        topics = SAMPLES / "topics" / "train.jsonl"
+        assert run(["train", topics, "-o", tmp_path / "m.nb", "-q", "--calibrate", "none"]).exit_code == 0
+    password = tmp_path / "pw"
+    password.write_text("x\n")
+    password.chmod(0o600)
+    with socket.create_server(("127.0.0.1", 0)) as listening:
+        listening.settimeout(0)
+        port = listening.getsockname()[1]
+        args = ["imap", tmp_path / "m.nb", "--host", "127.0.0.1", "--port", port, "--no-tls", "--user", "u"]
+        line = one_line_error(run([*args, "--password-file", password, "--state", tmp_path / "s.json", "--once"]))
+        with pytest.raises(BlockingIOError):
+            listening.accept()  # nobody came
+    says = {
+        "table": "m.nb is a table model: it classifies rows of a table, and nbcli imap classifies mail",
+        "topics": "m.nb is not a spam model: its classes are",
+        "missing": "cannot read model",
+    }[which]
+    assert says in line
+
+
+def test_a_pass_reads_the_model_once(dovecot, mail_model_copy, tmp_path, monkeypatch):
+    """The command checks the model before connecting, and its pass uses that read."""
+    from nbcli.store import modelfile
+
+    reads = []
+    load_view = modelfile.load_view
+    monkeypatch.setattr(modelfile, "load_view", lambda *a, **k: reads.append(a) or load_view(*a, **k))
+    append(dovecot, "INBOX", samples("ham", 1))
+    assert summary(imap_pass(dovecot, mail_model_copy, tmp_path / "s.json"))["classified"] == 1
+    assert len(reads) == 1
 
 
 def test_a_missing_folder_names_the_folders_there_are(dovecot, mail_model_copy, tmp_path):
