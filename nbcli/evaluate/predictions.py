@@ -118,9 +118,14 @@ def _text_lines(path: str):
 
     if path == "-":
         return sys.stdin
-    if not os.path.isfile(path):
-        raise NbcliError(f"{path}: {'a folder, not a file' if os.path.isdir(path) else 'no such file'}")
-    return open(path, encoding="utf-8", errors="replace")
+    if os.path.isdir(path):
+        raise NbcliError(f"{path}: a folder, not a file")
+    try:  # a file, a pipe (<(nbcli predict ...), a FIFO) or a device: whatever can be read
+        return open(path, encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        raise NbcliError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise NbcliError(f"{path}: cannot be read ({exc.strerror or exc})") from None
 
 
 def read_files(path: str, truth_path: str | None = None) -> tuple[list[str], np.ndarray, list[str]]:

@@ -44,6 +44,26 @@ def test_a_truth_file_gives_the_classes_instead(tmp_path):
         read_files(str(tmp_path))
 
 
+def test_predictions_and_truth_are_read_from_a_pipe(tmp_path):
+    """<(nbcli predict ...) is a pipe: read, not "no such file"."""
+    import os
+    import threading
+
+    predictions, truth = tmp_path / "p.fifo", tmp_path / "t.fifo"
+    os.mkfifo(predictions)
+    os.mkfifo(truth)
+    writers = [
+        threading.Thread(target=path.write_text, args=(text,), daemon=True)
+        for path, text in ((truth, "m1\tb\n"), (predictions, line("m1", {"a": 0.2, "b": 0.8}) + "\n"))
+    ]
+    for w in writers:
+        w.start()
+    labels, log_proba, classes = read_files(str(predictions), str(truth))
+    for w in writers:
+        w.join(5)
+    assert labels == ["b"] and classes == ["a", "b"] and log_proba[0, 1] == pytest.approx(np.log(0.8))
+
+
 @pytest.mark.parametrize(
     "lines, message",
     [
