@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nbcli.errors import NbcliError
 from nbcli.nb.counts import found_in
+from nbcli.text.documents import label_problem
 from nbcli.text.sources import Document, batches
 
 
@@ -171,3 +173,16 @@ def join(parts: list[Analysed]) -> Analysed:
         np.concatenate([p.pair_count for p in parts]),
         Texts.of_dict(texts),
     )
+
+
+def check_labels(labels) -> None:
+    """NbcliError for the first of `labels` that cannot name a class
+    (`label_problem`): train, learn, --new-class and table models refuse it
+    before any model is written (a model with such a class is one every
+    reader calls corrupt)."""
+    for label in labels:
+        problem = label_problem(label)
+        if problem:
+            raise NbcliError(
+                problem, hint="class labels go into mail headers and TSV rows; rename that class (its folder or label)"
+            )

@@ -44,7 +44,7 @@ import numpy as np
 
 from nbcli import __version__
 from nbcli.errors import NbcliError, ParameterError
-from nbcli.fit.analysed import Analysed
+from nbcli.fit.analysed import Analysed, check_labels
 from nbcli.nb.classifier import classifier_like, classifier_of
 from nbcli.nb.counts import DAY, Counts, found_in, gather_texts, insert_texts, merged_distinct, union_sorted
 from nbcli.nb.record import Record
@@ -380,6 +380,7 @@ def learn(classifier, docs: Analysed) -> tuple[object, Outcome]:
     that forgetting their last document takes them out again), and what
     happened."""
     check_learnable(classifier)
+    check_labels(new_classes(classifier, docs))
     counts = Counts.of(classifier).with_classes(set(docs.labels))
     changes, entries, removed, outcome = plan_learning(counts, docs)
     updated = apply(counts, docs, changes, _transforms(classifier))
@@ -479,6 +480,7 @@ def learn_update(classifier, docs: Analysed, forgetting: bool = False):
         return None
     if not forgetting:
         check_learnable(classifier)
+        check_labels(new_classes(classifier, docs))
     counts = Counts.of_terms(classifier, docs.pair_hash)
     before = counts
     if forgetting:
@@ -530,6 +532,7 @@ def create(analyzer_options, options, classes: list[str], docs: Analysed):
     if options.kind == "complement" and options.idf and (options.tf_log or options.length_norm):
         raise ParameterError("idf", "a model that learns cannot combine {idf} with {tf_log} or {length_norm}")
     classes = sorted(set(classes) | set(docs.labels))
+    check_labels(classes)
     if not len(docs) or not len(docs.pair_hash):
         raise NbcliError(
             "no documents to start the new model with" if not len(docs) else "the documents have no terms",

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from nbcli.errors import NbcliError, ParameterError
+from nbcli.fit.analysed import check_labels
 from nbcli.nb.table_classifier import (
     CutColumns,
     TableClassifier,
@@ -58,6 +59,7 @@ def fit_rows(
 
     table = read_table(docs, columns)
     classes, y, names, kinds, data = table.classes, table.y, table.names, table.kinds, table.data
+    check_labels(classes)
     if len(classes) < 2:
         raise NbcliError(
             f"the table has only one class ({classes[0]})", hint="a classifier needs rows of at least two classes"

@@ -25,6 +25,7 @@ import numpy as np
 
 from nbcli import __version__
 from nbcli.errors import NbcliError, ParameterError
+from nbcli.fit.analysed import check_labels
 from nbcli.fit.count_table import CountTable, count_corpus
 from nbcli.fit.crossval import FoldCounts
 from nbcli.fit.exact_sums import FIT_SCALE
@@ -35,7 +36,6 @@ from nbcli.nb.classifier import Classifier
 from nbcli.nb.event_models import DOC_FREQ_HINT, build_event_model
 from nbcli.nb.record import Record
 from nbcli.text.analyzer import Analyzer, AnalyzerOptions
-from nbcli.text.documents import label_problem
 from nbcli.text.sources import Document, batches
 from nbcli.text.vectorize import prune_mask
 
@@ -309,12 +309,7 @@ def fit_counts(
     n_docs = int(class_count.sum())
     mostly_mail = 2 * mail_docs > n_docs
     options, alpha, unknown = resolved(options, mostly_mail)  # alpha: checked by the event model (EventModel)
-    for label in classes:  # here, where every path to a model meets (workers and --cv folds too)
-        problem = label_problem(label)
-        if problem:
-            raise NbcliError(
-                problem, hint="class labels go into mail headers and TSV rows; rename that class (its folder or label)"
-            )
+    check_labels(classes)  # here, where every path to a model meets (workers and --cv folds too)
     if n_docs == 0:
         raise NbcliError(
             "the corpus has no documents",

@@ -258,3 +258,24 @@ def test_an_empty_class_name_is_a_usage_error_that_says_so(model, command):
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines()[0].startswith("nbcli: error: --class needs a class name")
     assert state(model) == before
+
+
+@pytest.mark.parametrize("journaled", [False, True], ids=["rewritten", "journaled"])
+@pytest.mark.parametrize("label", ["a\tb", "sp\nam", "x\u0007y"])
+def test_a_new_class_that_cannot_be_a_class_name_is_refused_and_the_model_kept(model, monkeypatch, label, journaled):
+    """learn --new-class with a control character in the class (from --class
+    or a JSON-lines label) is refused as train refuses it; it wrote a model
+    (or a journal record) that every command then called corrupt."""
+    from nbcli.store import modelfile
+
+    if journaled:
+        monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)
+        assert run(["learn", model, "--spam", SPAM[0], "-q"]).exit_code == 0  # the journal exists
+    before = state(model)
+    for args, stdin in (
+        (["--class", label, "-"], "some words\n"),
+        (["-", "--input-format", "jsonl"], json.dumps({"text": "some words", "label": label}) + "\n"),
+    ):
+        line = one_line_error(run(["learn", model, "--new-class", *args], input=stdin))
+        assert f"class label {label!r} contains the control character" in line and "rename that class" in line
+        assert state(model) == before

@@ -351,3 +351,15 @@ def test_a_cross_validated_map_that_falls_is_not_kept(tmp_path):
     assert json.loads(run(["info", model, "--json"]).stdout)["calibration"]["method"] is None
     result = run([*base, "--calibrate", "platt"])
     assert result.exit_code == 1 and "cannot calibrate by cross-validation" in result.stderr
+
+
+def test_a_table_label_that_cannot_be_a_class_name_is_refused(tmp_path):
+    """A label with a control character (a quoted newline in the CSV) is
+    refused as text training refuses it; train wrote a model every command
+    then called corrupt."""
+    table = tmp_path / "ctl.csv"
+    table.write_text('a,label\nx,"e\nf"\ny,g\nx,"e\nf"\n')
+    result = run(["train", table, "--features", "all", "-o", tmp_path / "t.nb", "-q"])
+    assert result.exit_code == 1 and result.stderr.count("\n") == 1
+    assert "class label 'e\\nf' contains the control character '\\n'" in result.stderr
+    assert not (tmp_path / "t.nb").exists()
