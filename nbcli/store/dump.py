@@ -153,6 +153,8 @@ def parse(lines, name: str = "dump") -> Dumped:
         n_terms, n_record = header.get("terms"), header.get("record")
         if not all(isinstance(n, int) and n >= 0 for n in (n_terms, n_record)):
             raise _Bad("bad term or record count")
+        if n_terms == 0:  # a model of no terms scores nothing (train and prune refuse to make one)
+            raise _Bad('"terms" is 0: a model needs at least one term')
         class_count = np.array(_counts(header.get("class_count"), n_classes), dtype=np.float64)
         texts, tf_rows, df_rows, fit_rows, seen = [], [], [], [], []
         for _ in range(n_terms):

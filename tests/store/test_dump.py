@@ -55,6 +55,8 @@ def test_every_bad_line_is_one_error_naming_it(lines):
     refused([*lines[:4], lines[1], *lines[5:]], rf"m\.dump, line 5: the term {term!r} again \(line 2 has it\)")
     header = json.loads(lines[0])
     refused([json.dumps({**header, "classes": [header["classes"][0]] * 2}), *lines[1:]], "line 1: bad classes: one is")
+    record_lines = lines[1 + header["terms"] :]
+    refused([json.dumps({**header, "terms": 0}), *record_lines], 'line 1: "terms" is 0: a model needs at least')
     for big in (10**400, 2**64, 1e301):  # numpy's isfinite refused ints past 64 bits with a TypeError
         refused(
             [json.dumps({**header, "class_count": [big] * len(header["classes"])}), *lines[1:]],
