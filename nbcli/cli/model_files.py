@@ -34,11 +34,13 @@ def merge(models, output, quiet):
       nbcli merge alice.nb bob.nb -o team.nb
     """
     from nbcli.cli.output import model_counts
+    from nbcli.cli.paths import check_output
     from nbcli.fit import learning
     from nbcli.store import modelfile
 
     diagnostics = make_diagnostics(quiet)
     _refuse_a_model_given_twice(models)
+    check_output(output, [])  # (an input may be the output: merging into team.nb reads it first)
     loaded = [modelfile.load(path) for path in models]
     merged = learning.merge(loaded, list(models))
     shared = learning.shared_documents(loaded)

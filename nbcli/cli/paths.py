@@ -54,6 +54,11 @@ def check_output(output: str, inputs, option: str = "-o") -> None:
     kind = special_kind(output)
     if kind is not None:  # writing renames a new file over it: over /dev/null, for every program
         raise NbcliError(f"{option} {output} is {kind}, not a file", hint="give a file name to write")
+    if _is_journal(output):  # written over, the updates learned since the model's last compaction are lost
+        raise NbcliError(
+            f"{option} {output} is a model's journal (the updates learned into the model beside it)",
+            hint="give another output path",
+        )
     out = _real(output)
     for given, real, folder in _real_inputs(inputs):
         if folder and _inside(out, real):
@@ -66,6 +71,18 @@ def check_output(output: str, inputs, option: str = "-o") -> None:
                 f"{option} {output} is the input {given}; writing it would destroy the input",
                 hint="give another output path",
             )
+
+
+def _is_journal(path: str) -> bool:
+    """Whether `path` is a model's journal (`store.journal`), by its first bytes."""
+    from nbcli.store import journal
+
+    magic = journal.header("").rstrip(b"\n")
+    try:
+        with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NONBLOCK)) as fh:
+            return os.path.isfile(path) and fh.read(len(magic)) == magic
+    except OSError:
+        return False
 
 
 def check_split_folder(folder: str, inputs) -> None:

@@ -50,3 +50,37 @@ def test_the_stamp_changes_when_a_file_is_replaced_not_when_it_is_read(tmp_path)
     (tmp_path / "new").write_bytes(b"one")
     os.replace(tmp_path / "new", model)  # as writers replace a model: same size, another inode
     assert file_stamp(str(model)) != stamp
+
+
+def test_a_models_journal_is_never_an_output(tmp_path, mail_model_copy, monkeypatch):
+    """train, merge and load -o MODEL.journal wrote a model over the updates
+    learned into MODEL: the journal is refused as an output by what it holds
+    (any name), and the model beside it keeps its updates."""
+    import shutil
+
+    from nbcli.store import modelfile
+
+    from conftest import SAMPLES, model_info, one_line_error, run
+
+    monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)
+    ham = sorted((SAMPLES / "mail" / "test" / "ham").iterdir())[0]
+    assert run(["learn", mail_model_copy, "--ham", ham, "-q"]).exit_code == 0
+    journal = tmp_path / "mail.nb.journal"
+    assert journal.exists()
+    before = model_info(mail_model_copy)
+    other = tmp_path / "other.nb"
+    shutil.copyfile(mail_model_copy, other)
+    renamed = tmp_path / "renamed"
+    shutil.copyfile(journal, renamed)
+    for target in (journal, renamed):
+        for args in (
+            ["train", SAMPLES / "mail" / "train", "-o", target, "-q"],
+            ["merge", other, mail_model_copy, "-o", target],
+            ["cluster", SAMPLES / "topics" / "train.jsonl", "-k", "2", "-o", target, "-q"],
+        ):
+            line = one_line_error(run(args))
+            assert line == f"nbcli: error: -o {target} is a model's journal (the updates learned into the model " + (
+                "beside it); give another output path"
+            )
+    assert model_info(mail_model_copy) == before
+    check_output(str(tmp_path / "new.nb"), [])  # (a path that does not exist yet is fine)
