@@ -164,6 +164,8 @@ def train(
     workers = pipeline_workers(kw)
     check_output(output, [*corpus, *(parse_label_pair(p)[1] for p in label_pairs)])
     modelfile.check_writable(output)
+    if positive is not None and decide == "accuracy":  # (it was ignored: the model decided by the argmax)
+        raise click.UsageError("--positive names the positive class of --decide f1 or --decide balanced: give one")
     if (decide != "accuracy" or positive is not None) and (unlabeled or from_model):
         raise click.UsageError(
             "--decide f1|balanced chooses its threshold by cross-validating the corpus (no --unlabeled or --from-model)"

@@ -214,6 +214,10 @@ def test_refusals_are_one_line(tmp_path, make_class_folders):
     assert "--positive 'food' is not a class of the model" in line
     line = one_line_error(run(["train", two, "--decide", "balanced", "--unlabeled", two, "-o", tmp_path / "m.nb"]), 2)
     assert "--decide f1|balanced chooses its threshold by cross-validating the corpus" in line
+    for table in ([], ["--features", "all"]):  # --positive alone was ignored: the model decided by the argmax
+        line = one_line_error(run(["train", two, "--positive", "space", *table, "-o", tmp_path / "m.nb"]), 2)
+        assert "--positive names the positive class of --decide f1 or --decide balanced: give one" in line
+        assert not (tmp_path / "m.nb").exists()
 
 
 def test_calibrate_none_chooses_the_threshold_on_the_raw_posteriors(tmp_path, make_class_folders):
