@@ -12,12 +12,15 @@ Formats (stable; documented in docs/guide/):
   "log_probabilities"}, "verdict" for a spam model, and "explanation" with
   --explain (its "unit" says what its numbers are in).
 Probabilities are printed as Python/JSON floats (shortest repr that reads
-back exactly).
+back exactly). JSON is strict: a number that is not finite (the log-probability
+of a class the model rules out, -inf) is written as null, never as the
+`-Infinity` of Python's json, which jq and most parsers refuse.
 """
 
 from __future__ import annotations
 
 import json
+import math
 
 _TSV_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 
@@ -114,12 +117,27 @@ def _displayed(value):
     return value
 
 
+def _finite(value):
+    """`value` with every float that is not finite as None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
 def json_text(record, ascii_only: bool = False) -> str:
     """One JSON value on one line, always valid UTF-8 JSON: non-ASCII text
     is written as it is, or escaped with ascii_only (for an output encoding
     that is not UTF-8); undecodable bytes of file names as `display_text`
     says."""
-    text = json.dumps(record, ensure_ascii=False)
+    try:
+        text = json.dumps(record, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # an infinity or NaN: null (see the module docstring)
+        record = _finite(record)
+        text = json.dumps(record, ensure_ascii=False, allow_nan=False)
     if text.isascii():
         return text
     try:

@@ -59,10 +59,10 @@ def predict(model, inputs, as_json, explain, spam_cutoff, ham_cutoff, spam_class
     TSV output: id<TAB>label<TAB>probability of that label (the most
     probable class). With --json: {"id", "label", "probability",
     "probabilities": {class: p, ...}, "log_probabilities": {class: log p,
-    ...}}. For a spam model (two classes, one named by --spam-class) each
-    line also ends with the verdict, spam, unsure or ham, from P(spam) and
-    the cut-offs, as filter and serve decide it (TSV: the last column;
-    JSON: "verdict").
+    ...}} (log p is null where p is 0: JSON has no -Infinity). For a spam
+    model (two classes, one named by --spam-class) each line also ends with
+    the verdict, spam, unsure or ham, from P(spam) and the cut-offs, as
+    filter and serve decide it (TSV: the last column; JSON: "verdict").
 
     --explain N adds the N terms with the largest contributions to the
     log-odds of the chosen class against the runner-up: in TSV, three more

@@ -3,7 +3,8 @@
 Each line is {"id", "label", "probability", "probabilities", "log_probabilities"}
 (lines without "log_probabilities", from older versions, fall back to the
 log of "probabilities"; a line that has them must name every class in them:
-a class missing there is an edited or damaged line, not a probability of 0).
+a class missing there is an edited or damaged line, not a probability of 0;
+null there is the log of a probability of 0, as predict writes it).
 The true class of a document comes from a truth table (id -> label) or,
 failing that, from its id: the nearest folder in the id's path that is
 named after one of the classes, as in
@@ -57,7 +58,7 @@ def _log_row(record: dict, classes: list[str], where: str) -> list[float]:
                 f'{where}: its "log_probabilities" name other classes than its "probabilities" ({", ".join(classes)})',
                 hint="give the lines 'nbcli predict --json' wrote, unedited",
             )
-        row = [float(logs[c]) for c in classes]
+        row = [-math.inf if logs[c] is None else float(logs[c]) for c in classes]  # null: p = 0 (predict --json)
     else:
         row = [math.log(p) if p > 0 else -math.inf if p == 0 else math.nan for p in (float(probs[c]) for c in classes)]
     if not all(v <= 0 for v in row) or max(row) == -math.inf:

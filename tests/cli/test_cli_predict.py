@@ -11,7 +11,7 @@ import numpy as np
 
 from nbcli.store import modelfile
 
-from conftest import make_docs, run, run_process
+from conftest import SAMPLES, make_docs, run, run_process
 
 
 def test_tsv_lines_one_per_document(tmp_path, small_model):
@@ -176,3 +176,26 @@ def test_no_input_on_a_terminal_is_a_usage_error(small_model):
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 2
     assert b"no INPUT given and stdin is a terminal" in out
+
+
+def test_json_is_strict_where_a_class_is_ruled_out(tmp_path):
+    """A table model with --alpha 0 rules a class out (p = 0): its log p is
+    null, not the -Infinity that jq and strict parsers refuse, and eval
+    --predictions reads the line back as probability 0."""
+    model = tmp_path / "tennis.nb"
+    features = ["--features", "all", "--label-field", "PlayTennis", "--id-field", "Day", "--alpha", "0"]
+    assert run(["train", SAMPLES / "playtennis.csv", *features, "-o", model, "-q"]).exit_code == 0
+    rows = "Day,Outlook,Temperature,Humidity,Wind\nNo/x,Overcast,Cool,High,Strong\n"
+    result = run(["predict", model, "-", "--input-format", "csv", "--json"], input=rows)
+    assert result.exit_code == 0, result.stderr
+
+    def refuse(constant):
+        raise ValueError(f"not strict JSON: {constant}")
+
+    line = json.loads(result.stdout, parse_constant=refuse)
+    assert line["probabilities"]["No"] == 0.0 and line["log_probabilities"]["No"] is None
+    assert line["label"] == "Yes" and line["log_probabilities"]["Yes"] == 0.0
+    (tmp_path / "p.jsonl").write_text(result.stdout)
+    said = run(["eval", "--predictions", tmp_path / "p.jsonl", "--json"])
+    assert said.exit_code == 0, said.stderr
+    assert json.loads(said.stdout)["accuracy"] == 0.0  # its id's folder says No; the model said Yes
