@@ -114,7 +114,9 @@ def eval_(
     is out of bounds (after the report is written), for cron jobs. METRIC is
     one of: accuracy, log_loss, macro_precision, macro_recall, macro_f1,
     weighted_precision, weighted_recall, weighted_f1, auc, ham_fpr,
-    spam_recall, unsure, target_spam_recall, target_ham_fpr.
+    spam_recall, unsure, decided_accuracy, target_spam_recall,
+    target_ham_fpr, and with --calibration brier, ece and (with
+    --target-unsure) target_unsure_accuracy.
 
     \b
     Example:

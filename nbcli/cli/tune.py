@@ -51,8 +51,9 @@ from nbcli.cli.stdio import write_json
     default="accuracy",
     show_default=True,
     help=(
-        "The metric to optimise (its mean over the folds): any of 'nbcli eval --fail-under'; log_loss, ham_fpr, "
-        "unsure and target_ham_fpr are minimised, the others maximised."
+        "The metric to optimise (its mean over the folds): any of 'nbcli eval --fail-under' but brier, ece and "
+        "target_unsure_accuracy (eval's --calibration and --target-unsure); log_loss, ham_fpr, unsure and "
+        "target_ham_fpr are minimised, the others maximised."
     ),
 )
 @cutoff_options
@@ -85,10 +86,14 @@ def tune(ctx, corpus, label_pairs, cv, seed, metric, as_json, **kw):
         refuse_cluster(kw, "a table model's tuning (it runs in this process)")
     workers = pipeline_workers(kw)
     check_cutoffs(kw["spam_cutoff"], kw["ham_cutoff"])
-    if metric not in METRICS:
-        raise click.BadParameter(
-            f"{metric!r} is not a metric; use one of {', '.join(METRICS)}", param_hint="'--metric'"
+    tunable = [m for m in METRICS if m not in tuning.NOT_CROSS_VALIDATED]
+    if metric not in tunable:
+        said = (
+            f"{metric!r} is eval's (--calibration, --target-unsure), not cross-validated"
+            if metric in METRICS
+            else (f"{metric!r} is not a metric")
         )
+        raise click.BadParameter(f"{said}; use one of {', '.join(tunable)}", param_hint="'--metric'")
     if not corpus and not label_pairs:
         raise click.UsageError("give a CORPUS or at least one --label CLASS=PATH")
     if any(is_given(ctx, name) for name in TABLE_PARAMS):

@@ -37,6 +37,8 @@ TABLE_GRID: dict[str, list] = {
 
 # Metrics where smaller is better; for all others larger is better.
 SMALLER_IS_BETTER = {"log_loss", "ham_fpr", "unsure", "target_ham_fpr"}
+# Metrics of eval's --calibration and --target-unsure, which cross-validation does not compute: tune refuses them
+NOT_CROSS_VALIDATED = {"brier", "ece", "target_unsure_accuracy"}
 
 
 def combinations(grid: dict[str, list]) -> list[dict]:

@@ -22,3 +22,18 @@ def test_eval_help_lists_the_mode_options_then_the_shared_ones_then_the_limits()
 def test_a_limit_without_a_value_is_a_usage_error():
     result = run(["eval", "--fail-under", "accuracy", "m.nb", "corpus"])
     assert result.exit_code == 2 and "--fail-under" in result.stderr and "METRIC=V" in result.stderr
+
+
+def test_every_metric_is_named_in_eval_help_and_tune_refuses_what_it_cannot_cross_validate():
+    """eval --help listed 14 of the 18 metrics --fail-under takes; tune took
+    brier and cross-validated a whole fold before saying it could not."""
+    from nbcli.evaluate.report import METRICS
+
+    from conftest import SAMPLES, one_line_error, run
+
+    shown = " ".join(run(["eval", "--help"]).stdout.split())
+    assert all(name in shown for name in METRICS), [m for m in METRICS if m not in shown]
+    for metric in ("brier", "ece", "target_unsure_accuracy"):
+        line = one_line_error(run(["tune", SAMPLES / "mail" / "train", "--metric", metric]), 2)
+        assert f"'{metric}' is eval's (--calibration, --target-unsure), not cross-validated" in line
+        assert "brier" not in line.split("use one of")[1]
