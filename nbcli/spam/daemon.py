@@ -254,6 +254,11 @@ def _kill(pid: int, sig) -> None:
         pass
 
 
+def _words(value: str) -> set[str]:
+    """The comma-separated words of a TELL header's value, lower case."""
+    return {word.strip().lower() for word in value.split(",")}
+
+
 def _how(status: int) -> str:
     if os.WIFSIGNALED(status):
         return f"killed by signal {os.WTERMSIG(status)}"
@@ -653,8 +658,9 @@ class Worker(Connections):
         if not self.settings.allow_tell:
             raise spamd.ProtocolError("EX_UNAVAILABLE", "TELL commands are not enabled; start with --allow-tell")
         kind = request.headers.get("message-class", "").strip().lower()
-        do_set = "local" in request.headers.get("set", "").lower()
-        do_remove = "local" in request.headers.get("remove", "").lower()
+        # "Set: local" or "Set: local, remote" (a list of databases): the word, not a substring ("nonlocal")
+        do_set = "local" in _words(request.headers.get("set", ""))
+        do_remove = "local" in _words(request.headers.get("remove", ""))
         if do_set == do_remove:
             raise spamd.ProtocolError("EX_PROTOCOL", "TELL needs one of Set: local and Remove: local")
         if kind not in ("spam", "ham") and not (do_remove and not kind):

@@ -87,7 +87,7 @@ class Request:
         text = self.headers.get("content-length")
         if text is None:
             return None
-        if not re.fullmatch(r"\d{1,12}", text):
+        if not re.fullmatch(r"[0-9]{1,12}", text):  # ASCII digits: a str's \d takes any script's
             raise ProtocolError("EX_PROTOCOL", f"bad Content-length {text[:40]!r}")
         return int(text)
 

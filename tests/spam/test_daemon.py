@@ -94,6 +94,19 @@ def test_what_a_request_cannot_get_is_its_own_error_line(served, tmp_path):
     assert gone.value.reply().startswith(b"SPAMD/1.0 70 EX_SOFTWARE cannot score the message: ")
 
 
+def test_a_tell_reads_set_and_remove_as_lists_of_words(served):
+    """A TELL of "Set: local, remote" learns; one of "Set: nonlocal" (a substring) does not."""
+    from nbcli.store import modelfile
+
+    worker = daemon.Worker(Settings(str(served), None, None, [], 1, allow_tell=True), [])
+    before = modelfile.load(str(served)).model.class_count.sum()
+    with pytest.raises(spamd.ProtocolError, match="TELL needs one of Set: local and Remove: local"):
+        ask(worker, b"TELL SPAMC/1.5\r\nMessage-class: spam\r\nSet: nonlocal\r\n", SPAM_FILE.read_bytes())
+    assert modelfile.load(str(served)).model.class_count.sum() == before
+    reply = ask(worker, b"TELL SPAMC/1.5\r\nMessage-class: ham\r\nSet: Local, remote\r\n", SPAM_FILE.read_bytes())
+    assert reply.startswith(b"SPAMD/1.1 0 EX_OK\r\nDidSet: local")
+
+
 def test_the_supervisor_refuses_a_model_that_is_not_a_spam_model_before_binding(tmp_path):
     topics = tmp_path / "topics.nb"
     nbcli("train", TRAIN.parent.parent / "topics" / "train.jsonl", "-o", topics, "-q")

@@ -28,6 +28,9 @@ def test_a_request_head_is_parsed_and_its_bad_forms_are_one_error_each():
             spamd.parse_head(bad)
     with pytest.raises(spamd.ProtocolError, match="bad Content-length '-1'"):
         spamd.parse_head(b"CHECK SPAMC/1.5\r\nContent-length: -1\r\n\r\n").content_length()
+    arabic_five = "\u0665".encode()  # int() reads it as 5; the protocol's digits are ASCII
+    with pytest.raises(spamd.ProtocolError, match="bad Content-length"):
+        spamd.parse_head(b"CHECK SPAMC/1.5\r\nContent-length: " + arabic_five + b"\r\n\r\n").content_length()
 
 
 def test_the_score_is_the_log_odds_and_the_threshold_the_cutoffs():
