@@ -343,9 +343,18 @@ def meta_after(counts: Counts, template, meta: dict) -> dict:
     the model): its totals and time, and `template`'s calibration and
     decision threshold noted while its classes are the same (a map per
     class cannot follow a new class: it is dropped, and said once)."""
+    n_documents = int(round(float(counts.class_count.sum())))
+    expected = getattr(template, "expected", None)
+    if expected is not None and isinstance(template.meta.get("n_documents"), int):
+        # EM's model (train --unlabeled, a clustering): counts.class_count holds the documents learned, not the
+        # unlabelled ones' expected share; n_documents moves by the learned documents' change and keeps what the
+        # model said it of its EM documents (a clustering counts the documents it clustered: learning 10 into a
+        # clustering of 660 said 10)
+        before = float(np.sum(template.model.class_count)) - float(np.sum(expected[1]))
+        n_documents = template.meta["n_documents"] + int(round(float(counts.class_count.sum()) - before))
     meta = {
         **meta,
-        "n_documents": int(round(float(counts.class_count.sum()))),
+        "n_documents": n_documents,
         "mail_documents": int(counts.mail_docs),
         "updated": _now_text(),
         "nbcli_version": __version__,

@@ -279,3 +279,18 @@ def test_a_new_class_that_cannot_be_a_class_name_is_refused_and_the_model_kept(m
         line = one_line_error(run(["learn", model, "--new-class", *args], input=stdin))
         assert f"class label {label!r} contains the control character" in line and "rename that class" in line
         assert state(model) == before
+
+
+def test_learning_into_a_clustering_counts_its_clustered_documents_too(tmp_path):
+    """A clustering's documents are all EM's: learning 10 into one of 660
+    said "trained: 10 documents"; it is 670, and 660 again once forgotten."""
+    topics = SAMPLES / "topics"
+    model = tmp_path / "c.nb"
+    args = ["cluster", topics / "train.jsonl", "-k", "4", "--min-df", "1", "--max-df", "1.0", "--restarts", "1"]
+    assert run([*args, "-o", model, "-q"]).exit_code == 0
+    clustered = info(model)["documents"]
+    ten = "".join((topics / "test.jsonl").read_text().splitlines(keepends=True)[:10])
+    for command, documents in (("learn", clustered + 10), ("forget", clustered)):
+        result = run([command, model, "--class", "cluster2", "-", "--input-format", "jsonl", "-q"], input=ten)
+        assert result.exit_code == 0, result.stderr
+        assert info(model)["documents"] == documents
