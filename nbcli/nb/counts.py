@@ -22,13 +22,20 @@ def _today() -> int:
     return int(datetime.datetime.now(datetime.UTC).timestamp() // DAY)
 
 
+# The days a date can hold (0001-01-01..9999-12-31), since 1970-01-01: what the dump writes and readers accept
+_DAYS = (datetime.date.min - datetime.date(1970, 1, 1)).days, (datetime.date.max - datetime.date(1970, 1, 1)).days
+
+
 def _creation_day(classifier) -> int:
     """The day a model was created (its meta), or today: the last-seen day
-    of the terms of a model from before nbcli kept one."""
+    of the terms of a model from before nbcli kept one. A time at the edge
+    of what a date holds, in a zone that puts its UTC day past it, is the
+    edge's day."""
     try:
-        return int(datetime.datetime.fromisoformat(classifier.meta.get("created")).timestamp() // DAY)
-    except (TypeError, ValueError):
+        day = int(datetime.datetime.fromisoformat(classifier.meta.get("created")).timestamp() // DAY)
+    except (TypeError, ValueError, OverflowError, OSError):
         return _today()
+    return min(max(day, _DAYS[0]), _DAYS[1])
 
 
 @dataclass

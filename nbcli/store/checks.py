@@ -7,6 +7,8 @@ to exactly what a model file's same values are.
 
 from __future__ import annotations
 
+import datetime
+
 import numpy as np
 
 from nbcli.text.documents import label_problem
@@ -65,6 +67,20 @@ def within(a, key: str, low: float, high: float):
     are two passes without a temporary array."""
     if a is not None and a.size and not (low <= a.min() and a.max() <= high):
         raise Corrupt(key, f"has values outside [{low:g}, {high:g}]")
+    return a
+
+
+# The last-seen days (days since 1970-01-01) a date can hold, 0001-01-01 to 9999-12-31: what `nbcli
+# dump` writes as YYYY-MM-DD and `nbcli load` reads back. A day past them is no day nbcli made.
+FIRST_DAY = datetime.date.min.toordinal() - datetime.date(1970, 1, 1).toordinal()
+LAST_DAY = datetime.date.max.toordinal() - datetime.date(1970, 1, 1).toordinal()
+
+
+def days_within(a, key: str):
+    """a (whole numbers: last-seen days), if every day is one a date can
+    hold (FIRST_DAY..LAST_DAY); Corrupt otherwise. None stays None."""
+    if a is not None and a.size and not (FIRST_DAY <= a.min() and a.max() <= LAST_DAY):
+        raise Corrupt(key, "has days outside 0001-01-01..9999-12-31")
     return a
 
 

@@ -43,6 +43,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from nbcli.errors import NbcliError
+from nbcli.store.checks import FIRST_DAY, LAST_DAY
 from nbcli.store.payload import calibration_state
 from nbcli.text.hashing import hash_strings
 
@@ -74,7 +75,14 @@ def check_dumpable(classifier) -> None:
 
 def text_lines(classifier, counts) -> Iterator[str]:
     """The dump of a Classifier whose counts (`Counts.of(classifier)`) are
-    `counts`, line by line (without newlines)."""
+    `counts`, line by line (without newlines). A last-seen day no date
+    holds (a loaded model's are checked: `checks.days_within`) is refused
+    before the first line, never an internal error in the middle."""
+    days = counts.last_seen
+    if len(days) and not (FIRST_DAY <= days.min() and days.max() <= LAST_DAY):
+        raise NbcliError(
+            "the model has a term last seen on a day no date holds (past 0001-01-01..9999-12-31): it cannot be dumped"
+        )
     model = classifier.model
     texts = classifier.vocabulary.terms(np.arange(len(classifier.vocabulary)))
     header = {

@@ -80,7 +80,9 @@ def read_payload(path: str, copy: bool = False) -> dict:
         os.close(fd)
         if stat.S_ISDIR(mode):
             raise ModelFileError(f"{path} is a folder, not a model file")
-        raise ModelFileError(f"{path} is {_kind(mode)}, not a model file", hint="give a file written by 'nbcli train'")
+        raise ModelFileError(
+            f"{path} is {kind_of(mode)}, not a model file", hint="give a file written by 'nbcli train'"
+        )
     os.set_blocking(fd, True)
     fh = os.fdopen(fd, "rb")
     buffer: bytes | mmap.mmap
@@ -315,10 +317,10 @@ def special_kind(path: str) -> str | None:
         mode = os.stat(path).st_mode
     except OSError:
         return None
-    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else _kind(mode)
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else kind_of(mode)
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
     """What a file of `mode` that is neither a regular file nor a folder is."""
     return "a named pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
 

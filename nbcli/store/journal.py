@@ -49,34 +49,50 @@ no two bases share a checksum even if their counts agree.
 Damage: a record cut short (kill -9 or a power cut part-way through an
 append: its length runs past the end, or it is the last record and fails
 its checksum, or the tail is zeros) is a torn tail, which readers ignore
-and the next writer cuts off. A record that fails its checksum with more
-records after it, or that is not a record at all, is corruption: readers
-stop with a one-line error naming the journal (`JournalError`), and
-`nbcli compact MODEL --drop-bad-tail` keeps the updates before it. A
-record whose checksum is right but whose content is not an update that
-fits the model is damage too (`store.journal_records`).
+and the next writer cuts off. A torn tail is a prefix of the last record
+appended: it never holds a complete record after its start. So a record
+whose length runs past the end (or that fails its checksum at the end)
+with a complete record after its start (its magic, a length that fits,
+its checksum right: `_record_after`) is corruption, not a torn tail: a
+bit flipped in a length field, which would otherwise hide every good
+record after it and have the next writer cut them off. A record that
+fails its checksum with more records after it, or that is not a record at
+all, is corruption too: readers stop with a one-line error naming the
+journal (`JournalError`), and `nbcli compact MODEL --drop-bad-tail` keeps
+the updates before it. A record whose checksum is right but whose content
+is not an update that fits the model is damage too
+(`store.journal_records`).
+
+The journal must be a regular file (or a link to one): a named pipe there
+would block every reader's open, a device (a link to /dev/zero) would be
+read without end. Every open of it (`_opened`) refuses anything else with
+a one-line error naming it, without blocking.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import mmap
 import os
+import re
 import secrets
+import stat
 import struct
 import zlib
 
 import numpy as np
 
 from nbcli.errors import ModelFileError
-from nbcli.store.integrity import replace_atomically, target
+from nbcli.store.integrity import kind_of, replace_atomically, target
 
 SUFFIX = ".journal"
 _MAGIC = b"nbcli-journal 1 "
 _RECORD = b"NBJR"
 _CHECKPOINT = b"NBJC"
 _HEAD = struct.Struct("<4sQI")  # record magic, body length, CRC-32
+_HEADS = re.compile(re.escape(_RECORD) + b"|" + re.escape(_CHECKPOINT))  # where a record may start
 _DTYPES = {name: np.dtype(name) for name in ("<u8", "<i8", "<f8", "<i4", "|u1")}  # parsed once, not per array
 _MAX_BODY = 1 << 34
 
@@ -197,12 +213,12 @@ class Snapshot:
                     self.problem = f"byte {pos + shift} does not start an update"
                 return False
             if body_end > len(data):
-                self.torn = True
+                self._cut_short(data, pos, shift, "runs past the end of the journal")
                 return False
             body = view[pos + _HEAD.size : body_end]  # no copy: the arrays decoded from it point into `data`
             if zlib.crc32(body, zlib.crc32(view[pos + 4 : pos + 12])) != crc:
                 if body_end == len(data) and last:
-                    self.torn = True
+                    self._cut_short(data, pos, shift, "fails its checksum")
                 else:
                     self.problem = f"the update at byte {pos + shift} fails its checksum"
                 return False
@@ -216,6 +232,17 @@ class Snapshot:
             pos = body_end
             self.end = pos + shift
         return True
+
+    def _cut_short(self, data: bytes | bytearray, pos: int, shift: int, what: str) -> None:
+        """The record at `pos` of `data` (byte `pos + shift` of the journal)
+        is cut short by the end of `data`: a torn tail, unless a complete
+        record starts after it (`_record_after`), which no torn tail holds:
+        then it is damage (a bit flipped in its length), `what` it is."""
+        after = _record_after(data, pos + 1)
+        if after is None:
+            self.torn = True
+        else:
+            self.problem = f"the update at byte {pos + shift} {what}, and a good one at byte {after + shift} follows"
 
     def bound_to(self, base: str | None) -> bool:
         """Whether the records apply to a model file of checksum `base`."""
@@ -236,6 +263,64 @@ class Snapshot:
         )
 
 
+def _record_after(data: bytes | bytearray, start: int) -> int | None:
+    """The offset of the first complete record in `data` at or after
+    `start` (its magic, a length that fits in `data`, its checksum right),
+    or None. Only on a record cut short (a torn tail, or damage), never on
+    a good journal's path. Linear in the bytes after `start` whatever they
+    are: the checksums verified cover at most twice those bytes in all (a
+    head whose record would take more than is left of that is passed over),
+    enough for a head that happens to lie inside the damaged record's own
+    bytes and the good record after it, however long each is."""
+    if not isinstance(data, (bytes, bytearray)):
+        data = bytes(data)  # (a mapped checkpoint is a memoryview; never the last part in practice)
+    view = memoryview(data)
+    budget = 2 * max(0, len(data) - start)
+    for found in _HEADS.finditer(data, start):
+        at = found.start()
+        if len(data) - at < _HEAD.size:
+            break
+        _, length, crc = _HEAD.unpack_from(data, at)
+        end = at + _HEAD.size + length
+        if end > len(data) or length + 8 > budget:
+            continue
+        budget -= length + 8
+        if zlib.crc32(view[at + _HEAD.size : end], zlib.crc32(view[at + 4 : at + 12])) == crc:
+            return at
+    return None
+
+
+def _opened(path: str, flags: int) -> int:
+    """A descriptor of the journal `path` opened with `flags`, a regular
+    file (or a link to one): anything else there is a one-line error naming
+    it (ModelFileError), found without blocking (O_NONBLOCK: opening a named
+    pipe waits for its other end). A folder is IsADirectoryError, which the
+    callers report as a file they cannot read or write; no file at all,
+    FileNotFoundError."""
+    try:
+        fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno != errno.ENXIO:  # a named pipe opened to write with no reader (or a device gone)
+            raise
+        mode = os.stat(path).st_mode
+    else:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode):
+            os.set_blocking(fd, True)
+            return fd
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    raise ModelFileError(
+        f"{path} is {kind_of(mode)}, not a journal",
+        hint="move it away: nbcli keeps a model's updates in a regular file of that name",
+    )
+
+
+def _open_for_reading(model: str):
+    return os.fdopen(_opened(path_of(model), os.O_RDONLY), "rb")
+
+
 def read(model: str, since: tuple[str, int] | None = None, mapped: bool = True) -> Snapshot:
     """The journal of `model` as it is now (a Snapshot; read it before the
     model file: see `modelfile.load`). since (base, end): only what follows
@@ -248,7 +333,7 @@ def read(model: str, since: tuple[str, int] | None = None, mapped: bool = True) 
     must not touch a mapping of a file someone may rewrite in place, as
     `read_payload`'s copy)."""
     try:
-        with open(path_of(model), "rb") as fh:
+        with _open_for_reading(model) as fh:
             if since is not None and since[1] > 0:
                 head = header(since[0])
                 if fh.read(len(head)) == head and os.fstat(fh.fileno()).st_size >= since[1]:
@@ -285,7 +370,7 @@ def read_records(model: str) -> Snapshot:
     up to the first damage (the checkpoints left out: the records each
     stands for are there): what `nbcli compact --drop-bad-tail` keeps."""
     try:
-        with open(path_of(model), "rb") as fh:
+        with _open_for_reading(model) as fh:
             return Snapshot(model, fh.read(), following=True)
     except FileNotFoundError:
         return Snapshot(model, None)
@@ -498,7 +583,7 @@ def append(snapshot: Snapshot, base: str, record: bytes) -> int:
         end = len(header(base))
     else:
         end = snapshot.end
-    fd = os.open(jpath, os.O_WRONLY | os.O_CLOEXEC)
+    fd = _opened(jpath, os.O_WRONLY)
     try:
         if os.fstat(fd).st_size != end:
             os.ftruncate(fd, end)  # a torn tail: what a killed writer left

@@ -28,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 
 from nbcli.store import journal
-from nbcli.store.checks import MAX_COUNT, Corrupt, array_of, classes_of, meta_of, terms_of, within
+from nbcli.store.checks import MAX_COUNT, Corrupt, array_of, classes_of, days_within, meta_of, terms_of, within
 
 
 def update_of(body: bytes | memoryview):
@@ -69,7 +69,7 @@ def update_of(body: bytes | memoryview):
         tables["tf"],
         tables["df"],
         tables["fit"],
-        array_of(a, "last_seen", "i", (k,)).astype(np.int32),
+        days_within(array_of(a, "last_seen", "i", (k,)), "last_seen").astype(np.int32),
         added,
         mail_docs,
     )
@@ -224,7 +224,7 @@ def _check_deltas(deltas: list) -> None:
     at once (a few dozen small array operations per record cost more than
     decoding it): each record's hashes strictly ascending; its new and gone
     terms ascending positions among its terms, none both; its texts'
-    offsets ascending; its last-seen days 32-bit; its changed cells
+    offsets ascending; its last-seen days ones a date holds; its changed cells
     strictly ascending within its tables; the record entries it takes out
     of classes it knows. Corrupt otherwise; the differences' days and labels
     are narrowed to int32 here."""
@@ -260,9 +260,7 @@ def _check_deltas(deltas: list) -> None:
     offsets, _, same = joined([d.offsets for d in deltas])
     if np.any((offsets[1:] < offsets[:-1]) & same):
         raise Corrupt("blob")
-    days, _, _ = joined([d.last_seen for d in deltas])
-    if len(days) and not (-(1 << 31) <= days.min() and days.max() < 1 << 31):
-        raise Corrupt("last_seen")
+    days_within(joined([d.last_seen for d in deltas])[0], "last_seen")
     for name in deltas[0].tables:
         cells, owner, same = joined([d.cells.get(name, np.zeros(0, np.int64)) for d in deltas])
         width = k * np.array([len(d.classes) for d in deltas], dtype=np.int64)

@@ -31,7 +31,18 @@ import numpy as np
 
 from nbcli.errors import ModelFileError, NbcliError
 from nbcli.store import journal
-from nbcli.store.checks import MAX_COUNT, TABLE_LIMIT, Corrupt, array_of, classes_of, meta_of, number, terms_of, within
+from nbcli.store.checks import (
+    MAX_COUNT,
+    TABLE_LIMIT,
+    Corrupt,
+    array_of,
+    classes_of,
+    days_within,
+    meta_of,
+    number,
+    terms_of,
+    within,
+)
 from nbcli.store.codec import FORMAT_VERSION, dump_payload
 from nbcli.store.integrity import (
     CHECKSUM_KEY,
@@ -239,7 +250,7 @@ def from_payload(p: dict, path: str = "model"):
             record = Record.from_arrays(p, n_classes) if "record_digest" in p else None
         except ValueError as exc:
             raise Corrupt(str(exc)) from None
-        last_seen = array_of(p, "term_last_seen", "i", (n_terms,), optional=True)
+        last_seen = days_within(array_of(p, "term_last_seen", "i", (n_terms,), optional=True), "term_last_seen")
         calibration = _calibration(p, n_classes)
         _decision(meta, classes)
         expected = _expected(p, n_classes, n_terms, feature_count, class_count)
@@ -521,7 +532,10 @@ def followed(classifier, path: str, own=None):
     if own is not None:
         updates, state = [own[0]], own[1]
     else:
-        snapshot = journal.read(path, since=(base, end))
+        try:
+            snapshot = journal.read(path, since=(base, end))
+        except ModelFileError:  # not a journal at all (a named pipe, a device, a folder): as damage
+            return None
         if snapshot.problem or not snapshot.bound_to(base) or snapshot.end < end or _stamp_or_none(path) != base_stamp:
             return None  # damaged, rebound, cut short or a new model file: read it again
         remember(path, base, snapshot)  # another writer's checkpoint: its updates are ours already
