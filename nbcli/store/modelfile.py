@@ -568,19 +568,25 @@ def _followed_by(classifier, updates):
 def journaled_bytes(path: str, update) -> int:
     """The size a model's file and journal will have once `update` is
     appended (`append_update`), the update counted as its after-image (its
-    touched terms whole, where the model grows only by the new ones; even
-    where it is written as a smaller difference): the model the journal
-    makes, over-estimated, found without building it (spamd's
-    --max-model-size). The records before it that were written as
-    differences count less than the terms they added would in the model
-    (about 25 bytes a new term against the model file's 60-80); the
-    journal's last checkpoint holds every term added before it whole, so
-    only the records after it are under-counted."""
+    touched terms whole, even where it is written as a smaller difference):
+    the model the journal makes, over-estimated, without building it
+    (spamd's --max-model-size). Earlier records written as differences count
+    less than their new terms would in the model (about 25 bytes a term
+    against 60-80), but only those after the last checkpoint, which holds
+    every term added before it whole."""
     stamp = journal.stamp(path)
     size = len(encoded(update))
     if update.__dict__["_difference"]:  # its after-image's arrays (and 1 KB for its plain values)
         size = max(size, sum(np.asarray(a).nbytes for a in update_record(update)[1].values()) + 1024)
     return os.stat(path).st_size + (stamp[1] if stamp else 0) + size
+
+
+def _damage(path: str, base: str) -> None:
+    """Raise the error of a damaged model file or journal (bound to `base`): a writer found them changed."""
+    whole = journal.read(path)
+    if whole.problem is not None and whole.bound_to(base):
+        raise whole.error()
+    read_payload(path)
 
 
 def _append(update, path: str, since) -> tuple[int, bool]:
@@ -592,6 +598,7 @@ def _append(update, path: str, since) -> tuple[int, bool]:
     with locked(path):
         snapshot = journal.read(path, since=(base, end))  # what was appended meanwhile, not the whole journal
         if _stamp_or_none(path) != base_stamp or (snapshot.end if snapshot.bound_to(base) else 0) != end:
+            _damage(path, base)  # (damaged since it was read: said, as trying again would not help)
             raise NbcliError(
                 f"{path} changed while the update was made (another writer); nothing was saved",
                 hint="run the command again",

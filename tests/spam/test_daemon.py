@@ -363,3 +363,32 @@ def test_a_users_own_model_starts_as_the_shared_model_reads_journal_included(ser
     bob = modelfile.load(str(users / "bob.nb"))
     assert modelfile.model_id(bob) == modelfile.model_id(modelfile.load(str(served)))
     assert not (users / "bob.nb.journal").exists()  # written whole
+
+
+def test_a_tell_into_a_journal_damaged_since_the_worker_read_it_names_the_damage(served, monkeypatch):
+    """It said the model "changed while the update was made (another
+    writer); run the command again", which would never help."""
+    from nbcli.store import modelfile
+
+    monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)
+    worker = daemon.Worker(Settings(str(served), None, None, [], 1, allow_tell=True), [])
+    tell = b"TELL SPAMC/1.5\r\nMessage-class: spam\r\nSet: local\r\n"
+    messages = sorted(HAM_FILE.parent.iterdir())[:3]
+    for message in messages[:2]:
+        assert b"DidSet: local" in ask(worker, tell, message.read_bytes())
+    journal = served.parent / (served.name + ".journal")
+    with open(journal, "ab") as fh:
+        fh.write(b"not an update, and longer than a record's head" * 2)  # after the worker's last read
+    with pytest.raises(spamd.ProtocolError) as refused:
+        ask(worker, tell, messages[2].read_bytes())
+    reply = refused.value.reply()
+    assert b"journal is corrupt (byte " in reply and b"does not start an update" in reply, reply
+    assert b"--drop-bad-tail" in reply and b"another writer" not in reply
+    journal.unlink()
+    damaged = bytearray(served.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF  # the model file, in place
+    served.write_bytes(bytes(damaged))
+    with pytest.raises(spamd.ProtocolError) as refused:
+        ask(worker, tell, messages[2].read_bytes())
+    reply = refused.value.reply()
+    assert b"is corrupt (checksum mismatch)" in reply and b"another writer" not in reply, reply
