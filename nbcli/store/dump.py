@@ -180,16 +180,20 @@ def parse(lines, name: str = "dump") -> Dumped:
         for _ in range(n_record):
             number += 1
             entry = _json(next(it, ""), dict)
+            missing = [key for key in ("digest", "class", "copies", "message_id", "when") if key not in entry]
+            if missing:
+                raise _Bad(f"bad record line: it has no {', '.join(repr(k) for k in missing)}")
+            if not (isinstance(entry["class"], str) and entry["class"] in index):
+                raise _Bad(f"bad record line: its class {entry['class']!r} is not one of the header's classes")
+            label = index[entry["class"]]
+            copies, when = entry["copies"], entry["when"]
             try:
                 digest = np.frombuffer(bytes.fromhex(entry["digest"]), dtype="<u8")
-                label = index[entry["class"]]
-                copies = entry["copies"]
                 message_id = 0 if entry["message_id"] is None else int(entry["message_id"], 16)
-                when = entry["when"]
-            except (KeyError, TypeError, ValueError) as exc:
-                raise _Bad(f"bad record line ({type(exc).__name__}: {exc})") from None
+            except (TypeError, ValueError):
+                digest, message_id = np.zeros(0), -1
             if len(digest) != 2 or not 0 <= message_id < 1 << 64:
-                raise _Bad("bad record line")
+                raise _Bad("bad record line: digest is 32 hex digits, message_id 16 hex digits or null")
             if not _whole(copies, 1):
                 raise _Bad(f"bad record line: copies {copies!r} is not a whole number in 1..2^48")
             if type(when) is not int or not -_MAX_WHEN <= when <= _MAX_WHEN:
@@ -200,9 +204,10 @@ def parse(lines, name: str = "dump") -> Dumped:
             first_line[key] = number
             for part, value in zip(entries, (digest, label, copies, message_id, when)):
                 part.append(value)
-        number += 1
-        if next(it, "").strip():
-            raise _Bad("more lines than the header says")
+        for line in it:  # blank lines may end the text; nothing else may (it was read past a blank line)
+            number += 1
+            if line.strip():
+                raise _Bad("more lines than the header says")
     except _Bad as exc:
         raise NbcliError(f"{name}, line {number}: {exc}", hint="give the text 'nbcli dump' wrote") from None
     for rows, what in ((df_rows, "doc_freq"), (fit_rows, "fit")):

@@ -2,6 +2,7 @@
 every line checked on the way back, each error naming its line."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -49,6 +50,16 @@ def test_every_bad_line_is_one_error_naming_it(lines):
     row = json.loads(lines[1])
     refused([lines[0], json.dumps([row[0], [1.5, *row[1][1:]], *row[2:]]), *lines[2:]], r"line 2: bad count 1\.5")
     refused([*lines, '["extra"]'], rf"line {len(lines) + 1}: more lines than the header says")
+    refused([*lines, "", " ", '["extra"]'], rf"line {len(lines) + 3}: more lines than the header says")  # past blanks
+    dump.parse([*lines, "", " "], "m.dump")  # (blank lines at the end are fine)
+    entry = json.loads(lines[-1])
+    for bad, says in (
+        ({**entry, "class": "bogus"}, "its class 'bogus' is not one of the header's classes"),
+        ({k: v for k, v in entry.items() if k not in ("when", "copies")}, "it has no 'copies', 'when'"),
+        ({**entry, "digest": "xyz"}, "digest is 32 hex digits, message_id 16 hex digits or null"),
+        ({**entry, "message_id": 12}, "digest is 32 hex digits, message_id 16 hex digits or null"),
+    ):
+        refused([*lines[:-1], json.dumps(bad)], rf"line {len(lines)}: bad record line: {re.escape(says)}")
     term = json.loads(lines[1])[0]
     # the repeated line is named, and the line that had the term first: lines 2 and 3, then 2 and 5
     refused([lines[0], lines[1], lines[1], *lines[3:]], rf"m\.dump, line 3: the term {term!r} again \(line 2 has it\)")
