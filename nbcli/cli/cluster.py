@@ -13,6 +13,9 @@ from nbcli.cli.options import TABLE_PARAMS, check_inputs, is_given, make_diagnos
 from nbcli.cli.param_types import FloatRange
 
 VOCABULARY_PARAMS = ("token_pattern", "ngrams", "stop_words", "min_df", "max_df", "max_features")
+# the options only documents use: refused with --features (a table's rows are clustered by their columns, with
+# the table models' columns, not an event model, and read as rows, without a text field)
+DOCUMENT_PARAMS = (*VOCABULARY_PARAMS, "kind", "text_field")
 
 
 def _k(value: str):
@@ -71,7 +74,7 @@ def cluster_sizes(classes, counts) -> str:
     type=click.Choice(["multinomial", "bernoulli"]),
     default="multinomial",
     show_default=True,
-    help="The clusters' event model.",
+    help="The clusters' event model (documents; a table's columns have their own models, see --numeric-model).",
 )
 @click.option(
     "--alpha",
@@ -104,7 +107,10 @@ def cluster(corpus, output, k, restarts, seed, kind, alpha, **kw):
     With --features, CORPUS is a table and its rows are clustered with the
     table models' columns (see 'nbcli train --features'; categorical,
     gaussian or discretize, not kde) by EM with soft memberships, each
-    cluster's counts the rows' expected counts.
+    cluster's counts the rows' expected counts; a cluster that no row
+    prefers is dropped (the summary line counts the clusters written), and
+    the options only documents use (--model, --text-field, the vocabulary
+    options) are refused.
 
     \b
     Example:
@@ -121,10 +127,11 @@ def cluster(corpus, output, k, restarts, seed, kind, alpha, **kw):
     modelfile.check_writable(output)
     ctx = click.get_current_context()
     if any(is_given(ctx, name) for name in TABLE_PARAMS):
-        given = [name for name in VOCABULARY_PARAMS if is_given(ctx, name)]
+        given = [p for p in ctx.command.params if p.name in DOCUMENT_PARAMS and is_given(ctx, p.name or "")]
         if given:
-            raise click.UsageError(f"--{given[0].replace('_', '-')} is for documents; the rows of a table have columns")
-        _cluster_table(corpus, output, k, restarts or 5, seed, kw, diagnostics)
+            flag = max(given[0].opts, key=len)
+            raise click.UsageError(f"{flag} is for documents; the rows of a table have columns")
+        _cluster_table(corpus, output, k, restarts or 5, seed, {**kw, "alpha": alpha}, diagnostics)
         return
     opts = read_opts(kw, diagnostics)
     docs = Corpus([documents_in(path, opts) for path in corpus])
@@ -184,6 +191,9 @@ def _cluster_table(corpus, output, k, restarts, seed, kw, diagnostics) -> None:
     for row in table or []:
         diagnostics.info(f"k = {row['k']}: BIC {row['bic']:.1f}")
     fit = model.meta["clusters"]
+    asked = min(table, key=lambda row: row["bic"])["k"] if table else k
+    if fit["k"] < asked:
+        diagnostics.info(f"k = {asked}: {asked - fit['k']} cluster(s) that no row preferred were dropped")
     diagnostics.info(
         f"EM: the most likely of {restarts} restart(s): {fit['iterations']} iterations, "
         f"objective {fit['objective']:.6f}"

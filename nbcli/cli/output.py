@@ -47,6 +47,13 @@ def display_text(value: str) -> str:
 UNKNOWN_TERM = "(unknown)"
 
 
+def _contribution(x: float) -> str:
+    """A term's contribution, 4 decimals; one past 1e15 (a table's value far
+    out in a column, scored as floats without a limit would) in exponent
+    form: its 4 decimals printed every digit of a 200-digit number."""
+    return f"{x:+.4f}" if abs(x) < 1e15 or x != x else f"{x:+.4e}"
+
+
 def prediction_tsv(
     doc_id: str, label: str, probability: float, explanation: dict | None = None, verdict: str | None = None
 ) -> str:
@@ -58,10 +65,10 @@ def prediction_tsv(
     line = f"{tsv_field(display_text(doc_id))}\t{tsv_field(label)}\t{probability!r}"
     if explanation is not None:
         for t in explanation["terms"]:
-            line += f"\t{tsv_field(t['term'])}\t{t['count']}\t{t['contribution']:+.4f}"
+            line += f"\t{tsv_field(t['term'])}\t{t['count']}\t{_contribution(t['contribution'])}"
         unknown = explanation["unknown"]
         if unknown["contribution"]:
-            line += f"\t{UNKNOWN_TERM}\t{unknown['count']}\t{unknown['contribution']:+.4f}"
+            line += f"\t{UNKNOWN_TERM}\t{unknown['count']}\t{_contribution(unknown['contribution'])}"
         line += f"\t{explanation['unit']}"
     if verdict is not None:
         line += f"\t{verdict}"

@@ -330,6 +330,7 @@ def _train_table(corpus, label_pairs, held_out, kw, diagnostics):
 
     ctx = click.get_current_context()
     refuse_training_options(ctx, "a text model (not --features)", keep=TABLE_SMOOTHING)
+    refuse_options(ctx, ["text_field"], "a text model (not --features: a table model reads its columns)")
     if not corpus and not label_pairs:
         raise click.UsageError("give a table (CORPUS) to train on")
     columns, settings = table_setup(kw)

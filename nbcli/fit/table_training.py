@@ -201,12 +201,14 @@ def cluster_rows(
     without the parameters' prior; per cluster K - 1 parameters for a
     categorical or discretize column of K categories or bins, 2 for a
     gaussian one, plus k - 1 mixing weights when the prior is fitted).
-    Clusters whose expected rows fall to exactly 0 are dropped. A gaussian
+    k is at most the distinct rows; a cluster that no row prefers is
+    dropped (`table_em`'s module docstring), so the model may have fewer
+    clusters than k, never one of no row. A gaussian
     column's variances are floored at r^2/12, r the resolution its values
     are recorded to (`table_cells.recording_resolution`; the module docstring
     of `tables`): without it a cluster collapsed onto a repeated value has
     an unbounded likelihood, and BIC picks too many clusters."""
-    from nbcli.nb.table_em import WeightedColumns, best_clustering, free_parameters
+    from nbcli.nb.table_em import WeightedColumns, best_clustering, distinct_rows, free_parameters
     from nbcli.nb.tables import check_settings
 
     settings = check_settings(settings)
@@ -222,10 +224,18 @@ def cluster_rows(
     kinds, data, _ = typed_columns(names, row_columns(rows, names), columns)
     prepared = WeightedColumns(names, kinds, data, settings, resolution_floor=True)
     n = len(rows)
+    if np.isnan(prepared.X).all():
+        raise NbcliError(
+            f"none of the {n} rows has a cell that is not missing: nothing to cluster",
+            hint="check the table and its columns (empty, ?, NA, N/A and nan cells are missing)",
+        )
+    distinct = distinct_rows(prepared.X)
+    if distinct < 2:
+        raise NbcliError(f"the {n} rows are all the same: nothing to cluster", hint="give different rows")
     table, fits = None, {}
     if k == "auto":
         table = []
-        for kk in range(1, min(10, n) + 1):
+        for kk in range(1, min(10, distinct) + 1):
             fits[kk] = best_clustering(prepared, kk, restarts if kk > 1 else 1, seed, max_iter, tol)
             fitted, objective, _ = fits[kk]
             loglik = objective - fitted.log_parameter_prior()
@@ -238,13 +248,23 @@ def cluster_rows(
                 "the rows look like one cluster (the lowest BIC is at k = 1)",
                 hint="give {k} 2 or more to split them",
             )
-    if not 2 <= k <= n:
-        raise ParameterError("k", "{k} {value}: give 2 to {n} clusters (the number of rows)", value=k, n=n)
+    if not 2 <= k <= distinct:
+        same = "" if distinct == n else f" ({n} rows, {distinct} distinct: identical ones go to one cluster)"
+        raise ParameterError(
+            "k", "{k} {value}: give 2 to {distinct} clusters{same}", value=k, distinct=distinct, same=same
+        )
     import datetime
 
     from nbcli import __version__
 
     model, objective, iterations = fits.get(k) or best_clustering(prepared, k, restarts, seed, max_iter, tol)
+    if len(model.classes) < 2:
+        raise ParameterError(
+            "k",
+            "{k} {value}: EM left every row most probable in one cluster (the rows look like one cluster)",
+            hint="give more rows, or a smaller {alpha} (smoothing draws a small cluster to the others)",
+            value=k,
+        )
     meta = {
         "n_documents": n,
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

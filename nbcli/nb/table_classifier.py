@@ -216,21 +216,29 @@ class TableClassifier(BaseClassifier):
         up to the log-odds (missing cells contribute 0, counted as
         'unknown'); "unit" as `explain.unit` says."""
         from nbcli.nb.explain import unit
+        from nbcli.nb.table_scoring import difference
 
-        per_column = self.model.column_log_likelihood(X)  # (n, J, C)
-        jll = self.model.joint_log_likelihood(X)
+        jll = self.model.joint_log_likelihood(X, relative=True)  # far cells: finite for the likeliest classes
+        order = np.argsort(-jll, axis=1, kind="stable")
+        c_of, v_of, rows = order[:, 0], order[:, 1], np.arange(len(X))
+        per_column, far = self.model.scored(X, per_column=True)  # (n, J, C), the far cells' terms apart
+        with np.errstate(invalid="ignore"):  # -inf - -inf: a row of probability 0 in every class (alpha 0)
+            contribs = per_column[rows, :, c_of] - per_column[rows, :, v_of]
+            log_odds = jll[rows, c_of] - jll[rows, v_of]
+            for j, at, q, e in far:
+                contribs[at, j] -= difference(q, e, c_of[at], v_of[at])
+        contribs[np.isnan(contribs)], log_odds[np.isnan(log_odds)] = 0.0, 0.0
         prior = self.model.log_prior
         out = []
         for i in range(len(X)):
-            order = np.argsort(-jll[i], kind="stable")
-            c, v = int(order[0]), int(order[1])
-            contrib = per_column[i, :, c] - per_column[i, :, v]
+            c, v = int(c_of[i]), int(v_of[i])
+            contrib = contribs[i]
             present = ~np.isnan(X[i])
             cols = [j for j in np.argsort(-np.abs(contrib), kind="stable").tolist() if present[j]][:top]
             out.append(
                 {
                     "versus": self.classes[v],
-                    "log_odds": float(jll[i, c] - jll[i, v]),
+                    "log_odds": float(log_odds[i]),
                     "prior": float(prior[c] - prior[v]),
                     "unknown": {"count": int((~present).sum()), "contribution": 0.0},
                     "terms": [

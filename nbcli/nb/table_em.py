@@ -24,6 +24,20 @@ KDE would keep n x C weights in the model. A model of expected counts says
 so (`expected`, spec "expected": true) and may hold fractional counts; any
 other model's counts are whole numbers, and a model file's are checked so.
 
+No cluster that no row prefers (`best_clustering`; the promise `clusters`
+makes for documents). A cluster no row has as its most probable one under
+the model written (`predict_log_proba`'s argmax: what `nbcli predict`
+answers for those rows) cannot classify; EM can leave one so with expected
+rows above 0 (iris, its four measurements, k = 15, seed 1). Such clusters
+are dropped and EM runs on to convergence from the other clusters'
+memberships (each row's posterior renormalised over them), again until
+every cluster is some row's most probable; so the model written may have
+fewer clusters than asked (`nbcli cluster` says so) and is still a fixed
+point of EM on the rows' own likelihood. Dropped, not re-seeded with a
+pinned row as documents' clusters are: dropping keeps that fixed point and
+always ends (each round drops a cluster). k is at most the distinct rows
+(`distinct_rows`): identical rows always share a cluster.
+
 Recording resolution (clustering only: `WeightedColumns(...,
 resolution_floor=True)`, which `fit.table_training.cluster_rows` asks for).
 A gaussian column's resolution r is the smallest positive difference
@@ -263,10 +277,20 @@ def em_rows(prepared, R: np.ndarray, max_iter: int, tol: float):
     return model, R, objectives
 
 
+def distinct_rows(X: np.ndarray) -> int:
+    """How many different rows the encoded rows X (n, J) hold, as a model
+    sees them (missing cells alike, -0.0 as 0.0). Identical rows have the
+    same memberships in every E step, so they always share a cluster."""
+    X = np.ascontiguousarray(np.where(np.isnan(X), np.nan, X + 0.0))
+    return len(np.unique(X.view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))))) if X.shape[1] else min(len(X), 1)
+
+
 def best_clustering(prepared, k: int, restarts: int, seed: int, max_iter: int, tol: float):
     """The highest objective of `restarts` EM runs: (model, objective, its
-    iterations), clusters of expected size 0 dropped (one more M step
-    without them) and the rest named 1..k'."""
+    iterations), with no cluster that no row prefers (see the module
+    docstring: such clusters are dropped, EM runs on from the others'
+    memberships, until every cluster is some row's most probable one), the
+    clusters named 1..k'."""
     n = prepared.X.shape[0]
     best = None
     for r in range(restarts):
@@ -276,9 +300,11 @@ def best_clustering(prepared, k: int, restarts: int, seed: int, max_iter: int, t
             best = (model, R, objectives[-1], len(objectives))
     assert best is not None, "restarts must be at least 1"
     model, R, objective, iterations = best
-    keep = model.class_count > 0
-    if not keep.all():
-        R = R[:, keep]
-        model = prepared.fit([f"cluster{c + 1}" for c in range(int(keep.sum()))], R)
-        objective = e_step(model, prepared.X)[1]
-    return model, objective, iterations
+    while True:
+        log_proba = model.predict_log_proba(prepared.X)  # what predict says of the rows
+        keep = np.bincount(log_proba.argmax(axis=1), minlength=len(model.classes)) > 0
+        if keep.all():
+            return model, objective, iterations
+        R = np.exp(log_proba[:, keep])  # each row keeps its most probable cluster: no row sums to 0
+        model, R, objectives = em_rows(prepared, R / R.sum(axis=1, keepdims=True), max_iter, tol)
+        objective, iterations = objectives[-1], iterations + len(objectives)

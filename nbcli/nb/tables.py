@@ -57,6 +57,11 @@ last bin x > e_last: a value equal to an edge, and so a tied block, goes to
 the lower bin. The bins are then the categories of a categorical column
 (values outside the training range fall into the first or last bin).
 
+Far cells: a gaussian or kde cell whose log-density is beyond floats (1e200
+in a column of unit variance) is scored as floating point with an unbounded
+exponent would score it, not refused or read as missing: the class whose
+Gaussian is widest wins as x grows, no NaN (`table_scoring`'s docstring).
+
 A class with no present value in a gaussian or kde column uses the pooled
 (all classes) values of that column instead (mean and variance, or the
 kernel density); a numeric column with no present training value at all is
@@ -83,13 +88,12 @@ from nbcli.errors import NbcliError, ParameterError
 from nbcli.nb.logmath import log_softmax
 from nbcli.nb.smoothing import ESTIMATES, MAX_PSEUDO_COUNT, check_prior_alpha, check_prior_smoothing, log_prior
 from nbcli.nb.table_cells import category_codes, column_numbers, equal_frequency_edges, is_missing
+from nbcli.nb.table_scoring import excess, far_sum, numeric_scores
 
 NUMERIC_MODELS = ("gaussian", "kde", "discretize")
 KINDS = ("categorical",) + NUMERIC_MODELS
 BANDWIDTHS = ("scott", "silverman")
 TOP_CATEGORIES = 5  # categories per class and column in `summary`
-_CHUNK = 1 << 22  # KDE: kernel evaluations per block (32 MB of float64)
-_LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
 
 
 @dataclass
@@ -252,18 +256,6 @@ def _category_log_table(counts: np.ndarray, settings: TableSettings) -> np.ndarr
     # 0/0: no present cell in the class and no pseudo-count: uniform
     table[(denominator <= 0).ravel()] = -np.log(k)
     return np.ascontiguousarray(table.T)
-
-
-def _logsumexp_kernel(x: np.ndarray, points: np.ndarray, log_weights: np.ndarray, h: float) -> np.ndarray:
-    """log sum_i w_i exp(-((x - p_i) / h)^2 / 2) for each x, in blocks."""
-    out = np.empty(len(x))
-    rows = max(1, _CHUNK // max(len(points), 1))
-    for start in range(0, len(x), rows):
-        z = (x[start : start + rows, None] - points[None, :]) / h
-        a = log_weights - 0.5 * z * z
-        top = a.max(axis=1)
-        out[start : start + rows] = top + np.log(np.exp(a - top[:, None]).sum(axis=1))
-    return out
 
 
 def column_kinds(names, kinds, columns, settings: TableSettings) -> list[str]:
@@ -521,39 +513,22 @@ class TableModel:
                 unreadable[self.names[j]] = np.flatnonzero(bad)
         return X, unreadable
 
-    def _column(self, j: int, x: np.ndarray) -> np.ndarray:
-        """(n, C) log P(x | c) of column j's cells x, 0 where missing."""
+    def _column(self, j: int, x: np.ndarray, far: list) -> np.ndarray:
+        """(n, C) log P(x | c) of column j's cells x, 0 where missing; a far
+        cell's R, its far term in `far` (`table_scoring.numeric_scores`)."""
         kind, table = self.kinds[j], self.tables[j]
+        if kind not in ("categorical", "discretize"):
+            return numeric_scores(kind, table, x, len(self.classes), far, j)
         missing = np.isnan(x)
-        n_classes = len(self.classes)
-        if kind in ("categorical", "discretize"):
-            k = table.shape[0] - 2
-            if kind == "discretize":
-                codes = np.searchsorted(self.stats[j]["edges"], np.where(missing, 0.0, x), side="left")
-            else:
-                if not missing.all() and not (np.nanmin(x) >= 0 and np.nanmax(x) <= k):
-                    raise NbcliError(f"table column {self.names[j]!r}: category codes out of range")
-                codes = np.where(missing, 0, x).astype(np.intp)
-            codes[missing] = k + 1
-            return np.take(table, codes, axis=0)
-        if kind == "gaussian":
-            mean, var = table
-            z = x[:, None] - mean
-            z *= z
-            z *= -0.5 / var
-            z -= 0.5 * np.log(var) + _LOG_SQRT_2PI
-            z[missing] = 0.0
-            return z
-        out = np.zeros((len(x), n_classes))
-        if missing.all():
-            return out
-        keep = ~missing
-        points, inverse = np.unique(x[keep], return_inverse=True)
-        dens = np.empty((len(points), n_classes))
-        for c, (support, log_weights, n, h) in enumerate(table):
-            dens[:, c] = _logsumexp_kernel(points, support, log_weights, h) - np.log(n * h) - _LOG_SQRT_2PI
-        out[keep] = dens[inverse.reshape(-1)]
-        return out
+        k = table.shape[0] - 2
+        if kind == "discretize":
+            codes = np.searchsorted(self.stats[j]["edges"], np.where(missing, 0.0, x), side="left")
+        else:
+            if not missing.all() and not (np.nanmin(x) >= 0 and np.nanmax(x) <= k):
+                raise NbcliError(f"table column {self.names[j]!r}: category codes out of range")
+            codes = np.where(missing, 0, x).astype(np.intp)
+        codes[missing] = k + 1
+        return np.take(table, codes, axis=0)
 
     def _check_X(self, X) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
@@ -561,23 +536,44 @@ class TableModel:
             raise NbcliError(f"table rows need {len(self.names)} columns, not shape {X.shape}")
         return X
 
-    def column_log_likelihood(self, X) -> np.ndarray:
-        """(n, J, C): log P(x_j | c) of each present cell, 0 where missing."""
+    def scored(self, X, per_column: bool = False) -> tuple[np.ndarray, list]:
+        """(L, far): L (n, C) log pi_c + sum_j log P(x_j | c), or with
+        per_column (n, J, C) log P(x_j | c), the far cells' R in them; far:
+        their far terms [(column, rows, q, e)] (`table_scoring`)."""
         X = self._check_X(X)
-        return np.stack([self._column(j, X[:, j]) for j in range(X.shape[1])], axis=1)
-
-    def joint_log_likelihood(self, X) -> np.ndarray:
-        """(n, C): log pi_c + sum_j log P(x_j | c) (prior counted once)."""
-        X = self._check_X(X)
+        far: list[tuple] = []
+        if per_column:
+            return np.stack([self._column(j, X[:, j], far) for j in range(X.shape[1])], axis=1), far
         jll = np.tile(self.log_prior, (X.shape[0], 1))
         for j in range(X.shape[1]):
-            jll += self._column(j, X[:, j])
+            jll += self._column(j, X[:, j], far)
+        return jll, far
+
+    def column_log_likelihood(self, X) -> np.ndarray:
+        """(n, J, C): log P(x_j | c) of each present cell, 0 where missing
+        (-inf where beyond floats)."""
+        L, far = self.scored(X, per_column=True)
+        with np.errstate(over="ignore"):
+            for j, rows, q, e in far:
+                L[rows, j] -= np.ldexp(q, e)
+        return L
+
+    def joint_log_likelihood(self, X, relative: bool = False) -> np.ndarray:
+        """(n, C): log pi_c + sum_j log P(x_j | c) (prior counted once),
+        -inf where beyond floats; relative: less a constant of each row
+        with far cells, so that it is finite for its likeliest classes
+        (`table_scoring.excess`)."""
+        jll, far = self.scored(X)
+        if far:
+            rows, S, K = far_sum(far, len(self.classes))
+            with np.errstate(over="ignore"):
+                jll[rows] -= excess(S, K) if relative else np.ldexp(S, K)
         return jll
 
     def predict_log_proba(self, X) -> np.ndarray:
         """(n, C) log P(c | x); a row where every class has probability 0
         (unsmoothed counts only) gets the prior's posterior."""
-        jll = self.joint_log_likelihood(X)
+        jll = self.joint_log_likelihood(X, relative=True)
         hopeless = ~np.isfinite(jll.max(axis=1))
         jll[hopeless] = self.log_prior
         return log_softmax(jll)

@@ -456,3 +456,52 @@ def test_every_cluster_written_can_classify(tmp_path, k):
     assert [c["documents"] for c in info["classes"]] == [round(float(n)) for n in expected]
     predicted = run(["predict", model, corpus])
     assert predicted.exit_code == 0, predicted.stderr
+
+
+def test_a_table_clustering_says_when_there_is_nothing_to_cluster(tmp_path):
+    """Three identical rows were "clustered" 1 + 2 (predict then sent every row to one cluster), and a table of
+    missing cells fitted with objective 0: refused in one line, as documents are."""
+    same = tmp_path / "r3.csv"
+    same.write_text("a,b\n1,x\n1,x\n1,x\n")
+    two = tmp_path / "r2.csv"
+    two.write_text("a,b\n1,x\n1,x\n2,y\n")
+    missing = tmp_path / "miss.csv"
+    missing.write_text("a,b\n?,NA\n,?\nNA,\n")
+    for table, k, said in (
+        (same, "2", "the 3 rows are all the same: nothing to cluster; give different rows"),
+        (same, "auto", "the 3 rows are all the same: nothing to cluster; give different rows"),
+        (two, "3", "-k 3: give 2 to 2 clusters (3 rows, 2 distinct: identical ones go to one cluster)"),
+        (missing, "2", "none of the 3 rows has a cell that is not missing: nothing to cluster; check the table"),
+    ):
+        result = run(["cluster", table, "--features", "all", "-k", k, "-o", tmp_path / "m.nb"])
+        assert result.exit_code == 1 and not (tmp_path / "m.nb").exists()
+        assert result.stderr.startswith(f"nbcli: error: {said}") and result.stderr.count("\n") == 1, result.stderr
+
+
+def test_a_table_clustering_takes_alpha_and_writes_no_cluster_no_row_prefers(tmp_path):
+    """--alpha was dropped on the way to the table (every table clustered with alpha 1): on two distinct rows
+    of three, alpha 1 draws the lone row's cluster to the other, which then held no row (written all the same);
+    it is refused now, and --alpha 0.01 keeps the two clusters apart."""
+    table = tmp_path / "r2.csv"
+    table.write_text("a,b\n1,x\n1,x\n2,y\n")
+    model = tmp_path / "m.nb"
+    result = run(["cluster", table, "--features", "all", "-k", "2", "-o", model])
+    assert result.exit_code == 1 and not model.exists() and result.stderr.count("\n") == 1
+    assert "EM left every row most probable in one cluster" in result.stderr and "--alpha" in result.stderr
+    result = run(["cluster", table, "--features", "all", "-k", "2", "--alpha", "0.01", "-o", model])
+    assert result.exit_code == 0 and "3 rows in 2 clusters (cluster1 2, cluster2 1)" in result.stderr
+    predicted = [line.split("\t")[1] for line in run(["predict", model, table]).stdout.splitlines()]
+    assert predicted == ["cluster1", "cluster1", "cluster2"]
+
+
+@pytest.mark.parametrize(
+    "option", [["--model", "bernoulli"], ["--model", "multinomial"], ["--text-field", "a"], ["--ngrams", "2"]]
+)
+def test_the_document_options_are_refused_for_a_table(tmp_path, option):
+    """--model bernoulli clustered the table with its table model, silently; every option only documents use is
+    refused with --features, as the vocabulary options were."""
+    table = tmp_path / "t.csv"
+    table.write_text("a,b\n1,x\n2,y\n3,x\n4,y\n")
+    result = run(["cluster", table, "--features", "all", "-k", "2", *option, "-o", tmp_path / "t.nb"])
+    assert result.exit_code == 2 and not (tmp_path / "t.nb").exists()
+    assert f"{option[0]} is for documents; the rows of a table have columns" in result.stderr

@@ -363,3 +363,11 @@ def test_a_table_label_that_cannot_be_a_class_name_is_refused(tmp_path):
     assert result.exit_code == 1 and result.stderr.count("\n") == 1
     assert "class label 'e\\nf' contains the control character '\\n'" in result.stderr
     assert not (tmp_path / "t.nb").exists()
+
+
+def test_train_with_features_refuses_a_text_field(tmp_path):
+    """--text-field was ignored by a table model (it reads its columns)."""
+    args = ["train", PLAYTENNIS, "--features", "all", "--label-field", "PlayTennis", "--text-field", "Outlook"]
+    result = run([*args, "-o", tmp_path / "t.nb"])
+    assert result.exit_code == 2 and "--text-field needs a text model (not --features" in result.stderr
+    assert not (tmp_path / "t.nb").exists()

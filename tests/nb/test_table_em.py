@@ -271,6 +271,65 @@ def test_clustering_refuses_what_em_cannot_fit():
         prepared.fit(["x", "y"], np.array([[0.5, 0.4], [1.0, 0.0]]))
 
 
+# -- no cluster that no row prefers ---------------------------------------------------
+
+
+def iris_rows() -> list[dict]:
+    from sklearn.datasets import load_iris
+
+    iris = load_iris()
+    return [
+        {**{f"m{j}": f"{v:.1f}" for j, v in enumerate(row)}, "species": iris.target_names[t]}
+        for row, t in zip(iris.data, iris.target)
+    ]
+
+
+def test_a_cluster_no_row_prefers_is_dropped():
+    """Iris (its species a column too), k = 15, seed 1: EM left a cluster of expected
+    rows above 0 that no row had as its most probable, and it was written
+    (predict never answered it). It is dropped, and EM runs on."""
+    rows = iris_rows()
+    classifier, _ = cluster_rows(as_docs(rows), TableColumns(), TableSettings(), 15, restarts=3, seed=1)
+    k = len(classifier.classes)
+    assert 2 <= k < 15 and classifier.meta["clusters"]["k"] == k
+    assert np.bincount(assign(classifier, rows), minlength=k).min() >= 1
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10**6), st.integers(2, 12), st.sampled_from([0.05, 1.0]))
+def test_no_table_clustering_has_a_cluster_no_row_prefers(seed, k, alpha):
+    """Beside the documents' property (tests/nb/test_clusters.py): any
+    seed, any k up to the distinct rows: every cluster written is some
+    row's most probable, or clustering refuses in one error."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(6, 40))
+    rows = [
+        {"c": str(rng.choice(["u", "v", "w", ""])), "x": f"{rng.normal(rng.integers(0, 3) * 3.0, 1.0):.1f}"}
+        for _ in range(n)
+    ]
+    rows += rows[: int(rng.integers(0, n))]  # some rows twice
+    try:
+        classifier, _ = cluster_rows(as_docs(rows), TableColumns(), TableSettings(alpha=alpha), k, 2, seed)
+    except NbcliError as error:
+        assert "distinct" in error.message or "one cluster" in error.message, error.message
+        return
+    chosen = len(classifier.classes)
+    assert 2 <= chosen <= k
+    assert np.bincount(assign(classifier, rows), minlength=chosen).min() >= 1
+
+
+def test_k_is_at_most_the_distinct_rows_and_a_table_needs_a_present_cell():
+    same = [{"a": "1", "b": "x"}] * 3
+    with pytest.raises(NbcliError, match=r"^the 3 rows are all the same: nothing to cluster"):
+        cluster_rows(as_docs(same), TableColumns(), TableSettings(), 2, restarts=1, seed=0)
+    two = [{"a": "1", "b": "x"}, {"a": "1", "b": "x"}, {"a": "2", "b": "y"}]
+    with pytest.raises(NbcliError, match=r"give 2 to 2 clusters \(3 rows, 2 distinct: identical ones go to one"):
+        cluster_rows(as_docs(two), TableColumns(), TableSettings(), 3, restarts=1, seed=0)
+    missing = [{"a": "?", "b": "NA"}, {"a": "", "b": "?"}, {"a": "NA", "b": ""}]
+    with pytest.raises(NbcliError, match="none of the 3 rows has a cell that is not missing: nothing to cluster"):
+        cluster_rows(as_docs(missing), TableColumns(), TableSettings(), 2, restarts=1, seed=0)
+
+
 # -- the stored model: expected counts said so, and checked -----------------------------
 
 
