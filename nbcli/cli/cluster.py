@@ -154,9 +154,11 @@ def cluster(corpus, output, k, restarts, seed, kind, alpha, **kw):
         f"{fit.objective[0]:.6f} -> {fit.objective[-1]:.6f}"
     )
     modelfile.save(model, output)
-    sizes = cluster_sizes(model.classes, model.model.class_count)
+    # each document in its most likely cluster, as info's "sizes" (the class table's documents: expected counts)
+    sizes = cluster_sizes(model.classes, model.meta["clusters"]["sizes"])
     diagnostics.info(
-        f"wrote {output}: {model.meta['n_documents']} documents in {len(model.classes)} clusters ({sizes})"
+        f"wrote {output}: {model.meta['n_documents']} documents in {len(model.classes)} clusters "
+        f"(most likely in each: {sizes})"
     )
     diagnostics.finish()
     check_inputs()

@@ -398,7 +398,8 @@ def clusters_line(clusters: dict, measure: str) -> str:
     if isinstance(sizes, list):
         pinned = clusters.get("pinned") or 0
         held = f" ({pinned} re-seeded into emptied clusters)" if pinned else ""
-        line += "\nsizes:       " + ", ".join(f"cluster{i + 1} {n}" for i, n in enumerate(sizes)) + held
+        line += "\nsizes:       " + ", ".join(f"cluster{i + 1} {n}" for i, n in enumerate(sizes))
+        line += f" (the documents most likely in each; the table's documents: expected counts){held}"
     return line
 
 
