@@ -238,7 +238,7 @@ def run(
         scored = (classify or scored_here)(classifier, batches(stream), explain=explain)
     for batch, result in scored:
         rows = whys = None  # on an exception: find the bad message(s) one at a time below
-        if not isinstance(result, Exception):
+        if result is not None and not isinstance(result, Exception):  # (None: no model, every message passes)
             rows, whys = result if explain else (result, None)
         for i, doc in enumerate(batch):
             verdict, out = "error", doc.data

@@ -130,3 +130,24 @@ def test_usage_errors(tmp_path, spam_model):
         f"nbcli: error: {tmp_path / 'nope.mbox'}: no such file or folder; give a message, an mbox, a folder or a "
         "Maildir, or - for stdin\n"
     )
+
+
+@pytest.mark.parametrize("where", ["stdout", "split"])
+def test_explain_fails_open_too(tmp_path, where):
+    """With --explain and a model that cannot be used, every message was
+    lost (an internal error before the first was written) and the exit
+    status said ham under --exit-codes."""
+    (tmp_path / "broken.nb").write_bytes(b"garbage")
+    inbox = (SAMPLES / "mail" / "inbox.mbox").read_bytes()
+    spam = (SAMPLES / "mail" / "test" / "spam" / "0001.eml").read_bytes()
+    for model in (tmp_path / "broken.nb", tmp_path / "missing.nb"):
+        out = ["--split", tmp_path / "out"] if where == "split" else []
+        result = run(["filter", model, "--explain", "2", *out, "-"], input=inbox)
+        said = result.stderr.splitlines()
+        assert result.exit_code == 1 and said[0].endswith("passing messages through unchanged"), result.stderr
+        if where == "split":  # kept, every one, under its verdict
+            assert said[1:] == [f"nbcli: filed 6 messages: error 6 ({tmp_path / 'out' / 'error.mbox'})"]
+            assert len(mailbox.mbox(str(tmp_path / "out" / "error.mbox"))) == 6 * (1 + (model.name == "missing.nb"))
+        else:
+            assert result.stdout_bytes == inbox and len(said) == 1
+        assert run(["filter", model, "--explain", "2", "--exit-codes"], input=spam).exit_code == 3
