@@ -144,6 +144,15 @@ def filter_(
     except NbcliError as exc:  # INPUT unreadable part-way, or a --split append failed
         exc.exit_code = 3 if exit_codes else 1
         raise
+    except OSError as exc:  # stdout cannot take the message (a full disk): an error, never 1 (ham) under --exit-codes
+        if isinstance(exc, BrokenPipeError):
+            raise  # (the reader went away: 141, as any Unix tool)
+        failed = NbcliError(
+            f"cannot write the output: {exc.strerror or exc}",
+            hint="make room (or fix where stdout goes) and filter again",
+        )
+        failed.exit_code = 3 if exit_codes else 1
+        raise failed from None
     if not seen:
         diagnostics.warn(f"{'standard input' if path == '-' else path}: no messages")
     if splitter is not None and not quiet:

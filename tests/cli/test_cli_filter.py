@@ -1,6 +1,7 @@
 """`nbcli filter`: pass-through with a verdict header, split, exit codes."""
 
 import mailbox
+import os
 import re
 
 import numpy as np
@@ -151,3 +152,25 @@ def test_explain_fails_open_too(tmp_path, where):
         else:
             assert result.stdout_bytes == inbox and len(said) == 1
         assert run(["filter", model, "--explain", "2", "--exit-codes"], input=spam).exit_code == 3
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+def test_an_output_that_cannot_be_written_is_an_error_never_ham(spam_model):
+    """stdout on a full disk: exit 3 under --exit-codes (it was 1, ham), one line that says what failed."""
+    import subprocess
+    import sys
+
+    spam = (SAMPLES / "mail" / "test" / "spam" / "0001.eml").read_bytes()
+    for codes, status in ((["--exit-codes"], 3), ([], 1)):
+        with open("/dev/full", "wb") as full:
+            proc = subprocess.run(
+                [sys.executable, "-m", "nbcli", "filter", *codes, str(spam_model)],
+                input=spam,
+                stdout=full,
+                stderr=subprocess.PIPE,
+                timeout=60,
+            )
+        assert proc.returncode == status
+        assert proc.stderr == b"nbcli: error: cannot write the output: No space left on device; make room (or fix " + (
+            b"where stdout goes) and filter again\n"
+        )
