@@ -146,6 +146,9 @@ def eval_(
     if online:
         if cv or predictions or truth:
             raise click.UsageError("--online does not go with --cv, --predictions or --truth")
+        clash = given_options(ctx, _NOT_WITH_ONLINE)
+        if clash:  # (they were ignored: a cron job's --fail-under passed whatever the run measured)
+            raise click.UsageError(f"--online reports the TREC measures only; it does not go with {clash[0][0]}")
         _eval_online(ctx, args, label_pairs, order, train_rule, warmup, plot, as_json, kw, diagnostics)
     elif cv:
         if plot:
@@ -167,6 +170,8 @@ def eval_(
 
 
 # the options of the other modes, and the classification report's, that --clusters refuses
+# what the online protocol's report (fit.online.report: TREC's measures) has no place for
+_NOT_WITH_ONLINE = ("fail_under", "fail_over", "calibration", "target_fpr", "target_unsure")
 _NOT_WITH_CLUSTERS = (
     "cv",
     "online",

@@ -37,3 +37,20 @@ def test_every_metric_is_named_in_eval_help_and_tune_refuses_what_it_cannot_cros
         line = one_line_error(run(["tune", SAMPLES / "mail" / "train", "--metric", metric]), 2)
         assert f"'{metric}' is eval's (--calibration, --target-unsure), not cross-validated" in line
         assert "brier" not in line.split("use one of")[1]
+
+
+def test_online_refuses_what_its_report_has_no_place_for():
+    """--fail-under with --online was ignored (exit 0 whatever the run
+    measured), as were --calibration and the --target-* reports."""
+    from conftest import SAMPLES, one_line_error
+
+    corpus = SAMPLES / "mail" / "train"
+    for extra in (
+        ["--fail-under", "accuracy=0.99"],
+        ["--fail-over", "log_loss=0"],
+        ["--calibration"],
+        ["--target-fpr", "0.001"],
+        ["--target-unsure", "0.1"],
+    ):
+        line = one_line_error(run(["eval", "--online", corpus, *extra]), 2)
+        assert f"--online reports the TREC measures only; it does not go with {extra[0]}" in line
