@@ -675,9 +675,11 @@ def parse_day(text: str) -> int:
     try:
         when = datetime.datetime.strptime(text.strip(), "%Y-%m-%d").replace(tzinfo=datetime.UTC)
     except ValueError:
-        raise ParameterError(
+        bad = ParameterError(
             "unseen_since", "{unseen_since} {value!r} is not a date", hint="write it as YYYY-MM-DD", value=text
-        ) from None
+        )
+        bad.exit_code = 2  # a bad option value: a usage error (docs/guide/exit-codes.md)
+        raise bad from None
     return int(when.timestamp() // DAY)
 
 

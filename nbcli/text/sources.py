@@ -536,7 +536,9 @@ def _class_folders(root: str, opts: ReadOptions):
 def parse_label_pair(value: str) -> tuple[str, str]:
     label, eq, path = value.partition("=")
     if not eq or not label.strip() or not path:
-        raise ParameterError(
+        bad = ParameterError(
             "pairs", "{pairs} {value!r} is not CLASS=PATH", hint="write it as {pairs:spam=path/to/spam}", value=value
         )
+        bad.exit_code = 2  # a bad option value: a usage error (docs/guide/exit-codes.md)
+        raise bad
     return label.strip(), os.path.expanduser(path)

@@ -95,5 +95,5 @@ def test_prune_and_its_dry_run(model):
 
     line = one_line_error(run(["prune", model]), code=2)
     assert "--min-count" in line
-    line = one_line_error(run(["prune", model, "--unseen-since", "last week"]))
+    line = one_line_error(run(["prune", model, "--unseen-since", "last week"]), code=2)  # a bad value: usage
     assert "is not a date" in line

@@ -189,7 +189,7 @@ def test_input_errors_exit_1_with_one_line(tmp_path, make_class_folders):
     )
     _one_line_error(
         run(["train", "--label", "spam", "-o", model]),
-        1,
+        2,  # a bad option value: a usage error
         "nbcli: error: --label 'spam' is not CLASS=PATH; write it as --label spam=path/to/spam",
     )
     assert not model.exists()  # no failed run left a model behind
