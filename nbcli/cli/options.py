@@ -112,6 +112,8 @@ PARAMETER_FLAGS = {
     "fail_under": "--fail-under",
     "fail_over": "--fail-over",
     "target_fpr": "--target-fpr",
+    "calibration": "--calibration",
+    "target_unsure": "--target-unsure",
     "numeric_model": "--numeric-model",
     "var_smoothing": "--var-smoothing",
     "bandwidth": "--bandwidth",

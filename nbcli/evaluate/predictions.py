@@ -124,7 +124,7 @@ def _text_lines(path: str):
     try:  # a file, a pipe (<(nbcli predict ...), a FIFO) or a device: whatever can be read
         return open(path, encoding="utf-8", errors="replace")
     except FileNotFoundError:
-        raise NbcliError(f"{path}: no such file") from None
+        raise NbcliError(f"{path}: no such file", hint="check the path") from None
     except OSError as exc:
         raise NbcliError(f"{path}: cannot be read ({exc.strerror or exc})") from None
 

@@ -232,7 +232,9 @@ def check_limits(
                     parameter,
                     f"{{{parameter}}} {{metric}}: this evaluation does not report {{metric}}",
                     hint=(
-                        "spam-filter metrics need a two-class model with a spam class (and a rate, documents of "
+                        "brier and ece need {calibration}, target_unsure_accuracy {target_unsure}"
+                        if name in ("brier", "ece", "target_unsure_accuracy")
+                        else "spam-filter metrics need a two-class model with a spam class (and a rate, documents of "
                         "its class); target_* need {target_fpr}"
                     ),
                     metric=name,

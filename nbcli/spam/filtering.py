@@ -141,6 +141,7 @@ class SplitWriter:
             raise ParameterError(
                 "split_dir",
                 "{split_dir} {folder}: cannot create the folder: {reason}",
+                hint="give a folder that exists, or one whose parent does (not a file's name)",
                 folder=split_dir,
                 reason=exc.strerror or exc,
             ) from None

@@ -72,14 +72,14 @@ def read_payload(path: str, copy: bool = False) -> dict:
             f"{path}: no such model file", hint="train one with 'nbcli train CORPUS -o MODEL'"
         ) from None
     except IsADirectoryError:
-        raise ModelFileError(f"{path} is a folder, not a model file") from None
+        raise ModelFileError(f"{path} is a folder, not a model file", hint="give the model file (MODEL.nb)") from None
     except OSError as exc:
         raise ModelFileError(f"cannot read model file {path}: {exc.strerror}") from None
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
         if stat.S_ISDIR(mode):
-            raise ModelFileError(f"{path} is a folder, not a model file")
+            raise ModelFileError(f"{path} is a folder, not a model file", hint="give the model file (MODEL.nb)")
         raise ModelFileError(
             f"{path} is {kind_of(mode)}, not a model file", hint="give a file written by 'nbcli train'"
         )

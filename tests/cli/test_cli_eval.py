@@ -264,9 +264,14 @@ def test_predictions_with_a_truth_file(tmp_path, topic_model):
             1,
             "nbcli: error: stdin:2: its classes differ from the first line's (a, b)",
         ),
-        (["--predictions", "nowhere.jsonl"], None, 1, "nbcli: error: nowhere.jsonl: no such file"),
+        (["--predictions", "nowhere.jsonl"], None, 1, "nbcli: error: nowhere.jsonl: no such file; check the path"),
         (["--predictions", "tests"], None, 1, "nbcli: error: tests: a folder, not a file"),
-        (["--predictions", "-", "--truth", "nowhere.tsv"], "", 1, "nbcli: error: nowhere.tsv: no such file"),
+        (
+            ["--predictions", "-", "--truth", "nowhere.tsv"],
+            "",
+            1,
+            "nbcli: error: nowhere.tsv: no such file; check the path",
+        ),
         (
             ["--predictions", "-", "--truth", "pyproject.toml"],
             "",
