@@ -159,7 +159,15 @@ def plan_learning(counts: Counts, docs: Analysed) -> tuple[list[tuple[int, int, 
             continue
         found = counts.record.find(docs.digest[i])
         if len(found) and (counts.record.label[found] == cls).any():
-            outcome.already += 1
+            # learned there already; copies in other classes (train counted it in several) leave them: a move
+            elsewhere = [e for e in found.tolist() if int(counts.record.label[e]) != cls]
+            for entry in elsewhere:
+                old = int(counts.record.label[entry])
+                changes.append((i, old, -int(counts.record.copies[entry])))
+                removed.append(entry)
+                outcome.moved[counts.classes[old]] = outcome.moved.get(counts.classes[old], 0) + 1
+            if not elsewhere:
+                outcome.already += 1
             continue
         for entry in found.tolist():
             old = int(counts.record.label[entry])

@@ -294,3 +294,25 @@ def test_learning_into_a_clustering_counts_its_clustered_documents_too(tmp_path)
         result = run([command, model, "--class", "cluster2", "-", "--input-format", "jsonl", "-q"], input=ten)
         assert result.exit_code == 0, result.stderr
         assert info(model)["documents"] == documents
+
+
+def test_a_document_train_counted_in_two_classes_moves_when_learned_in_one(tmp_path):
+    """learn --ham of a document train counted in ham and in spam said
+    "already learned as ham" and left it in both; it moves (learning.md):
+    the model is then the one trained with the document in ham alone."""
+    doc = SPAM[4]
+    both, ham_only = tmp_path / "both", tmp_path / "ham-only"
+    for corpus, classes in ((both, ("ham", "spam")), (ham_only, ("ham",))):
+        for cls in ("ham", "spam"):
+            shutil.copytree(MAIL / "train" / cls, corpus / cls)
+        for cls in classes:
+            shutil.copyfile(doc, corpus / cls / "extra.eml")
+    models = {}
+    for corpus in (both, ham_only):
+        models[corpus] = tmp_path / f"{corpus.name}.nb"
+        assert run(["train", corpus, "-o", models[corpus], "-q", "--calibrate", "none"]).exit_code == 0
+    result = run(["learn", models[both], "--ham", doc])
+    assert result.exit_code == 0 and "moved 1 document(s) from spam to ham" in result.stderr, result.stderr
+    assert state(models[both]) == state(models[ham_only])
+    result = run(["learn", models[both], "--ham", doc])
+    assert "1 document(s) already learned as ham" in result.stderr and state(models[both]) == state(models[ham_only])
