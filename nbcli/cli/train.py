@@ -286,6 +286,10 @@ def _train_em(
         )
     if not corpus and not label_pairs:
         raise click.UsageError("give the labelled CORPUS too")
+    # EM fits a multinomial or bernoulli mixture's counts smoothed by --alpha, on the analyser's terms: the other
+    # training options have no place in it (they were ignored: the same model whatever --min-df or --prior said)
+    used = {"token_pattern", "ngrams", "stop_words", "mail", "max_message_bytes", "kind", "alpha", "seed"}
+    refuse_training_options(click.get_current_context(), "a model trained without --unlabeled", keep=used)
     analyzer_options, options = training_setup(kw)
     kind = "multinomial" if options.kind == "auto" else options.kind
     alpha = options.alpha  # None: as `nbcli train` resolves it for the corpus (semi.train_em)

@@ -512,3 +512,16 @@ def test_the_document_options_are_refused_for_a_table(tmp_path, option):
     result = run(["cluster", table, "--features", "all", "-k", "2", *option, "-o", tmp_path / "t.nb"])
     assert result.exit_code == 2 and not (tmp_path / "t.nb").exists()
     assert f"{option[0]} is for documents; the rows of a table have columns" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "option", [["--min-df", "2"], ["--prior", "uniform"], ["--select", "50"], ["--estimate", "map"]]
+)
+def test_train_unlabeled_refuses_the_options_em_has_no_place_for(tmp_path, option):
+    """They were ignored: the same model whatever they said."""
+    texts, labels = planted(20, seed=2)
+    labelled = write_jsonl(tmp_path / "l.jsonl", texts[::5], labels[::5])
+    unlabelled = write_jsonl(tmp_path / "u.jsonl", texts[1::5])
+    result = run(["train", labelled, "--unlabeled", unlabelled, *option, "-o", tmp_path / "m.nb"])
+    assert result.exit_code == 2 and f"{option[0]} needs a model trained without --unlabeled" in result.stderr
+    assert not (tmp_path / "m.nb").exists()
