@@ -339,12 +339,17 @@ class _Pass:
         self.class_of = {"spam": s.spam_class, "ham": self.verdicts.ham_name}
 
     def digests(self, messages: list[Message]) -> None:
-        """Each message's content digest, the model record's (text.identity);
-        a message the analyzer cannot take keeps the digest ''."""
+        """Each message's content digest, the model record's (text.identity):
+        as the model analyses what it learns (its own max_message_bytes, as
+        `learn`), never --max-message-bytes, which is for classifying. The
+        state's junk digests then stay the same whatever --max-message-bytes
+        a pass is given (with a smaller one, a message nbcli filed and the
+        user moved back read as another message, and was learned as spam and
+        filed again). A message the analyzer cannot take keeps the digest ''."""
         from nbcli.text.identity import digests
 
         def one(batch):  # the analysis and the digest only: what learning adds to it is not needed here
-            tokens = self.classifier.analyzer.analyze([m.data for m in batch], ["mail"] * len(batch))
+            tokens = self.read[0].analyzer.analyze([m.data for m in batch], ["mail"] * len(batch))
             for m, d in zip(batch, digests(tokens.hashes, tokens.doc_ptr)):
                 m.digest = d.tobytes().hex()
 

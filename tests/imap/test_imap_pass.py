@@ -252,3 +252,23 @@ def test_a_correction_is_learned_as_the_model_reads_whatever_max_message_bytes_c
     assert summary(imap_pass(dovecot, mail_model_copy, state, "--max-message-bytes", "4K"))["learned_spam"] == 1
     again = run(["learn", mail_model_copy, "--spam", big])
     assert "1 document(s) already learned as spam; not counted again" in again.stderr
+
+
+def test_a_message_moved_back_stays_ham_whatever_max_message_bytes_the_passes_are_given(
+    dovecot, mail_model_copy, tmp_path
+):
+    """The state's digests were the cut message's under --max-message-bytes:
+    a long spam filed by a pass with 10K, moved back by the user, read as
+    another message to a pass without it, and was learned as spam and filed
+    again. It is learned as ham and stays in the inbox, as with one cap."""
+    spam = samples("spam", 4)[3]
+    append(dovecot, "INBOX", [spam + b"\n" + b"filler text lorem ipsum dolor sit amet consectetur\n" * 400])
+    state = tmp_path / "state.json"
+    said = summary(imap_pass(dovecot, mail_model_copy, state, "--max-message-bytes", "10K"))
+    assert said["spam"] == 1 and said["filed"] == 1
+    with dovecot.client() as imap:
+        imap.select("Junk")
+        assert imap.uid("MOVE", "1:*", "INBOX")[0] == "OK"  # the user: not junk
+    said = summary(imap_pass(dovecot, mail_model_copy, state))
+    assert said["learned_ham"] == 1 and said["learned_spam"] == 0 and said["filed"] == 0
+    assert len(folder(dovecot, "INBOX")) == 1 and not folder(dovecot, "Junk")
