@@ -412,6 +412,7 @@ class _Pass:
                 hint="use a server with MOVE or UIDPLUS (Dovecot, Cyrus, Gmail and Exchange have them)",
             )
         self.refile: set[str] = set()
+        self.another_mailbox()
         self.report.stage = "completing the last pass's filing"
         self.recover()
         self.report.stage = f"reading the junk folder {s.junk}"
@@ -425,6 +426,29 @@ class _Pass:
     def save(self) -> None:
         if not self.dry:
             self.state.save()
+
+    def another_mailbox(self) -> None:
+        """A state whose inbox and junk folder both have another UIDVALIDITY
+        than the server's is another mailbox's (a --state shared by mistake,
+        a server rebuilt or moved): its UIDs and junk digests say nothing of
+        this one, where the pass would take every message in the junk folder
+        for the user's correction and learn it as spam (and a message in the
+        inbox it had filed elsewhere as moved back, and learn it as ham).
+        Such a state is dropped, with a line saying so, and the pass is a
+        first contact (nothing in the junk folder learned). One folder's new
+        UIDVALIDITY (a folder recreated) keeps the rest: that folder alone
+        is new again."""
+        s = self.settings
+        known = {name: self.state.folders.get(name) for name in (s.inbox, s.junk)}
+        if not all(isinstance(entry, dict) for entry in known.values()):
+            return
+        if any(self.select(name, readonly=True) == entry.get("uidvalidity") for name, entry in known.items()):
+            return
+        self.log(
+            f"{s.state_path} is another mailbox's (its folders' UIDVALIDITY differ from {self.where}'s): "
+            "starting afresh, as a first contact"
+        )
+        self.state = State(self.state.path)
 
     def recover(self) -> None:
         intent = self.state.intent

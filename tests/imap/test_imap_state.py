@@ -219,3 +219,28 @@ def test_a_damaged_state_file_is_a_one_line_error_that_says_what_to_do(tmp_path,
     with pytest.raises(NbcliError, match=message) as caught:
         State.load(str(path))
     assert "\n" not in caught.value.message and caught.value.hint
+
+
+def test_the_state_of_another_mailbox_is_dropped_and_nothing_is_learned_from_it(
+    make_dovecot, mail_model_copy, tmp_path
+):
+    """Another server's state (two Dovecots, the same user): its UIDs and
+    junk digests are another mailbox's, and the pass took every message in
+    this junk folder for the user's correction and learned ham as spam.
+    Both folders' UIDVALIDITY differ: it is dropped, said, and the pass is
+    a first contact. The same mailbox by another port keeps its state."""
+    first, second = make_dovecot(), make_dovecot()
+    state = tmp_path / "state.json"
+    append(first, "INBOX", samples("spam", 2))
+    assert summary(imap_pass(first, mail_model_copy, state))["filed"] == 2
+    append(second, "Junk", samples("ham", 3))
+    append(second, "INBOX", samples("spam", 2))  # the messages nbcli filed on the first server
+    before = model_info(mail_model_copy)["record"]
+    result = imap_pass(second, mail_model_copy, state)
+    said = summary(result)
+    assert said["learned_spam"] == 0 and said["learned_ham"] == 0 and said["filed"] == 2
+    assert f"{state} is another mailbox's" in result.stderr and "starting afresh" in result.stderr
+    assert model_info(mail_model_copy)["record"] == before
+    assert len(folder(second, "Junk")) == 5  # its 3 ham left alone, the 2 spam filed
+    again = summary(imap_pass(second, mail_model_copy, state, tls=False))  # by its plain-text port: the same state
+    assert again["classified"] == 0 and again["learned_spam"] == 0
