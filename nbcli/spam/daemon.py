@@ -12,7 +12,8 @@ requests in flight, then exits.
 Each worker keeps its models loaded and, before every request, checks the
 model file's identity (device, inode, size, mtime): a file replaced by
 `nbcli learn`, `nbcli train -o` or a TELL in another worker is read again,
-so the next request uses it; SIGHUP drops them all. Models up to
+so the next request uses it; SIGHUP reads them all again (each kept
+until its file reads whole). Models up to
 COPY_LIMIT are read into memory (a copy per worker), larger ones mapped;
 see `Worker.model` for why (a file rewritten in place). Per-user models
 (--models-dir) are kept for the --model-cache most recently used, so a
@@ -293,6 +294,7 @@ class Worker(Connections):
         self.figures = figures  # --metrics: this worker's row of the shared figures
         # path -> (file identity, classifier, verdicts, model id, copied), least recently used first
         self.models: OrderedDict[str, tuple] = OrderedDict()
+        self.stale: set[str] = set()  # models held at a SIGHUP: read again when next needed (`model`)
         self.unfollowed: dict[str, tuple] = {}  # path: a TELL's (update, journal state, identity after): `settle`
         self.journal = journal if settings.log_requests or settings.syslog is not None else None
 
@@ -334,8 +336,8 @@ class Worker(Connections):
 
     def serve(self) -> None:
         """Serve the connections (`Connections.serve_connections`) until
-        SIGTERM, with the served model loaded first; SIGHUP drops the
-        models (read again when next needed)."""
+        SIGTERM, with the served model loaded first; SIGHUP marks the
+        models held to be read again when next needed (`model`)."""
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGHUP, self._on_hup)
@@ -356,7 +358,9 @@ class Worker(Connections):
         self.stop = True
 
     def _on_hup(self, signum, frame):
-        self.models.clear()
+        # read again when next needed, each kept until its file reads whole: a SIGHUP while the file was damaged
+        # dropped the last good model, and every request failed until a good file and another SIGHUP
+        self.stale = set(self.models)
 
     # -- one request -----------------------------------------------------------------
 
@@ -436,13 +440,15 @@ class Worker(Connections):
         except FileNotFoundError:
             raise ModelFileError(f"{path}: no such model file (removed?)") from None
         held = self.models.pop(path, None)  # put back last: the most recently used
+        stale = path in self.stale  # held at a SIGHUP: read again, the last good kept if the file cannot be read
+        self.stale.discard(path)
         if held is not None and held[0][:4] != identity[:4] and not held[4] and held[0][:2] == identity[:2]:
             held = None  # mapped, and changed in place: its pages may be gone (not for a journal appended to)
-        if held is not None and held[0] != identity and held[0][:4] == identity[:4]:
+        if held is not None and not stale and held[0] != identity and held[0][:4] == identity[:4]:
             followed = modelfile.followed(held[1], path)  # only the journal grew: its new updates
             if followed is not None:
                 held = self._held(path, identity, followed, held[4])
-        if held is None or held[0] != identity:
+        if held is None or held[0] != identity or stale:
             copy = identity[2] <= COPY_LIMIT
             try:
                 classifier = modelfile.load_view(path, copy=copy)
@@ -574,11 +580,13 @@ class Worker(Connections):
         user = request.headers.get("user")
         if policy == "own" and user:
             return self.new_own_model(user)
+        if user:  # (--user-tell refuse)
+            fix = "give the user a model (copy MODEL to DIR/USER.nb), or start with --user-tell own"
+        else:  # under own or refuse: a TELL naming no user teaches no model (the shared one only under shared)
+            fix = "name the user (spamc -u USER), or start with --user-tell shared to teach the shared model"
         who = f"user {user} has no model of their own" if user else "the TELL names no User"
         raise spamd.ProtocolError(
-            "EX_NOPERM",
-            f"{who} in --models-dir, and a TELL does not teach the shared model; "
-            "give the user a model (copy MODEL to DIR/USER.nb), or start with --user-tell own",
+            "EX_NOPERM", f"{who} in --models-dir, and a TELL does not teach the shared model; {fix}"
         )
 
     def new_own_model(self, user: str) -> str:

@@ -625,6 +625,15 @@ def test_reload_when_the_model_file_is_replaced(model_copy, tmp_path):
         time.sleep(0.3)
         srv.assert_alive()
         assert served_id(srv.tcp, message) == third
+        # a SIGHUP while the file is damaged keeps the last good model serving (it dropped it: every request failed)
+        good = model_copy.read_bytes()
+        model_copy.write_bytes(os.urandom(1000))
+        srv.proc.send_signal(signal.SIGHUP)
+        time.sleep(0.3)
+        assert served_id(srv.tcp, message) == third
+        assert served_id(srv.unix, message) == third
+        model_copy.write_bytes(good)
+        assert served_id(srv.tcp, message) == third
     finally:
         assert srv.stop() == 0, "".join(srv.stderr)
 

@@ -303,6 +303,8 @@ def test_under_user_tell_own_one_users_tell_never_changes_another_users_or_the_s
         assert reply.raw.split(b"\r\n")[1] != scores[ham]["carol"]  # alice's filter learned her correction
         raw = exchange(srv.unix, build_request("TELL", ham, [("Message-class", "spam"), ("Set", "local")]))
         assert ERROR.fullmatch(raw) and ERROR.fullmatch(raw)[2] == b"EX_NOPERM", raw
+        # under --user-tell own (this daemon's): the way out is a User, or shared; not "start with own"
+        assert b"name the user (spamc -u USER), or start with --user-tell shared" in raw, raw
         assert shared.read_bytes() == before[shared]
     finally:
         stopped(srv)
