@@ -132,6 +132,9 @@ def train(documents: Iterable[str | bytes], labels: Iterable[str], **options) ->
     labels = list(labels) if not isinstance(labels, (str, bytes)) else None
     if labels is None:
         raise TypeError("labels must be an iterable of class names, one per document")
+    for i, label in enumerate(labels):
+        if not isinstance(label, str):
+            raise TypeError(f"labels[{i}] is {type(label).__name__}, not a class name (str)")
     if len(labels) != len(documents):
         raise NbcliError(f"{len(documents)} documents but {len(labels)} labels", hint="give one label per document")
     docs = [Document(str(i), label, data) for i, (data, label) in enumerate(zip(documents, labels))]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 import nbcli
+from nbcli.errors import NbcliError
 from nbcli.store import modelfile
 
 from conftest import SAMPLES, run
@@ -188,3 +190,20 @@ def test_train_decides_by_a_threshold_for_the_rare_class():
         assert got.label == ("space" if got.probabilities["space"] >= p_t else "code")
     with pytest.raises(nbcli.NbcliError, match="needs a two-class model"):
         nbcli.train(["a b", "c d", "e f"], ["x", "y", "z"], decide="f1")
+
+
+@pytest.mark.parametrize(
+    "options, says",
+    [
+        ({"ngrams": "2"}, "ngrams must be a whole number (an int), not '2'"),
+        ({"ngrams": 2.5}, "ngrams must be a whole number (an int), not 2.5"),
+        ({"max_message_bytes": "16M"}, "max_message_bytes must be a whole number (an int), not '16M'"),
+        ({"stop_words": ["the"]}, "stop_words is 'english' or the name of a file of words (one per line), not"),
+    ],
+)
+def test_values_of_the_wrong_type_are_the_librarys_errors_naming_the_option(options, says):
+    """They were TypeErrors from deep inside the analyser ('<=' not supported between 'int' and 'str')."""
+    with pytest.raises(NbcliError, match=re.escape(says)):
+        nbcli.train(["alpha beta", "gamma delta"], ["x", "y"], **options)
+    with pytest.raises(TypeError, match=re.escape("labels[1] is NoneType, not a class name (str)")):
+        nbcli.train(["alpha beta", "gamma delta"], ["x", None])

@@ -6,6 +6,7 @@ name the parameters (errors.ParameterError); the CLI names the flags.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 
 from nbcli.defaults import DEFAULT_MAX_MESSAGE_BYTES
@@ -66,6 +67,24 @@ _DESCRIBED_WHEN_GIVEN = (
 )
 
 
+def _check_types(kw: dict) -> None:
+    """The options whose values the command line types itself, checked for
+    a caller that passes Python values (`nbcli.api.train`): a str where a
+    whole number goes, or a list of stop words, raised TypeErrors from deep
+    inside the analyser."""
+    for name in ("ngrams", "max_message_bytes"):
+        value = kw[name]
+        if value is not None and type(value) is not int:
+            raise ParameterError(name, f"{{{name}}} must be a whole number (an int), not {{value!r}}", value=value)
+    words = kw["stop_words"]
+    if words is not None and not isinstance(words, (str, os.PathLike)):
+        raise ParameterError(
+            "stop_words",
+            "{stop_words} is 'english' or the name of a file of words (one per line), not {value!r}",
+            value=words,
+        )
+
+
 def training_options(
     base_kind: str = "auto", given: Iterable[str] | None = None, **fields
 ) -> tuple[AnalyzerOptions, TrainOptions]:
@@ -85,6 +104,7 @@ def training_options(
     if unknown_names:
         raise TypeError(f"unknown training option(s): {', '.join(unknown_names)}")
     kw = {**OPTION_DEFAULTS, **fields}
+    _check_types(kw)
     if given is None:
         given = (k for k, v in OPTION_DEFAULTS.items() if kw[k] != v)
     given = frozenset(given)
