@@ -172,6 +172,7 @@ def _decide_again(updated, decision: dict, scores, truth, source: str) -> None:
         truth,
         source,
         int(updated.model.class_count.sum()),
+        class_documents=updated.model.class_count,
     )
 
 

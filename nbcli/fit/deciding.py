@@ -48,6 +48,7 @@ import numpy as np
 
 from nbcli.errors import ParameterError
 from nbcli.evaluate.decision import OBJECTIVES, choose_threshold
+from nbcli.nb.calibrators import documents_per_class
 
 
 def check_decide(objective: str, classes: list[str], positive: str | None = None) -> None:
@@ -116,6 +117,7 @@ def decision_meta(
     source: str,
     model_documents: int,
     class_count=None,
+    class_documents=None,
 ) -> dict:
     """meta["decision"] for held-out log-probabilities (n, 2) (calibrated
     when the model is) and their true class indices; class_count: the
@@ -136,4 +138,5 @@ def decision_meta(
         "documents": int(len(truth)),
         "source": source,
         "model_documents": int(model_documents),
+        **({} if class_documents is None else {"class_documents": documents_per_class(class_documents)}),
     }

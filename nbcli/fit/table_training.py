@@ -22,6 +22,7 @@ import numpy as np
 
 from nbcli.errors import NbcliError, ParameterError
 from nbcli.fit.analysed import check_labels
+from nbcli.nb.calibrators import documents_per_class
 from nbcli.nb.table_classifier import (
     CutColumns,
     TableClassifier,
@@ -136,14 +137,18 @@ def calibrate_rows(
         if skipped is not None:
             classifier.meta["calibration"] = {"skipped": skipped}
         else:
-            classifier.meta["calibration"] = {"source": "cross-validation", "model_documents": int(len(y))}
+            classifier.meta["calibration"] = {
+                "source": "cross-validation",
+                "model_documents": int(len(y)),
+                "class_documents": documents_per_class(np.bincount(y, minlength=len(classes))),
+            }
     if deciding:
         from nbcli.fit.deciding import decision_meta, positive_class
 
         calibrated = scores if classifier.calibration is None else classifier.calibration.apply(scores)
         where = positive_class(classes, sizes, positive)
         classifier.meta["decision"] = decision_meta(
-            decide, classes, where, calibrated, y, "cross-validation", int(len(y))
+            decide, classes, where, calibrated, y, "cross-validation", int(len(y)), class_documents=sizes
         )
 
 

@@ -32,6 +32,7 @@ from nbcli.fit.exact_sums import FIT_SCALE
 from nbcli.fit.heldout_sample import SAMPLE_PER_CLASS, groups_for
 from nbcli.fit.selection import select_mask
 from nbcli.fit.settings import TrainOptions, described_options, model_settings, plain_prior, resolved
+from nbcli.nb.calibrators import documents_per_class
 from nbcli.nb.classifier import Classifier
 from nbcli.nb.event_models import DOC_FREQ_HINT, build_event_model
 from nbcli.nb.record import Record
@@ -246,6 +247,7 @@ def _heldout_fit(classifier, table, finished, analyzer_options, options, calibra
             "cross-validation",
             int(class_count.sum()),
             class_count,
+            class_documents=classifier.model.class_count,
         )
     return classifier
 
@@ -284,7 +286,8 @@ def calibration_meta(classifier: Classifier, source: str) -> dict:
     (source: 'cross-validation' of the training corpus, or the held-out
     documents' path) and the model's documents then (for the staleness
     rule, `learning`)."""
-    return {"source": source, "model_documents": int(classifier.model.class_count.sum())}
+    counts = np.asarray(classifier.model.class_count)
+    return {"source": source, "model_documents": int(counts.sum()), "class_documents": documents_per_class(counts)}
 
 
 def fit_counts(

@@ -550,9 +550,23 @@ def fit(method: str, log_proba: np.ndarray, truth: np.ndarray) -> Calibration:
 STALE_SHARE = 0.1
 
 
-def _moved(then: int, now: int) -> bool:
-    """Whether the model's documents differ by STALE_SHARE or more from then."""
-    return abs(now - then) >= max(STALE_SHARE * then, 1)
+def documents_per_class(class_count) -> list[int]:
+    """A model's documents per class, as its meta notes them when a map or
+    threshold is fitted (rounded: an EM model's are expected counts)."""
+    return [int(round(float(n))) for n in class_count]
+
+
+def _moved(then: int, now: int, then_per_class=None, now_per_class=None) -> bool:
+    """Whether the model's documents differ by STALE_SHARE or more from then:
+    in number, or in number per class, half the sum of the per-class
+    changes (a document moved from one class to another is one that
+    differs: 80 moves of 525 left the number as it was, and the map was not
+    called stale). A map noted without its per-class counts (before
+    2026-11-27) is judged by the number alone."""
+    changed = abs(now - then)
+    if then_per_class is not None and len(then_per_class) == len(now_per_class):
+        changed = max(changed, sum(abs(a - b) for a, b in zip(then_per_class, now_per_class)) / 2)
+    return changed >= max(STALE_SHARE * then, 1)
 
 
 def calibration_note(classifier, path: str) -> str | None:
@@ -565,7 +579,7 @@ def calibration_note(classifier, path: str) -> str | None:
     if classifier.calibration is None or "model_documents" not in fitted:
         return None
     then, now = fitted["model_documents"], int(classifier.model.class_count.sum())
-    if not _moved(then, now):
+    if not _moved(then, now, fitted.get("class_documents"), documents_per_class(classifier.model.class_count)):
         return None
     return (
         f"{path}'s calibration is stale: it was fitted when the model had {then} documents, and it has {now}; "
@@ -583,9 +597,10 @@ def decision_note(classifier, path: str) -> str | None:
     (`train --decide`, meta "decision") is stale by the calibration's rule
     (chosen when the model had documents differing by STALE_SHARE or more
     from those it has now); None when there is nothing to say."""
-    then = (classifier.meta.get("decision") or {}).get("model_documents")
-    now = int(classifier.model.class_count.sum())
-    if then is None or not _moved(then, now):
+    decision = classifier.meta.get("decision") or {}
+    then, now = decision.get("model_documents"), int(classifier.model.class_count.sum())
+    per_class = documents_per_class(classifier.model.class_count)
+    if then is None or not _moved(then, now, decision.get("class_documents"), per_class):
         return None
     return (
         f"{path}'s decision threshold is stale: it was chosen when the model had {then} documents, and it has "

@@ -126,6 +126,10 @@ def meta_of(meta) -> dict:
         value = meta.get("calibration", {}).get(key)
         if value is not None and type(value) not in kinds:
             raise Corrupt("meta", f"has a bad calibration {key}")
+    for key in ("calibration", "decision"):
+        per_class = (meta.get(key) or {}).get("class_documents")
+        if per_class is not None and not (isinstance(per_class, list) and all(type(n) is int for n in per_class)):
+            raise Corrupt("meta", f"has a bad {key} class_documents")
     if "n_documents" not in meta or meta["n_documents"] < 0:
         raise Corrupt("meta", "has no n_documents")
     return meta

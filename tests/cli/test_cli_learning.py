@@ -316,3 +316,26 @@ def test_a_document_train_counted_in_two_classes_moves_when_learned_in_one(tmp_p
     assert state(models[both]) == state(models[ham_only])
     result = run(["learn", models[both], "--ham", doc])
     assert "1 document(s) already learned as ham" in result.stderr and state(models[both]) == state(models[ham_only])
+
+
+def test_moves_make_the_calibration_and_the_threshold_stale_as_a_change_in_number_does(tmp_path):
+    """80 moves of 525 documents left their number as it was, and neither
+    the map nor a --decide threshold was called stale (calibration.md: the
+    model's documents differ by 10% or more); the documents per class when
+    they were fitted are noted, and moves count, and `calibrate` notes them
+    again. Moving them back makes them fresh again."""
+    model = tmp_path / "m.nb"
+    assert run(["train", MAIL / "train", "-o", model, "-q", "--decide", "f1"]).exit_code == 0
+    spam = sorted((MAIL / "train" / "spam").iterdir())
+    result = run(["learn", model, "--ham", *spam[:40]])
+    assert result.exit_code == 0 and "stale" not in result.stderr  # 40 of 525: under 10%
+    result = run(["learn", model, "--ham", *spam[40:60]])
+    assert "calibration is stale: it was fitted when the model had 525 documents, and it has 525" in result.stderr
+    assert "decision threshold is stale" in result.stderr
+    described = info(model)
+    assert described["calibration"]["stale"] is True and described["decision"]["stale"] is True
+    assert run(["learn", model, "--spam", *spam[:60], "-q"]).exit_code == 0  # moved back: the documents fitted on
+    assert info(model)["calibration"]["stale"] is False
+    assert run(["learn", model, "--ham", *spam[:60], "-q"]).exit_code == 0
+    assert run(["calibrate", model, MAIL / "test", "-q"]).exit_code == 0
+    assert info(model)["calibration"]["stale"] is False and info(model)["decision"]["stale"] is False

@@ -38,7 +38,7 @@ def test_fit_rows_keeps_the_fields_and_notes_a_calibration_it_skipped():
 def test_a_calibration_map_is_fitted_on_cross_validated_scores():
     clf = fit_rows(_docs(60), TableColumns(), TableSettings(), "temperature", True)
     assert clf.calibration is not None and clf.calibration.documents == 60
-    assert clf.meta["calibration"] == {"source": "cross-validation", "model_documents": 60}
+    assert clf.meta["calibration"] == {"source": "cross-validation", "model_documents": 60, "class_documents": [30, 30]}
 
 
 def test_cross_validation_reports_every_fold_from_rows_or_a_table_read_once():

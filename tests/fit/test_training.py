@@ -108,7 +108,13 @@ def test_training_with_calibration_fits_a_map_on_held_out_scores():
     analyzer_options, options = training_options()
     model = train(docs, analyzer_options, options, calibrate="default")
     assert model.calibration is not None
-    assert model.meta["calibration"] == {"source": "cross-validation", "model_documents": 200}
+    per_class = [int(n) for n in model.model.class_count]  # (the staleness rule's: moves count)
+    assert model.meta["calibration"] == {
+        "source": "cross-validation",
+        "model_documents": 200,
+        "class_documents": per_class,
+    }
+    assert sum(per_class) == 200
     with pytest.raises(NbcliError, match="cannot calibrate by cross-validation"):
         train(docs_of(PAIRS[:3]), analyzer_options, options, calibrate="platt")  # one spam document
 
