@@ -77,7 +77,9 @@ class NbcliGroup(click.Group):
         except click.UsageError as exc:
             where = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
             err(f"nbcli: error: {exc.format_message()}{where}")
-            sys.exit(2)
+            given = list(sys.argv[1:] if args is None else args)
+            # filter --exit-codes speaks bogofilter's codes, where 2 is unsure: a usage error there is 3 (error)
+            sys.exit(3 if given[:1] == ["filter"] and "--exit-codes" in given else 2)
         except click.ClickException as exc:
             err(f"nbcli: error: {exc.format_message()}")
             sys.exit(exc.exit_code)

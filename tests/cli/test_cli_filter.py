@@ -174,3 +174,12 @@ def test_an_output_that_cannot_be_written_is_an_error_never_ham(spam_model):
         assert proc.stderr == b"nbcli: error: cannot write the output: No space left on device; make room (or fix " + (
             b"where stdout goes) and filter again\n"
         )
+
+
+def test_a_usage_error_under_exit_codes_is_an_error_never_unsure(spam_model):
+    """filter --exit-codes speaks bogofilter's codes, where 2 is unsure: a
+    typo in a procmail recipe's options said "unsure" of every message."""
+    spam = (SAMPLES / "mail" / "test" / "spam" / "0001.eml").read_bytes()
+    for args in (["--bogus"], ["--spam-cutoff", "0.1", "--ham-cutoff", "0.9"]):
+        assert run(["filter", "--exit-codes", spam_model, *args], input=spam).exit_code == 3
+        assert run(["filter", spam_model, *args], input=spam).exit_code == 2  # without it, a usage error as ever
