@@ -91,7 +91,8 @@ EM_TOKENS = 4.0
     default=EM_WEIGHT,
     show_default=True,
     metavar="LAMBDA",
-    help="Weight of an unlabelled document against a labelled one (0: the labelled-only model).",
+    help="Weight of an unlabelled document against a labelled one (0: the labelled counts alone, over all the "
+    "documents' terms).",
 )
 @click.option("--em-iter", type=click.IntRange(1, 1000), default=20, show_default=True, help="EM iterations at most.")
 @click.option(
