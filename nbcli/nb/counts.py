@@ -22,8 +22,10 @@ def _today() -> int:
     return int(datetime.datetime.now(datetime.UTC).timestamp() // DAY)
 
 
-# The days a date can hold (0001-01-01..9999-12-31), since 1970-01-01: what the dump writes and readers accept
-_DAYS = (datetime.date.min - datetime.date(1970, 1, 1)).days, (datetime.date.max - datetime.date(1970, 1, 1)).days
+# The last-seen days a date can hold (0001-01-01..9999-12-31), since 1970-01-01: what `nbcli dump` writes as
+# YYYY-MM-DD and `nbcli load` reads back, and all that readers accept (`store.checks.days_within`)
+FIRST_DAY = (datetime.date.min - datetime.date(1970, 1, 1)).days
+LAST_DAY = (datetime.date.max - datetime.date(1970, 1, 1)).days
 
 
 def _creation_day(classifier) -> int:
@@ -35,7 +37,7 @@ def _creation_day(classifier) -> int:
         day = int(datetime.datetime.fromisoformat(classifier.meta.get("created")).timestamp() // DAY)
     except (TypeError, ValueError, OverflowError, OSError):
         return _today()
-    return min(max(day, _DAYS[0]), _DAYS[1])
+    return min(max(day, FIRST_DAY), LAST_DAY)
 
 
 @dataclass

@@ -7,10 +7,9 @@ to exactly what a model file's same values are.
 
 from __future__ import annotations
 
-import datetime
-
 import numpy as np
 
+from nbcli.nb.counts import FIRST_DAY, LAST_DAY
 from nbcli.text.documents import label_problem
 
 
@@ -68,12 +67,6 @@ def within(a, key: str, low: float, high: float):
     if a is not None and a.size and not (low <= a.min() and a.max() <= high):
         raise Corrupt(key, f"has values outside [{low:g}, {high:g}]")
     return a
-
-
-# The last-seen days (days since 1970-01-01) a date can hold, 0001-01-01 to 9999-12-31: what `nbcli
-# dump` writes as YYYY-MM-DD and `nbcli load` reads back. A day past them is no day nbcli made.
-FIRST_DAY = datetime.date.min.toordinal() - datetime.date(1970, 1, 1).toordinal()
-LAST_DAY = datetime.date.max.toordinal() - datetime.date(1970, 1, 1).toordinal()
 
 
 def days_within(a, key: str):

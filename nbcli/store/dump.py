@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from nbcli.errors import NbcliError
-from nbcli.store.checks import FIRST_DAY, LAST_DAY
+from nbcli.store.checks import Corrupt, days_within
 from nbcli.store.payload import calibration_state
 from nbcli.text.hashing import hash_strings
 
@@ -78,11 +78,12 @@ def text_lines(classifier, counts) -> Iterator[str]:
     `counts`, line by line (without newlines). A last-seen day no date
     holds (a loaded model's are checked: `checks.days_within`) is refused
     before the first line, never an internal error in the middle."""
-    days = counts.last_seen
-    if len(days) and not (FIRST_DAY <= days.min() and days.max() <= LAST_DAY):
+    try:
+        days_within(np.asarray(counts.last_seen), "last_seen")
+    except Corrupt:
         raise NbcliError(
             "the model has a term last seen on a day no date holds (past 0001-01-01..9999-12-31): it cannot be dumped"
-        )
+        ) from None
     model = classifier.model
     texts = classifier.vocabulary.terms(np.arange(len(classifier.vocabulary)))
     header = {
