@@ -199,7 +199,7 @@ encode = journal.encode
 def counted(*args, checkpoint=False):
     record = encode(*args, checkpoint=checkpoint)
     written["checkpoints" if checkpoint else "journal"] += len(record)
-    written["deltas"] += "delta" in args[0]  # a record written as a difference (nb/updates.py, Delta)
+    written["deltas"] += "delta" in args[0]  # a record written as a difference (nb/deltas.py, Delta)
     return record
 journal.encode = counted
 started = time.perf_counter()

@@ -427,7 +427,7 @@ def _noted(rebuilt, before: Counts, after: Counts, docs: Analysed, changes, remo
     """`rebuilt`, carrying the change as an `Update` (nb/updates.py) in
     `rebuilt.update`: what `modelfile.save(..., since=)` appends to the
     model's journal instead of writing the whole model."""
-    from nbcli.nb.updates import Update
+    from nbcli.nb.counts import Update
 
     rebuilt.update = Update.of(before, after, _touched(docs, changes), removed, entries, rebuilt.meta)
     return rebuilt
@@ -491,7 +491,7 @@ def learn_update(classifier, docs: Analysed, forgetting: bool = False):
     changes, Outcome, a `Learned` or `classifier` itself when nothing
     changes), or None for a model whose counts must be read whole (EM's
     expected counts): learn it with `learn` or `forget`."""
-    from nbcli.nb.updates import Update
+    from nbcli.nb.counts import Update
 
     if getattr(classifier, "expected", None) is not None:
         return None

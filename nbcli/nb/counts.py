@@ -2,6 +2,9 @@
 merging, pruning and the dump work on (see `fit.learning` for how they
 change). Plain arrays and the record of learned documents, nothing of the
 event models: the Classifier of some counts is `classifier.classifier_of`.
+And `Update`, one learn or forget's change of them as a model's journal
+keeps it (applied by `nb.updates`; here so that `nb.deltas`, which makes
+them from differences, sits beside `nb.updates` rather than above it).
 """
 
 from __future__ import annotations
@@ -439,3 +442,86 @@ def insert_texts(blob, offsets, at: np.ndarray, new_blob, new_offsets) -> tuple[
     out_offsets = np.zeros(len(out_lengths) + 1, dtype=np.int64)
     np.cumsum(out_lengths, out=out_offsets[1:])
     return np.asarray(out_blob, dtype=np.uint8), out_offsets
+
+
+@dataclass
+class Update:
+    """One learn or forget as a model's journal keeps it: an after-image (see
+    `nb.updates`, which applies a run of them). image: the Counts of
+    the terms the update touched, after it (hashes ascending; a term that
+    left has all zeros), with the classes, documents per class and mail
+    documents after it, and as its record the entries the update added
+    (their labels index `known`, not the image's classes); removed_digest
+    (r, 2) and removed_label (r,) (into `known`): the entries it took out;
+    terms: the sum of term digests of the model the update leaves
+    (`nb.term_digests`), which a journal checkpoint carries where its
+    writer knew it; None otherwise.
+    totals: a journal checkpoint's (`nb.overlay.JournalView.as_checkpoint`)
+    totals and number of terms of the model it leaves (ExactTotals of the
+    weights' source table, int); None otherwise. made_from: see below."""
+
+    image: Counts
+    known: list
+    meta: dict
+    removed_digest: np.ndarray
+    removed_label: np.ndarray
+    terms: tuple[int, int] | None = None
+    totals: tuple | None = None
+    # (the counts of the touched terms before, in the classes of the model it was made from; that model's
+    # meta): what writing it as a difference needs (`Delta`); set by `fit.learning.learn_update`
+    made_from: tuple | None = dataclasses.field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, before: Counts, after: Counts, touched: np.ndarray, removed, added: Record, meta: dict) -> Update:
+        """The update that took `before` (in the classes the change was
+        planned in) to `after`: `touched` the hashes of the documents that
+        changed, `removed` the indices of the record entries of `before`
+        taken out, `added` the entries added (labels of `before`'s classes)."""
+        hashes = sorted_distinct(np.asarray(touched, dtype=np.uint64))
+        if np.array_equal(hashes, after.hashes):  # every term of `after` (a learn's own counts): copied whole
+
+            def image(a):
+                return None if a is None else a.copy()
+
+            last_seen = np.array(after.last_seen, dtype=np.int32)
+            blob, offsets = np.array(after.blob, dtype=np.uint8), np.array(after.offsets, dtype=np.int64)
+        else:
+            pos, present = found_in(after.hashes, hashes)
+            cols = pos[present]
+
+            def image(a):
+                if a is None:
+                    return None
+                out = np.zeros((len(after.classes), len(hashes)), dtype=a.dtype)
+                out[:, present] = a[:, cols]
+                return out
+
+            last_seen = np.zeros(len(hashes), dtype=np.int32)
+            last_seen[present] = after.last_seen[cols]
+            which = np.zeros(len(hashes), dtype=np.int64)
+            source = np.zeros(len(hashes), dtype=np.int64)
+            source[present] = cols
+            which[~present] = 1  # a term that left: no text
+            nothing = (np.zeros(0, np.uint8), np.zeros(2, np.int64))  # one term without text
+            blob, offsets = gather_texts([(after.blob, after.offsets), nothing], which, source)
+        removed = np.asarray(removed, dtype=np.int64)
+        counts = Counts(
+            list(after.classes),
+            np.asarray(after.class_count, dtype=np.float64).copy(),
+            hashes,
+            blob,
+            offsets,
+            image(after.tf),
+            image(after.df),
+            image(after.fit),
+            last_seen,
+            added,
+            int(after.mail_docs),
+        )
+        return cls(
+            counts,
+            list(before.classes),
+            dict(meta),
+            np.asarray(before.record.digest[removed], dtype=np.uint64).reshape(-1, 2),
+            np.asarray(before.record.label[removed], dtype=np.int32),
+        )

@@ -69,12 +69,12 @@ from typing import Any
 
 import numpy as np
 
-from nbcli.nb.counts import Counts, by_source, found_in, gather_texts, merged_distinct, sorted_distinct
+from nbcli.nb.counts import Counts, Update, by_source, found_in, gather_texts, merged_distinct, sorted_distinct
 from nbcli.nb.record import Record, record_after
 from nbcli.nb.scoring import TextScoring
 from nbcli.nb.smoothing import ExactTotals, pseudo_count
 from nbcli.nb.term_digests import moved, term_sum
-from nbcli.nb.updates import Update, last_images, last_images_texts_later, replay
+from nbcli.nb.updates import last_images, last_images_texts_later, replay
 from nbcli.text.analyzer import Analyzer
 from nbcli.text.sources import batches
 from nbcli.text.vectorize import Vocabulary, distinct_inverse, known_counts

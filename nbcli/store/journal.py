@@ -505,7 +505,7 @@ PACKED_RATIO = 64  # packed parts are at most this many times their compressed b
 
 def packed(parts: list[bytes]) -> bytes | None:
     """Byte strings one after another, compressed (zlib), to be held in a
-    record's array (`nb.updates.Delta`'s records, whose plain values say
+    record's array (`nb.deltas.Delta`'s records, whose plain values say
     how long each part is); None where they would expand past what
     `unpacked` accepts."""
     data = zlib.compress(b"".join(parts), 1)  # level 1: 5% more bytes than 6, a third of the time (a TELL waits for it)

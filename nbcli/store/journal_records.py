@@ -34,8 +34,7 @@ from nbcli.store.checks import MAX_COUNT, Corrupt, array_of, classes_of, days_wi
 def update_of(body: bytes | memoryview):
     """The Update of a journal record, every invariant a model file's loader
     checks of the same values checked (Corrupt otherwise)."""
-    from nbcli.nb.counts import Counts
-    from nbcli.nb.updates import Update
+    from nbcli.nb.counts import Counts, Update
 
     try:
         plain, a = journal.decode(body)
@@ -90,11 +89,11 @@ def _heading(plain: dict) -> tuple[list, list, int]:
 
 
 def _delta_of(plain: dict, a: dict, classes: list, known: list, mail_docs: int):
-    """The `nb.updates.Delta` of a record written as a difference
+    """The `nb.deltas.Delta` of a record written as a difference
     (`journal_updates.delta_record`), checked as `update_of` checks an
     after-image (what only resolving it can check, `resolve` does)."""
+    from nbcli.nb.deltas import TABLES, Delta
     from nbcli.nb.record import Record
-    from nbcli.nb.updates import TABLES, Delta
 
     tables, sizes, parts = plain.get("tables"), plain.get("sizes"), plain.get("parts")
     if (
@@ -294,12 +293,13 @@ def _record_changes(a: dict, known: list) -> tuple:
 
 def resolve(updates: list, classifier) -> list:
     """`updates` (as `update_of` gives them) with every difference resolved
-    (`nb.updates.resolved`) against `classifier`, the model they follow (the
+    (`nb.deltas.resolved`) against `classifier`, the model they follow (the
     model file's, or a view that has every update before them), and
     checked as `update_of` checks an after-image. ValueError (an update
     that does not fit the model) otherwise."""
     from nbcli.nb.counts import Counts
-    from nbcli.nb.updates import Delta, resolved
+    from nbcli.nb.deltas import Delta, resolved
+    from nbcli.nb.updates import replay
     from nbcli.store.payload import _plain
 
     if not any(isinstance(u, Delta) for u in updates):
@@ -310,7 +310,7 @@ def resolve(updates: list, classifier) -> list:
     except Corrupt as exc:
         raise ValueError(str(exc)) from None
     out = resolved(
-        updates, lambda hashes: Counts.of_terms(classifier, hashes, whole_dtype=False), _plain(classifier.meta)
+        updates, lambda hashes: Counts.of_terms(classifier, hashes, whole_dtype=False), _plain(classifier.meta), replay
     )
     try:
         for u, delta in zip(out, was):

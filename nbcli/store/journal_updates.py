@@ -32,7 +32,7 @@ from nbcli.store import journal
 from nbcli.store.integrity import target
 from nbcli.store.payload import _plain
 
-# True: learns and forgets that keep the classes are written as differences (`nb.updates.Delta`); False: every
+# True: learns and forgets that keep the classes are written as differences (`nb.deltas.Delta`); False: every
 # update as its after-image, as before 2026-11-27. Not yet the default, because what differences save in bytes
 # they cost in time (measured 2026-11-27, docs/architecture.md, "How an update is written"): bytes written over
 # bench-learn-scale's 10,000 learns 5x fewer, but a spamd TELL 2.32x a CHECK (1.91x with after-images: the writer
@@ -79,14 +79,14 @@ def update_record(update) -> tuple[dict, dict]:
 
 def encoded(update) -> bytes:
     """The update's journal record, encoded once (spamd weighs it, then
-    appends it): as a difference (`nb.updates.Delta`) where the update knows what
+    appends it): as a difference (`nb.deltas.Delta`) where the update knows what
     it was made from (`Update.made_from`) and a Delta gives it back
     exactly; as its after-image otherwise."""
     if "_record" not in update.__dict__:
         parts = None
         made = update.made_from
         if made is not None and DIFFERENCES:
-            from nbcli.nb.updates import delta_of
+            from nbcli.nb.deltas import delta_of
 
             before, meta_before = made
             delta = delta_of(update, before, _plain(meta_before), _plain(update.meta))

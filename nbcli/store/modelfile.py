@@ -703,7 +703,7 @@ def _with_updates(classifier, snapshot, path: str, view: bool = False, drop_bad_
     try:
         for body in snapshot.bodies:
             updates.append(update_of(body))
-        updates = resolve(updates, classifier)  # differences (`nb.updates.Delta`) as after-images
+        updates = resolve(updates, classifier)  # differences (`nb.deltas.Delta`) as after-images
         made = viewed(classifier, updates, snapshot.starts_with_checkpoint) if view else None
         return (made if made is not None else _replayed(classifier, updates)), snapshot.updates
     except Corrupt as exc:

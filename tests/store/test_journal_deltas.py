@@ -1,4 +1,4 @@
-"""Journal updates written as differences (nb/updates.py): what they save, that
+"""Journal updates written as differences (nb/deltas.py): what they save, that
 they read back as exactly the update that was learned (alone, after
 after-images an older nbcli wrote, after a change of classes), and that a
 crafted or damaged difference is a one-line error naming the journal, after
@@ -21,7 +21,8 @@ from nbcli.errors import NbcliError
 from nbcli.fit import learning
 from nbcli.fit.analysed import analyse_for_learning
 from nbcli.nb.counts import Counts
-from nbcli.nb.updates import Delta, delta_of
+from nbcli.nb.deltas import Delta, _same_image, delta_of, resolved
+from nbcli.nb.updates import replay
 from nbcli.store import journal, journal_records, journal_updates, modelfile
 from nbcli.store.payload import _plain
 from nbcli.text.sources import Document
@@ -121,6 +122,44 @@ def test_a_learn_that_adds_a_class_is_an_after_image_and_the_differences_after_i
     memory, path = learned_both_ways(str(tmp_path), {}, ops, monkeypatch, lambda n: True)
     assert kinds_of(path) == ["delta", "image", "delta", "delta", "delta"]
     assert_same(modelfile.load(path), memory)
+
+
+def deltas_resolve_exactly(kind: str, ops) -> int:
+    """Learn `ops` in memory; for each update `learn_update` computes, the
+    Delta `delta_of` makes of it, resolved against the counts it was made
+    from, is that update array for array, dtypes and meta included. Returns
+    how many Deltas were made."""
+    model, made = trained(BASE, **KINDS[kind]), 0
+    for n, op in enumerate(ops):
+        docs = analysed(model, op, n)
+        quick = direct_step(model, op, docs)
+        if quick is None or quick[0] is None:
+            continue
+        update = quick[0]
+        before, meta = update.made_from or (None, None)  # (None: a change of classes, written whole)
+        delta = None if before is None else delta_of(update, before, _plain(meta), _plain(update.meta))
+        if delta is not None:
+            (again,) = resolved([delta], lambda hashes, before=before: before, _plain(meta), replay)
+            assert _same_image(again, update)
+            assert again.meta == _plain(update.meta)
+            made += 1
+        model = step(model, op, n, docs)[0]
+    return made
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+@given(ops=OPS)
+@PROPERTY
+def test_every_difference_made_resolves_to_its_update_exactly(kind, ops):
+    """What `delta_of` no longer checks before a TELL's reply (nb/deltas.py,
+    "Exactness by construction"), over learns and forgets of every event model."""
+    deltas_resolve_exactly(kind, ops)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_learns_and_forgets_that_keep_the_classes_are_all_made_differences(kind):
+    ops = [("learn", 1, "a"), ("learn", 2, "b"), ("forget", 1, "a"), ("learn", 3, "a"), ("forget", 2, "b")]
+    assert deltas_resolve_exactly(kind, ops) == 5
 
 
 def test_a_difference_that_would_not_give_its_update_back_exactly_is_not_made(tmp_path):

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.usefixtures("checkpointing", "after_images")  # small m
 @pytest.fixture
 def after_images(monkeypatch):
     """Every update written as an after-image, as nbcli before differences
-    (`nb.updates.Delta`) wrote it: the crafted records below change its fields
+    (`nb.deltas.Delta`) wrote it: the crafted records below change its fields
     (test_journal_deltas.py crafts differences)."""
     monkeypatch.setattr(journal_updates, "DIFFERENCES", False)
 
