@@ -114,7 +114,7 @@ class Counts:
         )
 
     @classmethod
-    def of_terms(cls, classifier, hashes: np.ndarray, whole_dtype: bool = True) -> Counts:
+    def of_terms(cls, classifier, hashes: np.ndarray, whole_dtype: bool = True, texts: bool = True) -> Counts:
         """`Counts.of(classifier)` restricted to the terms of `hashes` the
         model has (any order, repeats allowed): what a learn or forget of
         documents of those terms reads (`fit.learning.learn_update`), in
@@ -122,11 +122,12 @@ class Counts:
         `Counts.of` gives for the same column, dtypes included (a float
         table is int64 when the whole of it is integral, as there; with
         whole_dtype False, when the columns taken are: no pass over the
-        whole table, for a reader of the journal). Not for
-        a model trained by EM (its expected counts: `Counts.of`)."""
+        whole table, for a reader of the journal). texts False: every term's
+        text empty (a reader resolving differences for a view: `nb.deltas`).
+        Not for a model trained by EM (its expected counts: `Counts.of`)."""
         own = getattr(classifier, "counts_of_terms", None)
         if own is not None:  # a model read through its journal (`nb.overlay.JournalView`)
-            return own(hashes)
+            return own(hashes, texts)
         model, vocab = classifier.model, classifier.vocabulary
         if getattr(classifier, "expected", None) is not None:
             raise ValueError("an EM model's counts are read whole (Counts.of)")
@@ -152,10 +153,14 @@ class Counts:
             last_seen = np.full(len(cols), _creation_day(classifier), dtype=np.int32)
         else:
             last_seen = np.asarray(last_seen, dtype=np.int32)[cols]
-        blob, offsets = gather_texts(
-            [(np.asarray(vocab.blob, dtype=np.uint8), np.asarray(vocab.offsets, dtype=np.int64))],
-            np.zeros(len(cols), np.int64),
-            cols,
+        blob, offsets = (
+            gather_texts(
+                [(np.asarray(vocab.blob, dtype=np.uint8), np.asarray(vocab.offsets, dtype=np.int64))],
+                np.zeros(len(cols), np.int64),
+                cols,
+            )
+            if texts
+            else (np.zeros(0, dtype=np.uint8), np.zeros(len(cols) + 1, dtype=np.int64))
         )
         return cls(
             list(model.classes),
@@ -470,6 +475,9 @@ class Update:
     # (the counts of the touched terms before, in the classes of the model it was made from; that model's
     # meta): what writing it as a difference needs (`Delta`); set by `fit.learning.learn_update`
     made_from: tuple | None = dataclasses.field(default=None, repr=False, compare=False)
+    # (per term of the image) whose text is the state's, not the image's (none there): an update resolved
+    # from a difference for a view (`nb.deltas.resolved`, texts_later; `nb.overlay.JournalView.plus`)
+    inherited: np.ndarray | None = dataclasses.field(default=None, repr=False, compare=False)
 
     @classmethod
     def of(cls, before: Counts, after: Counts, touched: np.ndarray, removed, added: Record, meta: dict) -> Update:

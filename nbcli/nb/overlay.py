@@ -415,9 +415,10 @@ class JournalView(TextScoring):
                     release(row[first:last])
         self.flat = _Flat(self, hashes, weights)
 
-    def counts_of_terms(self, hashes: np.ndarray) -> Counts:
+    def counts_of_terms(self, hashes: np.ndarray, texts: bool = True) -> Counts:
         """`Counts.of_terms` of the model the view is: the counts of the terms
-        of `hashes` it has, with its classes, totals and record."""
+        of `hashes` it has, with its classes, totals and record (texts
+        False: every text empty)."""
         want = sorted_distinct(np.asarray(hashes, dtype=np.uint64))
         known, src, cols = self._where(want)
         base = self.base
@@ -432,7 +433,7 @@ class JournalView(TextScoring):
                 last_seen[mine] = _creation_day(base)
             else:
                 last_seen[mine] = np.asarray(base.last_seen, dtype=np.int32)[cols[mine]]
-        blob, offsets = self._texts(src, cols)
+        blob, offsets = self._texts(src, cols) if texts else (np.zeros(0, np.uint8), np.zeros(len(cols) + 1, np.int64))
         model = base.model
         transformed = model.kind == "complement" and (model.tf_log or model.length_norm)
         tf, df = self._counts("tf", src, cols, parts), self._gather("df", src, cols, parts)
@@ -462,7 +463,11 @@ class JournalView(TextScoring):
         merge of layers by size (MAX_LAYERS still holds)."""
         if not viewable(self, updates):
             return None
-        layer = _Layer.of(*last_images_texts_later(updates))  # the texts gathered when read (explanations)
+        top, texts = last_images_texts_later(updates)  # the texts gathered when read (explanations)
+        inherited = [u.image.hashes[u.inherited] for u in updates if u.inherited is not None and u.inherited.any()]
+        if inherited:  # terms whose texts are this view's (`nb.deltas.resolved`, texts_later): taken from it then
+            texts = self._lightened()._texts_with(top, texts, sorted_distinct(np.concatenate(inherited)))
+        layer = _Layer.of(top, texts)
         known, src, cols = self._where(layer.hashes)
         integral = self.totals.integral  # the base table's units, which the model built from it keeps
         old = ExactTotals.of(self._counts(self.source, src, cols), integral)
@@ -483,8 +488,7 @@ class JournalView(TextScoring):
             # views is kept alive; and what is kept of this one is what `terms` reads of it (its base,
             # layers, classes' counts and sum), not its flat table (39 MB at 1.41M terms) or record.
             self.terms()
-            below = copy.copy(self)
-            below.flat, below.record, below._analyzer = None, Record.empty(), None
+            below = self._lightened()
             # and the search of the layer's terms in it, kept small (0.5 MB for 129k terms), not done
             # again: `terms` took 20 ms of a filter's load through 195 records at 1.41M terms, now 6
             # (src: a layer's index, at most MAX_LAYERS, or _BASE; cols: a column of the base or a layer)
@@ -492,6 +496,31 @@ class JournalView(TextScoring):
             where = (known, src.astype(np.int8), cols.astype(wide))
             view.terms_from = (below, layer, where)
         return view
+
+    def _lightened(self) -> JournalView:
+        """A copy of this view that a view laid over it keeps (for its term sum,
+        or its inherited texts): its base, layers, classes' counts and sums,
+        not its flat table (39 MB at 1.41M terms), record or analyzer."""
+        below = copy.copy(self)
+        below.flat, below.record, below._analyzer = None, Record.empty(), None
+        return below
+
+    def _texts_with(self, top: Counts, texts, inherited: np.ndarray):
+        """A function giving (blob, offsets) of the terms of `top` (a layer to
+        be laid over this view; `texts`: the function that gathers its texts,
+        None where top has them): those of `inherited` (ascending, all in
+        top) as this view has them, the others as top's."""
+
+        def gather():
+            blob, offsets = texts() if texts is not None else (top.blob, top.offsets)
+            known, src, cols = self._where(inherited)
+            which = np.zeros(len(top.hashes), dtype=np.int64)
+            at = np.arange(len(top.hashes), dtype=np.int64)
+            mine = np.searchsorted(top.hashes, inherited)[known]
+            which[mine], at[mine] = 1, np.arange(len(mine))
+            return gather_texts([(blob, offsets), self._texts(src, cols)], which, at)
+
+        return gather
 
     @classmethod
     def checkpointed(cls, classifier, checkpoint: Update, carried: tuple) -> JournalView:

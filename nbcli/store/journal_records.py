@@ -291,12 +291,14 @@ def _record_changes(a: dict, known: list) -> tuple:
     return removed_digest, removed_label.astype(np.int32), added
 
 
-def resolve(updates: list, classifier) -> list:
+def resolve(updates: list, classifier, view: bool = False) -> list:
     """`updates` (as `update_of` gives them) with every difference resolved
     (`nb.deltas.resolved`) against `classifier`, the model they follow (the
     model file's, or a view that has every update before them), and
     checked as `update_of` checks an after-image. ValueError (an update
-    that does not fit the model) otherwise."""
+    that does not fit the model) otherwise. view: for laying them over
+    `classifier` as a view (`nb.overlay`), which reads the texts of the
+    terms the model had when something asks for them (not here: texts_later)."""
     from nbcli.nb.counts import Counts
     from nbcli.nb.deltas import Delta, resolved
     from nbcli.nb.updates import replay
@@ -310,7 +312,11 @@ def resolve(updates: list, classifier) -> list:
     except Corrupt as exc:
         raise ValueError(str(exc)) from None
     out = resolved(
-        updates, lambda hashes: Counts.of_terms(classifier, hashes, whole_dtype=False), _plain(classifier.meta), replay
+        updates,
+        lambda hashes: Counts.of_terms(classifier, hashes, whole_dtype=False, texts=not view),
+        _plain(classifier.meta),
+        replay,
+        texts_later=view,
     )
     try:
         for u, delta in zip(out, was):

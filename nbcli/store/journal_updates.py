@@ -89,7 +89,7 @@ def encoded(update) -> bytes:
             from nbcli.nb.deltas import delta_of
 
             before, meta_before = made
-            delta = delta_of(update, before, _plain(meta_before), _plain(update.meta))
+            delta = delta_of(update, before, meta_before, update.meta, _plain)
             parts = delta_record(delta) if delta is not None else None
         update.__dict__["_difference"] = parts is not None
         update.__dict__["_record"] = journal.encode(*(parts or update_record(update)))
@@ -140,7 +140,7 @@ def delta_record(delta) -> tuple[dict, dict] | None:
         "mail_docs": int(delta.mail_docs),
         "class_count": [float(x) for x in delta.class_count],
         "tables": list(delta.tables),
-        "meta_set": _plain(delta.meta_set),
+        "meta_set": delta.meta_set,  # (plain: `delta_of`)
         "meta_drop": list(delta.meta_drop),
         # how many of each: new terms, gone terms, changed values per table, entries out, entries in; parts' bytes
         "sizes": [len(delta.new), len(delta.gone), [len(c) for c in cells], len(delta.removed_label), len(record)],

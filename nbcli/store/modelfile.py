@@ -546,7 +546,7 @@ def followed(classifier, path: str, own=None):
         from nbcli.store.journal_records import resolve, update_of
 
         try:
-            updates = resolve([update_of(body) for body in snapshot.bodies], classifier)
+            updates = resolve([update_of(body) for body in snapshot.bodies], classifier, view=True)
         except (Corrupt, *_UNFIT):
             return None
         state = (base, snapshot.end, base_stamp)
@@ -576,8 +576,10 @@ def journaled_bytes(path: str, update) -> int:
     every term added before it whole."""
     stamp = journal.stamp(path)
     size = len(encoded(update))
-    if update.__dict__["_difference"]:  # its after-image's arrays (and 1 KB for its plain values)
-        size = max(size, sum(np.asarray(a).nbytes for a in update_record(update)[1].values()) + 1024)
+    if update.__dict__["_difference"]:  # its after-image's arrays (`update_record`'s, not made) and 1 KB
+        u, arrays = update.image, [update.removed_digest, update.removed_label, *update.image.record.arrays().values()]
+        arrays += [u.class_count, u.hashes, u.blob, u.offsets, u.tf, u.df, u.fit, u.last_seen]
+        size = max(size, sum(np.asarray(a).nbytes for a in arrays if a is not None) + 1024)
     return os.stat(path).st_size + (stamp[1] if stamp else 0) + size
 
 
@@ -703,9 +705,8 @@ def _with_updates(classifier, snapshot, path: str, view: bool = False, drop_bad_
     try:
         for body in snapshot.bodies:
             updates.append(update_of(body))
-        updates = resolve(updates, classifier)  # differences (`nb.deltas.Delta`) as after-images
-        made = viewed(classifier, updates, snapshot.starts_with_checkpoint) if view else None
-        return (made if made is not None else _replayed(classifier, updates)), snapshot.updates
+        made = viewed(classifier, resolve(updates, classifier, True), snapshot.starts_with_checkpoint) if view else None
+        return (made if made is not None else _replayed(classifier, resolve(updates, classifier))), snapshot.updates
     except Corrupt as exc:
         problem, bad = f"is corrupt ({exc})", len(updates)
     except _UNFIT as exc:

@@ -117,6 +117,35 @@ def test_differences_mixed_with_after_images_read_back_as_the_model_learned_in_m
             assert_same(modelfile.load(path), memory)
 
 
+SAME_CLASSES = st.lists(  # learns and forgets in the model's classes: every journal of them is read as a view
+    st.tuples(st.sampled_from(["learn", "learn", "forget"]), st.integers(0, len(POOL) - 1), st.sampled_from("ab")),
+    min_size=1,
+    max_size=10,
+)
+
+
+@pytest.mark.parametrize("kind", ["multinomial", "complement-tflog-norm"])
+@given(ops=SAME_CLASSES)
+@PROPERTY
+def test_a_view_through_differences_gives_every_terms_text(kind, ops, monkeypatch):
+    """A reader laying differences over its view takes the texts of the terms
+    the model had from the view when they are read (`nb.deltas.resolved`,
+    texts_later; `nb.overlay.JournalView.plus`): each term's text, as an
+    explanation or a learn reads it and as the model whole has it, is the
+    model's learned in memory."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        memory, path = learned_both_ways(folder, KINDS[kind], ops, monkeypatch, lambda n: True)
+        view = modelfile.load_view(path)
+        assert hasattr(view, "plus") or not os.path.exists(path + ".journal")  # (a view, not the model built)
+        expected = Counts.of(memory)
+        for got in (Counts.of(view), Counts.of_terms(view, expected.hashes)):
+            assert np.array_equal(got.hashes, expected.hashes)
+            assert np.array_equal(got.offsets, expected.offsets)
+            assert bytes(got.blob) == bytes(expected.blob)
+
+
 def test_a_learn_that_adds_a_class_is_an_after_image_and_the_differences_after_it_resolve(tmp_path, monkeypatch):
     ops = [("learn", 1, "a"), ("learn", 2, "c"), ("learn", 3, "c"), ("forget", 1, "a"), ("learn", 4, "b")]
     memory, path = learned_both_ways(str(tmp_path), {}, ops, monkeypatch, lambda n: True)
