@@ -32,16 +32,14 @@ from nbcli.store import journal
 from nbcli.store.integrity import target
 from nbcli.store.payload import _plain
 
-# True: learns and forgets that keep the classes are written as differences (`nb.deltas.Delta`); False: every
-# update as its after-image, as before 2026-11-27. Not yet the default, because what differences save in bytes
-# they cost in time (measured 2026-11-27, docs/architecture.md, "How an update is written"): bytes written over
-# bench-learn-scale's 10,000 learns 5x fewer, but a spamd TELL 2.32x a CHECK (1.91x with after-images: the writer
-# diffs and checks its record, 0.5 ms), and a bulk predict through 1,000 n-gram updates 1.47x the compacted
-# model's time and 2.04x its memory (the reader resolves 300 records of 1,500 terms). Readers read both kinds
-# always; the tests write differences by setting this.
-DIFFERENCES = False
+# True: learns and forgets that keep the classes are written as differences (`nb.deltas.Delta`, five times fewer
+# bytes); False: every update as its after-image, as before 2026-11-27. Readers read both kinds always. On since
+# 2026-11-27 (docs/architecture.md, "How an update is written": what it costs a TELL and a reader, measured).
+DIFFERENCES = True
 CHECKPOINT_MIN_BYTES = 256 << 10  # no checkpoint before this many bytes of records: reading them costs little
-CHECKPOINTED_FACTOR = 4  # a journal with checkpoints is compacted at this many times the plain limit
+# a journal with checkpoints is compacted at this many times the plain limit: 5, not 4, since updates are
+# differences (docs/architecture.md, "Compaction policy": the model files 10,000 learns write)
+CHECKPOINTED_FACTOR = 5
 
 _marks: dict[str, tuple[str, tuple[int, int]]] = {}  # model file -> (base, (offset, length) of its last checkpoint)
 
