@@ -10,18 +10,20 @@ learn changes is less: the message's terms, the one class's counts they
 moved (in the fixed-point units the transformed sums are kept in, so a
 change is an exact integer: `fit.exact_sums`), the texts of the terms new
 to the model, and the meta's keys that changed. Compressed, a Delta of the
-same learn is about 1.5 KB (8.6 KB as an after-image; /tmp/s46/jsize.py).
+same learn is about 1.2-1.5 KB (5-8.6 KB as an after-image).
 
 A Delta needs the state before it to be read: a term's values that it did
 not change, and the texts of the terms the model had. A reader resolves a
 run of records against the state the run starts from (the model file, with
 the checkpoint the run starts at; or the view a daemon's worker follows):
-each value of a Delta is the latest value an earlier record of the run
-left, or the state's, plus the Delta's change (`resolved`), for every Delta
-of the run at once (one sort of the run's terms, a cumulative sum). The
-resolved updates are the after-images the writer had, array for array, so
-everything after reading (`replay`, `nb.overlay`, checkpoints, the daemon's
-follower) is what it was.
+each term once, at its last entry in the run, as the state's value (or
+its last whole update's) plus the changes the Deltas made after it
+(`resolved`), for every Delta of the run at once (one sort of the run's
+terms; the changes added a few Deltas at a time). The run's last Delta
+carries every term so resolved: what `replay`, `nb.overlay`, checkpoints
+and the daemon's follower make of the updates is the state the writers
+had, value for value. A reader that lays them over a view leaves the
+texts of the terms the state had to the view (`Update.inherited`).
 
 Exactness by construction, so that a spamd TELL does not resolve its own
 record before replying (that check cost 0.2 ms of a TELL's 0.5 ms for a
@@ -309,7 +311,7 @@ def _resolved_run(run: list, base: Counts, metas: list, texts_later: bool) -> li
     deltas = [i for i, u in enumerate(run) if isinstance(u, Delta)]
     if not deltas:
         return run
-    if len(run) == 1:  # one difference (a writer's check of its own; a follower's next TELL): no sort
+    if len(run) == 1:  # one difference (a follower's next TELL of another writer's): no sort
         return [_resolved_one(run[0], base, metas[0], texts_later)]
     # a whole update of the run (a checkpoint the run starts at, mapped from the journal) only for the terms
     # the Deltas touch: a search of them, not a pass over it (a pass read every page of a 2.3 MB checkpoint

@@ -201,14 +201,14 @@ def test_a_follower_skips_checkpoints_and_lands_where_a_fresh_reader_does(tmp_pa
     assert tail < followed.journal_state[1]
 
 
-def test_a_journal_with_checkpoints_is_compacted_at_five_times_the_plain_limit(tmp_path, checkpointing):
+def test_a_journal_with_checkpoints_is_compacted_at_four_times_the_plain_limit(tmp_path, checkpointing):
     """A reader of a journal with checkpoints decodes its last checkpoint and
     what follows, so the journal may grow further before the whole model is
     written again; but not once the checkpoint alone outweighs the limit."""
     path, base = str(tmp_path / "m.nb"), "sum64:0"
     due = journal_updates.compaction_due
     assert not due(path, base, 1000, 1000, checkpointed=False) and due(path, base, 1001, 1000, checkpointed=False)
-    assert not due(path, base, 5000, 1000, checkpointed=True) and due(path, base, 5001, 1000, checkpointed=True)
+    assert not due(path, base, 4000, 1000, checkpointed=True) and due(path, base, 4001, 1000, checkpointed=True)
     journal_updates.wrote(path, base, 100, 900)
     assert not due(path, base, 1500, 1000, checkpointed=True)
     journal_updates.wrote(path, base, 100, 1001)  # the last checkpoint alone passes the limit

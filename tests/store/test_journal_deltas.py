@@ -34,7 +34,7 @@ pytestmark = pytest.mark.usefixtures("checkpointing", "differences")  # small mo
 
 @pytest.fixture
 def differences(monkeypatch):
-    """Updates written as differences (nbcli's default since 2026-11-27: store/journal_updates.py, DIFFERENCES)."""
+    """Updates written as differences (not yet nbcli's default: store/journal_updates.py, DIFFERENCES)."""
     monkeypatch.setattr(journal_updates, "DIFFERENCES", True)
 
 
