@@ -404,10 +404,10 @@ def long_run(train: list[tuple[Path, str]], held_out: list[tuple[Path, str]]) ->
         ""
         if besides <= 3
         else f""" A journal
-    compacted at a size proportional to the model writes the model once per that many bytes
-    of records, so the model files written grow with the learns (docs/architecture.md,
-    "Compaction policy"); holding them to 3x over {int(n):,} learns would need a journal of
-    about {(records + int(checkpoints)) / 2 / 1e6:.0f} MB beside a {final / 1e6:.0f} MB model."""
+  compacted at a size proportional to the model writes the model once per that many bytes
+  of records, so the model files written grow with the learns (docs/architecture.md,
+  "Compaction policy"); holding them to 3x over {int(n):,} learns would need a journal of
+  about {(records + int(checkpoints)) / 2 / 1e6:.0f} MB beside a {final / 1e6:.0f} MB model."""
     )
     return f"""### 10,000 learns, then a compaction (issue 30)
 
