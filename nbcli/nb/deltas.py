@@ -235,17 +235,6 @@ def _texts_at(blob, offsets, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(blob, dtype=np.uint8)[np.repeat(start - out[:-1], length) + np.arange(out[-1])], out
 
 
-def _same_image(a: Update, b: Update) -> bool:
-    x, y = a.image, b.image
-    for name in ("hashes", "blob", "offsets", "last_seen", "class_count", *TABLES):
-        p, q = getattr(x, name), getattr(y, name)
-        if (p is None) != (q is None):
-            return False
-        if p is not None and (np.asarray(p).dtype != np.asarray(q).dtype or not np.array_equal(p, q)):
-            return False
-    return list(x.classes) == list(y.classes) and x.mail_docs == y.mail_docs
-
-
 def classes_of(update) -> list:
     return list(update.classes if isinstance(update, Delta) else update.image.classes)
 
@@ -327,8 +316,9 @@ def _resolved_run(run: list, base: Counts, metas: list, texts_later: bool) -> li
     is_delta[deltas] = True
     of_delta = np.repeat(is_delta, sizes)
     # in term order, each term's entries in the order of the updates (a stable sort of the run)
-    order = np.argsort(np.concatenate([np.asarray(x.hashes, dtype=np.uint64) for x in images]), kind="stable")
-    ordered = np.concatenate([np.asarray(x.hashes, dtype=np.uint64) for x in images])[order]
+    ordered = np.concatenate([np.asarray(x.hashes, dtype=np.uint64) for x in images])
+    order = np.argsort(ordered, kind="stable")
+    ordered = ordered[order]
     first = np.ones(n, dtype=bool)
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
     terms = ordered[first]  # (per term, ascending)
@@ -405,35 +395,31 @@ def _resolved_run(run: list, base: Counts, metas: list, texts_later: bool) -> li
     offsets = np.zeros(len(picked) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     del which, col, real, real_offsets, lengths
-    days = np.concatenate(
-        [np.asarray(x.last_seen if is_delta[i] else [], dtype=np.int32) for i, x in enumerate(images)]
-    )
-    # (entries of the Deltas alone: entry e of the run is day e - before[e])
-    before = np.repeat(np.cumsum(np.where(is_delta, 0, sizes)), sizes)
+    days = np.concatenate([np.asarray(x.last_seen, dtype=np.int32) for x in images])[picked]
+    # the last Delta's image: every term a Delta resolves; the other Deltas' images: none
+    values = {name: _values(name, tables[name][:, resolves]) for name in tables}
+    inherited = from_base[picked] if texts_later else None
     out = list(run)
     for i in deltas:
         d = run[i]
         last = i == deltas[-1]
-        resolved_terms = resolves if last else np.zeros(len(terms), dtype=bool)
-        tf, df, fit = (
-            None if name not in tables else _values(name, tables[name][:, resolved_terms]) for name in TABLES
-        )
+        tf, df, fit = (None if n not in values else values[n] if last else values[n][:, :0] for n in TABLES)
         assert tf is not None  # (every image has counts: `_delta_of` checks "tf" is the first table)
         image = Counts(
             list(d.classes),
             np.asarray(d.class_count, dtype=np.float64),
-            terms[resolved_terms],
+            terms[resolves] if last else terms[:0],
             blob if last else blob[:0],
             offsets if last else offsets[:1],
             tf,
             df,
             fit,
-            days[picked - before[picked]] if last else np.zeros(0, dtype=np.int32),
+            days if last else days[:0],
             d.record,
             int(d.mail_docs),
         )
         out[i] = Update(image, list(d.known), metas[i], d.removed_digest, d.removed_label)
-        out[i].inherited = None if not texts_later else from_base[picked] if last else np.zeros(0, dtype=bool)
+        out[i].inherited = None if inherited is None else inherited if last else inherited[:0]
     return out
 
 
