@@ -86,7 +86,7 @@ def dump(model, output):
       nbcli dump mail.nb | grep '^\\["subject:viagra"'
     """
     from nbcli.store import modelfile
-    from nbcli.store.modelfile import dump_lines
+    from nbcli.store.dumped import dump_lines
 
     classifier = modelfile.load(model)
     if output == "-":
@@ -125,7 +125,7 @@ def load_(source, output, quiet):
     from nbcli.cli.output import model_counts
     from nbcli.cli.paths import check_output
     from nbcli.store import modelfile
-    from nbcli.store.modelfile import load_lines
+    from nbcli.store.dumped import load_lines
 
     diagnostics = make_diagnostics(quiet)
     if source != "-":

@@ -28,7 +28,7 @@ within +-2^62, and no document may have two record lines in one class (the
 record would count it twice): each is a one-line error naming the line.
 
 This module is the text alone (`text_lines`, `parse`), and needs none of
-the models' code; `modelfile.dump_lines` and `modelfile.load_lines` join it
+the models' code; `dumped.dump_lines` and `dumped.load_lines` join it
 to a Classifier (they take its counts and build one from them, and the
 models sit at the top of the store package: see its docstring).
 """

@@ -1,6 +1,6 @@
 """Saving and loading model files: a Classifier from a model file's payload
-(`from_payload`) or from a dump's text (`load_lines`), every invariant
-checked; `load` and `save`.
+(`from_payload`), every invariant checked; `load` and `save` (a dump's
+text becomes a model in `store.dumped`).
 
 The file itself is the lower modules' business: its bytes `codec`, the
 checked read and the atomic, locked write `integrity`, the payload of a
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
 
 import numpy as np
 
@@ -72,11 +71,9 @@ __all__ = [
     "check_writable",
     "append_update",
     "compact",
-    "dump_lines",
     "from_payload",
     "keeps_journal",
     "load",
-    "load_lines",
     "locked",
     "model_id",
     "payload_bytes",
@@ -752,49 +749,3 @@ def _applies(classifier, updates: list) -> bool:
     except _UNFIT:
         return False
     return True
-
-
-def dump_lines(classifier) -> Iterator[str]:
-    """The dump of a Classifier (`nbcli dump`), line by line (without
-    newlines); see `dump`."""
-    from nbcli.nb.counts import Counts
-    from nbcli.store import dump
-
-    dump.check_dumpable(classifier)
-    yield from dump.text_lines(classifier, Counts.of(classifier))
-
-
-def load_lines(lines, name: str = "dump"):
-    """The Classifier of a dump's lines (an iterable of str); NbcliError
-    naming the line for anything that is not a dump nbcli wrote."""
-    from nbcli.nb.counts import Counts
-    from nbcli.nb.record import Record
-    from nbcli.store import dump
-
-    dumped = dump.parse(lines, name)
-    counts = Counts(*dumped.counts, Record.build(*dumped.record), int(dumped.header.get("mail_documents", 0)))
-    classifier = _dumped_classifier(counts, dumped.header, name)
-    if dumped.header.get("calibration") is not None:
-        classifier.calibration = calibration_of(
-            {"calibration": dumped.header["calibration"]}, len(counts.classes), name
-        )
-    # the model file's own invariant checks, on exactly what would be written
-    return from_payload(to_payload(classifier), name)
-
-
-def _dumped_classifier(counts, header: dict, name: str):
-    """The Classifier of a dump's counts and header (`load_lines`)."""
-    from nbcli.nb.classifier import classifier_of
-    from nbcli.text.analyzer import AnalyzerOptions
-
-    spec, meta = header.get("model"), header.get("meta")
-    if not isinstance(spec, dict) or not isinstance(meta, dict) or not isinstance(header.get("analyzer"), dict):
-        raise NbcliError(f"{name}, line 1: bad model, analyzer or meta", hint="give the text 'nbcli dump' wrote")
-    try:
-        settings = settings_of(spec, counts.classes)
-        analyzer = AnalyzerOptions.from_dict(header["analyzer"])
-        return classifier_of(counts, settings.pop("kind"), settings, bool(spec.get("idf")), analyzer, meta)
-    except ModelFileError as exc:
-        raise NbcliError(f"{name}: {exc}") from None
-    except (TypeError, ValueError, KeyError) as exc:
-        raise NbcliError(f"{name}, line 1: bad settings ({exc})", hint="give the text 'nbcli dump' wrote") from None

@@ -18,7 +18,7 @@ from nbcli.fit.analysed import analyse_for_learning
 from nbcli.fit.training import train
 from nbcli.fit.training_options import training_options
 from nbcli.store import modelfile
-from nbcli.store.modelfile import dump_lines, load_lines
+from nbcli.store.dumped import dump_lines, load_lines
 from nbcli.text.sources import Document
 
 from conftest import make_docs

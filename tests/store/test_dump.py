@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from nbcli.errors import NbcliError
-from nbcli.store import dump, modelfile
+from nbcli.store import dump, dumped
 
 
 @pytest.fixture
 def lines(classifier):
-    return list(modelfile.dump_lines(classifier))
+    return list(dumped.dump_lines(classifier))
 
 
 def test_the_dump_is_a_header_then_terms_in_order(classifier, lines):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from nbcli.errors import NbcliError
-from nbcli.store import modelfile
+from nbcli.store import dumped, modelfile
 
 from conftest import make_docs
 
@@ -30,9 +30,9 @@ def test_round_trip_predicts_identically(tmp_path, classifier):
 
 
 def test_a_dump_loads_back_to_the_model_it_came_from(tmp_path, classifier):
-    lines = list(modelfile.dump_lines(classifier))
-    loaded = modelfile.load_lines(lines, "m.dump")
-    assert list(modelfile.dump_lines(loaded)) == lines
+    lines = list(dumped.dump_lines(classifier))
+    loaded = dumped.load_lines(lines, "m.dump")
+    assert list(dumped.dump_lines(loaded)) == lines
     assert modelfile.model_id(loaded) == modelfile.model_id(classifier)
     texts, _ = make_docs(50, seed=13)
     assert np.allclose(loaded.log_proba(texts), classifier.log_proba(texts), rtol=0, atol=1e-12)
@@ -44,17 +44,17 @@ def test_a_dump_loads_back_to_the_model_it_came_from(tmp_path, classifier):
 def test_a_dump_with_bad_settings_is_one_error_naming_the_dump(classifier):
     import json
 
-    lines = list(modelfile.dump_lines(classifier))
+    lines = list(dumped.dump_lines(classifier))
     header = json.loads(lines[0])
     header["model"]["alpha"] = -1
     with pytest.raises(NbcliError, match=r"^m\.dump: bad model settings \('model' has a bad alpha \(-1\)\)"):
-        modelfile.load_lines([json.dumps(header), *lines[1:]], "m.dump")
+        dumped.load_lines([json.dumps(header), *lines[1:]], "m.dump")
     header["model"]["alpha"] = None  # was the smoothing check's "--alpha must be ...": a flag the dump has not
     with pytest.raises(NbcliError, match=r"^m\.dump: bad model settings \('model' has a bad alpha \(None\)\)"):
-        modelfile.load_lines([json.dumps(header), *lines[1:]], "m.dump")
+        dumped.load_lines([json.dumps(header), *lines[1:]], "m.dump")
     header["model"] = "multinomial"
     with pytest.raises(NbcliError, match=r"m\.dump, line 1: bad model, analyzer or meta"):
-        modelfile.load_lines([json.dumps(header), *lines[1:]], "m.dump")
+        dumped.load_lines([json.dumps(header), *lines[1:]], "m.dump")
 
 
 def test_settings_of_checks_as_the_loader_does():
