@@ -363,8 +363,6 @@ def long_run(train: list[tuple[Path, str]], held_out: list[tuple[Path, str]]) ->
     correcting a mistaught message); the corpus short of LONG/2 distinct
     others, the first ones are taught so a second time. Every learn is a
     real update of about one message's terms."""
-    from nbcli.store import journal_updates
-
     rng = np.random.default_rng(7)
     order = rng.permutation(len(train))
     base_items = [train[i] for i in order[:LONG_BASE]]
@@ -403,11 +401,9 @@ def long_run(train: list[tuple[Path, str]], held_out: list[tuple[Path, str]]) ->
     shortfall = (
         ""
         if besides <= 3
-        else f""" A journal
-  compacted at a size proportional to the model writes the model once per that many bytes
-  of records, so the model files written grow with the learns (docs/architecture.md,
-  "Compaction policy"); holding them to 3x over {int(n):,} learns would need a journal of
-  about {(records + int(checkpoints)) / 2 / 1e6:.0f} MB beside a {final / 1e6:.0f} MB model."""
+        else f""" The model is written
+  again each time the journal's checkpoint passes the compaction limit (docs/architecture.md,
+  "Compaction policy"), {writes} times over {int(n):,} learns."""
     )
     return f"""### 10,000 learns, then a compaction (issue 30)
 
@@ -417,10 +413,10 @@ single-message learns in a row ({len(chosen):,} other messages, distinct in cont
 learned first into the wrong class and then, {LONG_LAG} learns later, into its own: a move;
 {len(taught) - len(chosen):,} of them taught so twice, the corpus having no more),
 one process, each a load through the journal and `run.updating.learn_into`, as `nbcli
-learn`, compacting by modelfile's rule ({journal_updates.CHECKPOINTED_FACTOR}x the lesser of 0.75 of the model file
-and 16 MB for a journal with checkpoints): {float(seconds):.0f} s
-({float(seconds) / max(int(n), 1) * 1000:.0f} ms a learn), {int(compactions)} compactions on the way, then
-`nbcli compact`.
+learn`, compacting by modelfile's rule (a journal with checkpoints, each of which starts it anew,
+once its checkpoint passes the lesser of 0.75 of the model file and 16 MB): {float(seconds):.0f} s
+({float(seconds) / max(int(n), 1) * 1000:.0f} ms a learn), compactions on the way:
+{int(compactions)}, then `nbcli compact`.
 
 - The model equals the one trained from scratch on the {LONG_BASE} messages and the
   {len(chosen):,} in their own classes: {"yes" if ids[0] == ids[1] else "NO"} (model ids {ids[0]}, {ids[1]}).

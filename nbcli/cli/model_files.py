@@ -211,8 +211,8 @@ def compact(model, drop_bad_tail, quiet):
     reads the model through it. compact writes the model with the updates
     in it and empties the journal, in one locked, atomic step (learning
     does this by itself once the journal passes three quarters of the
-    model's size or 16 MB, or four times that for a journal with
-    checkpoints). Compact before copying a model, or copy both files.
+    model's size or 16 MB, or once its last checkpoint does for a journal
+    with checkpoints). Compact before copying a model, or copy both files.
 
     \b
     Example:

@@ -77,10 +77,9 @@ def _is_journal(path: str) -> bool:
     """Whether `path` is a model's journal (`store.journal`), by its first bytes."""
     from nbcli.store import journal
 
-    magic = journal.header("").rstrip(b"\n")
     try:
         with open(path, "rb", opener=lambda p, flags: os.open(p, flags | os.O_NONBLOCK)) as fh:
-            return os.path.isfile(path) and fh.read(len(magic)) == magic
+            return os.path.isfile(path) and journal.is_header(fh.read(32))
     except OSError:
         return False
 

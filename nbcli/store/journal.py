@@ -6,7 +6,10 @@ holds is `nb.updates.Update`, and `modelfile` reads the model through it
 
 The file:
 
-    header   b"nbcli-journal 1 " + the base model file's checksum + b"\\n"
+    header   b"nbcli-journal 1 " + the base model file's checksum + b"\\n"; or, started anew
+             at a checkpoint (`roll`), b"nbcli-journal 2 " + the checksum + b" " + START + b" " +
+             BEFORE + b"\\n" (in decimal: where its first record stands among the journal's
+             updates, and the update records before it)
     record   b"NBJR" | u64 length | u32 CRC-32 of the length's 8 bytes and the body | body
     body     u32 n | n bytes of JSON (the plain values, and the arrays' names, types, shapes) | the arrays' bytes
 
@@ -32,7 +35,19 @@ appends a checkpoint when the records after the last one outweigh it
 (`journal_updates.CHECKPOINT_MIN_BYTES`), so that is at most about twice a
 checkpoint. A reader following the journal from
 an end it has (`read`'s since) has every update a checkpoint stands for,
-and skips it. A damaged checkpoint is damage like any record's; a reader
+and skips it.
+
+Rolls: the writer whose update makes a checkpoint due starts the journal
+anew (`roll`): the update and the checkpoint under a header saying where
+they stand, written aside and renamed over the journal. The journal on
+disk is then its last checkpoint and the records after it, and positions
+(`Snapshot.end`, `checkpoint`, a follower's since) count as if it had only
+grown (`Snapshot.origin`), so a follower whose end is the update's start
+reads on, and one whose end lies before it reads the journal whole (not
+`following`: `modelfile.followed` then reads the model again). Read whole
+from its start (`read_records`), a rolled journal begins at its
+checkpoint, the one copy of the updates before it: damage in it leaves
+the model file alone as the last good state. A damaged checkpoint is damage like any record's; a reader
 that meets damage after stepping over records reads the journal whole, so
 that its error counts every good update. nbcli before checkpoints reports
 a journal holding one as damaged (`nbcli compact` with the newer nbcli
@@ -89,6 +104,7 @@ from nbcli.store.integrity import kind_of, replace_atomically, target
 
 SUFFIX = ".journal"
 _MAGIC = b"nbcli-journal 1 "
+_ROLLED = b"nbcli-journal 2 "  # a journal started anew at a checkpoint (`roll`): nbcli before it reports it damaged
 _RECORD = b"NBJR"
 _CHECKPOINT = b"NBJC"
 _HEAD = struct.Struct("<4sQI")  # record magic, body length, CRC-32
@@ -125,8 +141,35 @@ def new_nonce() -> str:
     return secrets.token_hex(16)
 
 
-def header(base: str) -> bytes:
-    return _MAGIC + base.encode("ascii") + b"\n"
+def header(base: str, start: int = 0, before: int = 0) -> bytes:
+    """The header of a journal bound to `base`; start: of a rolled one
+    (`roll`), the position its first record has in the journal's updates
+    (the byte offset it would have had, had the journal never been rolled),
+    and before: how many update records came before it."""
+    if not start:
+        return _MAGIC + base.encode("ascii") + b"\n"
+    return _ROLLED + f"{base} {start} {before}".encode("ascii") + b"\n"
+
+
+def is_header(first: bytes) -> bool:
+    """Whether a file's first bytes start a journal's header (`header`)."""
+    return first.startswith(_MAGIC) or first.startswith(_ROLLED)
+
+
+def _header_of(line: bytes) -> tuple[str, int, int] | None:
+    """(base, origin, before) of a header's line (its newline left off):
+    origin, what to add to a byte offset of the file to have its position
+    in the journal's updates (0 but for a rolled journal); before, the
+    update records before its first. None: not a header nbcli writes."""
+    try:
+        if line.startswith(_MAGIC):
+            return line[len(_MAGIC) :].decode("ascii"), 0, 0
+        fields = line[len(_ROLLED) :].decode("ascii").split(" ") if line.startswith(_ROLLED) else []
+        if len(fields) == 3 and fields[1].isdigit() and fields[2].isdigit() and int(fields[1]) > len(line):
+            return fields[0], int(fields[1]) - len(line) - 1, int(fields[2])
+    except (UnicodeDecodeError, ValueError):
+        pass
+    return None
 
 
 class Snapshot:
@@ -144,6 +187,7 @@ class Snapshot:
         stepped: int = 0,
         rest: list | None = None,
         gap: int = 0,
+        whole: bool = False,
     ):
         self.model = model
         self.path = path_of(model)
@@ -154,11 +198,17 @@ class Snapshot:
         self.size = 0 if data is None else len(data) + skipped + sum(len(part) for part in rest or [])
         self.torn = False
         self.problem: str | None = None
+        self.rolled = False  # a journal started anew at a checkpoint (`roll`)
         # following (`read`'s since): checkpoints are skipped, not started from
         self.following = following
+        self.whole = (
+            whole  # following, but read from the start (`read_records`): a rolled journal starts at its checkpoint
+        )
+        self.origin = 0  # what to add to a byte offset in the file to have its position (`end`'s, `checkpoint`'s)
         self.updates = stepped  # update records in the journal up to `end` (checkpoints not counted)
         self.checkpoint: tuple[int, int] | None = None  # (byte offset, length) of the last checkpoint seen
         self.starts_with_checkpoint = False  # bodies[0] is a checkpoint, standing for every update before it
+        self.stands_for = 1  # the updates bodies[0] stands for (a checkpoint: those before it)
         if data is not None:
             self._parse(data, rest, gap)
 
@@ -172,18 +222,26 @@ class Snapshot:
         checkpoint's buffer alone: `data`, or the checkpoint mapped from
         the file, `rest[0]`)."""
         stop = data.find(b"\n", 0, 200)
-        if not data.startswith(_MAGIC) or stop < 0:
+        if not is_header(bytes(data[: len(_MAGIC)])) or stop < 0:
             if _MAGIC.startswith(data[: len(_MAGIC)]) and stop < 0 and len(data) < 200:
-                self.torn = True  # a header cut short: a journal never written to
+                self.torn = True  # a header cut short: a journal never written to (a rolled one is renamed in whole)
                 return
             self.problem = "it is not an nbcli journal"
             return
-        try:
-            self.base = data[len(_MAGIC) : stop].decode("ascii")
-        except UnicodeDecodeError:
+        parsed = _header_of(bytes(data[:stop]))
+        if parsed is None:
             self.problem = "its header is damaged"
             return
-        pos = stop + 1 + gap
+        self.base, self.origin, before = parsed
+        self.rolled = data.startswith(_ROLLED)
+        if not self.following or self.whole:
+            self.updates += before
+        self._parse_records(data, stop + 1 + gap, rest)
+        self.end += self.origin  # positions in the journal's updates, which a rolled journal keeps counting
+        if self.checkpoint is not None:
+            self.checkpoint = (self.checkpoint[0] + self.origin, self.checkpoint[1])
+
+    def _parse_records(self, data: bytes | bytearray, pos: int, rest: list | None) -> None:
         self.end = pos + self.skipped
         parts = rest or []
         good = self._records(data, pos, self.skipped, not parts)
@@ -224,10 +282,14 @@ class Snapshot:
                 return False
             if magic == _CHECKPOINT:
                 self.checkpoint = (pos + shift, body_end - pos)
-                if not self.following:  # it stands for every update before it
-                    self.bodies, self.starts_with_checkpoint = [body], True
+                # it stands for every update before it (read whole, a rolled journal's first: the rest are gone)
+                if not self.following or (self.whole and self.rolled and not self.starts_with_checkpoint):
+                    self.bodies, self.starts_with_checkpoint, self.stands_for = [body], True, self.updates
             else:
-                self.bodies.append(body)
+                if not self.rolled or self.starts_with_checkpoint or (self.following and not self.whole):
+                    self.bodies.append(
+                        body
+                    )  # (not a rolled journal's first update, but to a follower: its checkpoint has it)
                 self.updates += 1
             pos = body_end
             self.end = pos + shift
@@ -249,9 +311,8 @@ class Snapshot:
         return base is not None and self.base == base
 
     def error(self) -> JournalError:
-        return JournalError(
-            f"{self.path} is corrupt ({self.problem})", hint=self.recovery_hint(self.updates), good=self.updates
-        )
+        good = 0 if self.rolled and self.checkpoint is None else self.updates  # damaged at or before its only copy
+        return JournalError(f"{self.path} is corrupt ({self.problem})", hint=self.recovery_hint(good), good=good)
 
     def recovery_hint(self, good: int | None) -> str:
         """How to read the model again past damage after `good` updates
@@ -335,16 +396,22 @@ def read(model: str, since: tuple[str, int] | None = None, mapped: bool = True) 
     try:
         with _open_for_reading(model) as fh:
             if since is not None and since[1] > 0:
-                head = header(since[0])
-                if fh.read(len(head)) == head and os.fstat(fh.fileno()).st_size >= since[1]:
-                    tail = Snapshot(model, _read_after(fh, head, since[1]), since[1] - len(head), following=True)
+                start = fh.read(200)
+                stop = start.find(b"\n")
+                bound = _header_of(start[:stop]) if stop > 0 else None
+                at = since[1] - bound[1] if bound is not None and bound[0] == since[0] else -1  # its byte offset
+                if stop < at <= os.fstat(fh.fileno()).st_size:
+                    head = start[: stop + 1]
+                    tail = Snapshot(model, _read_after(fh, head, at), at - len(head), following=True)
                     if tail.problem is None:
                         return tail
-                fh.seek(0)  # damage: read whole, so that its error counts every good update
+                # damage, or rolled past `end` (`roll`): read whole, which a follower reads again from
+                # (`modelfile.followed`: not `following`), and whose error counts every good update
+                fh.seek(0)
             else:
                 start = fh.read(200)
                 stop = start.find(b"\n")
-                if start.startswith(_MAGIC) and stop > 0:
+                if is_header(start) and stop > 0:
                     at, stepped = _last_checkpoint(fh.fileno(), stop + 1)
                     if at > stop + 1:  # from the last checkpoint: the records before it stepped over
                         parts = _mapped_checkpoint(fh, at) if mapped else None
@@ -368,10 +435,12 @@ def read(model: str, since: tuple[str, int] | None = None, mapped: bool = True) 
 def read_records(model: str) -> Snapshot:
     """The journal of `model` read whole, its `bodies` every update record
     up to the first damage (the checkpoints left out: the records each
-    stands for are there): what `nbcli compact --drop-bad-tail` keeps."""
+    stands for are there; but a rolled journal's first, which stands for
+    records no longer there, is its first body): what `nbcli compact
+    --drop-bad-tail` keeps."""
     try:
         with _open_for_reading(model) as fh:
-            return Snapshot(model, fh.read(), following=True)
+            return Snapshot(model, fh.read(), following=True, whole=True)
     except FileNotFoundError:
         return Snapshot(model, None)
     except OSError as exc:
@@ -566,12 +635,13 @@ def decode(body: bytes | memoryview) -> tuple[dict, dict[str, np.ndarray]]:
     return plain, arrays
 
 
-def append(snapshot: Snapshot, base: str, record: bytes) -> int:
+def append(snapshot: Snapshot, base: str, record: bytes) -> tuple[int, int]:
     """Append `record` to the journal of `snapshot.model`, bound to the
     model file of checksum `base`: under the model's lock, with `snapshot`
     read under it. A journal bound to another base (or none) is replaced
     by a fresh one first (written aside, fsynced and renamed); a torn tail
-    is cut off. Returns the journal's size after."""
+    is cut off. Returns (the journal's end after, as `Snapshot.end`
+    counts; its size in bytes)."""
     jpath = snapshot.path
     if snapshot.problem is not None:
         raise snapshot.error()
@@ -580,9 +650,9 @@ def append(snapshot: Snapshot, base: str, record: bytes) -> int:
         mode = os.stat(model).st_mode & 0o666  # readable by whoever reads the model
         prefix = f".{os.path.basename(model)}.journal-"  # what `integrity.locked` tidies up after a kill
         replace_atomically(jpath, lambda fh: fh.write(header(base)), mode, prefix)
-        end = len(header(base))
+        end, origin = len(header(base)), 0
     else:
-        end = snapshot.end
+        end, origin = snapshot.end - snapshot.origin, snapshot.origin
     fd = _opened(jpath, os.O_WRONLY)
     try:
         if os.fstat(fd).st_size != end:
@@ -592,9 +662,58 @@ def append(snapshot: Snapshot, base: str, record: bytes) -> int:
         while view:
             view = view[os.write(fd, view) :]
         os.fsync(fd)
-        return end + len(record)
+        return origin + end + len(record), end + len(record)
     finally:
         os.close(fd)
+
+
+def roll(snapshot: Snapshot, base: str, record: bytes, checkpoint: bytes) -> tuple[int, int]:
+    """`append`'s, for an update `record` followed by the `checkpoint` it
+    makes due: the journal started anew with them (written aside, fsynced
+    and renamed over it, under the model's lock), its header saying where
+    its first record stands in the journal's updates and how many update
+    records came before it (`header`), so that what every reader holds of
+    the journal (`Snapshot.end`) keeps its meaning: a follower that has
+    read up to the update reads on from it, one that had not reads the
+    journal again. The records the checkpoint stands for are no longer on
+    disk (a journal is its last checkpoint and the records after it,
+    whatever its length); a crash before the rename leaves the journal as
+    it was, without the update."""
+    if snapshot.problem is not None:
+        raise snapshot.error()
+    if not snapshot.bound_to(base) or snapshot.end <= len(header(base)):
+        return append(snapshot, base, record + checkpoint)
+    jpath = snapshot.path
+    with _open_for_reading(snapshot.model) as fh:  # the update records before the record: the new header counts them
+        first = fh.read(200)
+        stop = first.find(b"\n")
+        found = _header_of(first[:stop])
+        if found is None:
+            raise ModelFileError(f"{jpath} changed under the model's lock", hint="run the command again")
+        before = found[2] + _records_between(fh.fileno(), stop + 1, snapshot.end - found[1])
+    head = header(base, snapshot.end, before)
+    model = target(snapshot.model)
+    mode = os.stat(model).st_mode & 0o666
+    replace_atomically(
+        jpath,
+        lambda fh: [fh.write(part) for part in (head, record, checkpoint)],
+        mode,
+        f".{os.path.basename(model)}.journal-",
+    )
+    return snapshot.end + len(record) + len(checkpoint), len(head) + len(record) + len(checkpoint)
+
+
+def _records_between(fd: int, pos: int, end: int) -> int:
+    """The update records from byte `pos` to byte `end` of the file, stepping over their heads."""
+    count = 0
+    while pos + _HEAD.size <= end:
+        raw = os.pread(fd, _HEAD.size, pos)
+        if len(raw) < _HEAD.size:
+            break
+        magic, length, _ = _HEAD.unpack(raw)
+        count += magic == _RECORD
+        pos += _HEAD.size + length
+    return count
 
 
 def remove(model: str) -> None:

@@ -353,24 +353,26 @@ def _totals_of(plain: dict, n_classes: int):
     return ExactTotals(units, integral), n_terms
 
 
-def good_updates(path: str, applies: Callable[[list], bool]) -> list:
+def good_updates(path: str, applies: Callable[[list], bool]) -> tuple[list, int]:
     """The updates --drop-bad-tail keeps of the journal of `path` (see the
     module docstring): read whole, every update record up to the first that
     fails its checksum or its decoding, then the longest run of those for
-    which applies(run) is true."""
+    which applies(run) is true; and how many updates they stand for (a
+    rolled journal's checkpoint, its first, for those before it)."""
     updates: list = []
-    for body in journal.read_records(path).bodies:
+    snapshot = journal.read_records(path)
+    for body in snapshot.bodies:
         try:
             updates.append(update_of(body))
         except Corrupt:
             break
-    if applies(updates):
-        return updates
-    low, high = 0, len(updates) - 1  # a run of `low` updates applies; one of `high` + 1 does not
-    while low < high:
-        middle = (low + high + 1) // 2
-        if applies(updates[:middle]):
-            low = middle
-        else:
-            high = middle - 1
-    return updates[:low]
+    low = len(updates)
+    if not applies(updates):
+        low, high = 0, len(updates) - 1  # a run of `low` updates applies; one of `high` + 1 does not
+        while low < high:
+            middle = (low + high + 1) // 2
+            if applies(updates[:middle]):
+                low = middle
+            else:
+                high = middle - 1
+    return updates[:low], low + (snapshot.stands_for - 1 if low else 0)

@@ -1,7 +1,8 @@
 """Updates as a journal's records: an `nb.updates.Update` as a record's
 plain values and arrays (`update_record`; read back by
-`journal_records.update_of`), and checkpoints: when a writer appends one beside
-its update, and what it holds (`store.journal` says what a checkpoint is).
+`journal_records.update_of`), and checkpoints: when a writer adds one after
+its update (starting the journal anew with both: `journal.roll`), and what
+it holds (`store.journal` says what a checkpoint is).
 
 When: after an update, once the bytes of the records after the last
 checkpoint (or the header) reach the larger of CHECKPOINT_MIN_BYTES and
@@ -35,13 +36,14 @@ from nbcli.store.payload import _plain
 # True: learns and forgets that keep the classes are written as differences (`nb.deltas.Delta`, five times fewer
 # bytes); False: every update as its after-image. Readers read both kinds always; the tests write differences by
 # setting this. Off: with differences on, 10,000 learns wrote the model files 2.5x the final model (10x with
-# after-images), but a reader decodes about five times as many updates after a checkpoint (the checkpoint rule is
-# in bytes, and checkpoints are after-images), so a learn through the journal took 102 ms against 22, a bulk
-# predict through 1,000 n-gram updates 1.37x the compacted model's time, and a TELL 2.15x a CHECK (measured
-# 2026-11-27; docs/architecture.md, "How an update is written", says what would make them the default).
+# after-images then; 1.7x since checkpoints start the journal anew, `journal.roll`), but a reader decodes about
+# five times as many updates after a checkpoint (the checkpoint rule is in bytes, and checkpoints are
+# after-images), so a learn through the journal took 102 ms against 22, a bulk predict through 1,000 n-gram
+# updates 1.37x the compacted model's time, and a TELL 2.15x a CHECK (measured 2026-11-27;
+# docs/architecture.md, "How an update is written", says what would make them the default).
 DIFFERENCES = False
 CHECKPOINT_MIN_BYTES = 256 << 10  # no checkpoint before this many bytes of records: reading them costs little
-CHECKPOINTED_FACTOR = 4  # a journal with checkpoints is compacted at this many times the plain limit
+CHECKPOINTED_FACTOR = 4  # a journal with checkpoints, never started anew, is compacted at this many times the limit
 
 _marks: dict[str, tuple[str, tuple[int, int]]] = {}  # model file -> (base, (offset, length) of its last checkpoint)
 
@@ -186,9 +188,11 @@ def compaction_due(path: str, base: str, size: int, limit: float, checkpointed: 
     """Whether a journal of `size` bytes is due for compaction, `limit`
     being the bytes past which a journal that every reader decodes whole
     is compacted (`modelfile`'s policy). A journal with checkpoints is read
-    from its last one: it may grow to CHECKPOINTED_FACTOR times that limit,
-    or until its last checkpoint alone passes it (a reader then decodes
-    more than the whole journal of the plain policy would have been)."""
+    from its last one, and each starts it anew (`journal.roll`: it stays
+    about twice its checkpoint on disk): it is compacted once its last
+    checkpoint alone passes the limit (a reader then decodes more than the
+    whole journal of the plain policy would have been), or past
+    CHECKPOINTED_FACTOR times the limit (one written before rolls)."""
     if not checkpointed:
         return size > limit
     last = _last(path, base)

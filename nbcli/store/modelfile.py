@@ -481,9 +481,10 @@ def save(classifier, path: str, since=None) -> None:
     loaded from `path` under the lock the caller holds: then only the
     change is appended to the model's journal (`journal`), and the model is
     compacted (written whole, the journal emptied) once the journal passes
-    three quarters of the model file or 16 MB (`COMPACT_FRACTION`), or four
-    times that for a journal with checkpoints (`journal_updates`). A model
-    file under 4 MB (`JOURNAL_MIN_BYTES`) is written whole instead."""
+    three quarters of the model file or 16 MB (`COMPACT_FRACTION`), or, for
+    a journal with checkpoints, once its last checkpoint does
+    (`journal_updates.compaction_due`). A model file under 4 MB
+    (`JOURNAL_MIN_BYTES`) is written whole instead."""
     update = getattr(classifier, "update", None)
     if update is None or not keeps_journal(since):
         _write_whole(classifier, path)
@@ -507,12 +508,12 @@ def append_update(path: str, update, since) -> tuple | None:
     must keep a journal (`keeps_journal`). Returns the journal state with
     the update (`since.journal_state` moved past it: `followed`), or None
     when it was compacted."""
-    size, due = _append(update, path, since)
+    end, due = _append(update, path, since)
     if due:
         compact(path)
         return None
     base, _, base_stamp = since.journal_state
-    return (base, size, base_stamp)
+    return (base, end, base_stamp)
 
 
 def followed(classifier, path: str, own=None):
@@ -535,6 +536,8 @@ def followed(classifier, path: str, own=None):
             return None
         if snapshot.problem or not snapshot.bound_to(base) or snapshot.end < end or _stamp_or_none(path) != base_stamp:
             return None  # damaged, rebound, cut short or a new model file: read it again
+        if end and not snapshot.following:  # started anew past `end` (`journal.roll`): its updates are gone
+            return _from_checkpoint(classifier, path, snapshot, (base, snapshot.end, base_stamp))
         remember(path, base, snapshot)  # another writer's checkpoint: its updates are ours already
         if not snapshot.bodies:
             if snapshot.end > end:  # only a checkpoint: nothing new, but not to be read again
@@ -550,6 +553,27 @@ def followed(classifier, path: str, own=None):
     view = _followed_by(classifier, updates)
     if view is None:
         return None
+    setattr(view, "journal_state", state)  # noqa: B010
+    return view
+
+
+def _from_checkpoint(classifier, path: str, snapshot, state):
+    """The view `followed` makes when the journal was started anew past
+    the end `classifier` (a view) has: the new journal's checkpoint and
+    records laid over the model file's classifier the view holds, as a
+    fresh `load_view` would lay them, without reading the model file
+    again; None where that is not a view (read it again)."""
+    base = getattr(classifier, "base", None)
+    if base is None or not snapshot.starts_with_checkpoint:
+        return None
+    try:
+        view = _with_updates(base, snapshot, path, view=True)[0]
+    except ModelFileError:
+        return None
+    if getattr(view, "base", None) is not base:
+        return None
+    journal.release(snapshot)
+    remember(path, state[0], snapshot)
     setattr(view, "journal_state", state)  # noqa: B010
     return view
 
@@ -591,8 +615,8 @@ def _damage(path: str, base: str) -> None:
 def _append(update, path: str, since) -> tuple[int, bool]:
     """Append `update` to the journal of `path`, bound to the model file
     `since` was read from (NbcliError if another writer changed it
-    meanwhile); (the journal's size after, whether it is now due for
-    compaction)."""
+    meanwhile); (the journal's end after, `journal.Snapshot.end`, whether
+    it is now due for compaction)."""
     base, end, base_stamp = since.journal_state
     with locked(path):
         snapshot = journal.read(path, since=(base, end))  # what was appended meanwhile, not the whole journal
@@ -609,17 +633,20 @@ def _append(update, path: str, since) -> tuple[int, bool]:
             if checkpoint_due(since, path, base, update_end):
                 view = _followed_by(since, [update])  # None: an update that changed the classes
                 checkpoint = checkpoint_record(view) if view is not None else b""
-            size = journal.append(snapshot, base, record + checkpoint)  # one write, one fsync
+            if checkpoint:  # the journal started anew: its checkpoint and what follows are all a reader needs
+                end, size = journal.roll(snapshot, base, record, checkpoint)
+            else:
+                end, size = journal.append(snapshot, base, record)  # one write, one fsync
             if checkpoint:
                 wrote(path, base, update_end, len(checkpoint))
         except OSError as exc:
             raise NbcliError(f"cannot write {snapshot.path}: {exc.strerror}; nothing was saved") from None
         limit = min(base_stamp[2] * COMPACT_FRACTION, COMPACT_MAX_BYTES)
-        return size, compaction_due(path, base, size, limit, can_checkpoint(since, base))
+        return end, compaction_due(path, base, size, limit, can_checkpoint(since, base))
 
 
-# A journal past the lesser of these is compacted into the model, one with checkpoints past
-# journal_updates.CHECKPOINTED_FACTOR times it (docs/architecture.md, "Compaction policy")
+# A journal past the lesser of these is compacted into the model, one with checkpoints once its last
+# checkpoint is (journal_updates.compaction_due; docs/architecture.md, "Compaction policy")
 COMPACT_FRACTION, COMPACT_MAX_BYTES = 0.75, 16 << 20
 JOURNAL_MIN_BYTES = 4 << 20  # a smaller model is written whole: cheaper than every reader's replaying a journal
 
@@ -711,8 +738,8 @@ def _with_updates(classifier, snapshot, path: str, view: bool = False, drop_bad_
     if drop_bad_tail:
         from nbcli.store.journal_records import good_updates
 
-        kept = good_updates(path, lambda run: _applies(classifier, run))
-        return (_replayed(classifier, resolve(kept, classifier)) if kept else classifier), len(kept)
+        kept, counted = good_updates(path, lambda run: _applies(classifier, run))
+        return (_replayed(classifier, resolve(kept, classifier)) if kept else classifier), counted
     # the updates before a bad record are kept: those it follows stand for (unknown where it is the
     # checkpoint the read started at, or where applying them failed: --drop-bad-tail finds them)
     good = (

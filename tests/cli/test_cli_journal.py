@@ -144,12 +144,16 @@ LEARNER = textwrap.dedent(
     from nbcli.store import modelfile
     from nbcli.text.sources import Document
 
-    modelfile.COMPACT_FRACTION = float(sys.argv[2])
+    from nbcli.store import journal_updates
+
+    rolling = sys.argv[2] == "rolling"  # a checkpoint after (almost) every update: the journal started anew each time
+    modelfile.COMPACT_FRACTION = 1e9 if rolling else float(sys.argv[2])
     modelfile.JOURNAL_MIN_BYTES = 0
+    journal_updates.CHECKPOINT_MIN_BYTES = 0
     path = sys.argv[1]
     for name in sys.argv[3:]:
         with modelfile.locked(path):
-            current = modelfile.load(path)
+            current = modelfile.load_view(path) if rolling else modelfile.load(path)
             docs = analyse_for_learning(current.analyzer, [Document(name, "spam", open(name, "rb").read(), "mail")])
             updated, _ = learning.learn(current, docs)
             if updated is not current:
@@ -174,7 +178,7 @@ def legal_states(model, messages) -> list[str]:
     return ids
 
 
-@pytest.mark.parametrize("fraction", ["1e9", "0.02"], ids=["appending", "compacting"])
+@pytest.mark.parametrize("fraction", ["1e9", "0.02", "rolling"], ids=["appending", "compacting", "rolling"])
 def test_a_learner_killed_at_any_moment_leaves_a_state_of_whole_updates(model, fraction):
     messages = SPAM[:12]
     entries = info(model)["record"]["entries"]
@@ -199,6 +203,8 @@ def test_a_learner_killed_at_any_moment_leaves_a_state_of_whole_updates(model, f
     done = subprocess.run([sys.executable, "-c", LEARNER, str(model), fraction, *map(str, messages)], timeout=300)
     assert done.returncode == 0
     assert info(model)["model_id"] == states[-1]
+    if fraction == "rolling":  # the kills met journals started anew at a checkpoint (`journal.roll`)
+        assert journal_of(model).read_bytes().startswith(b"nbcli-journal 2 ")
     assert run_process(["compact", model, "-q"]).returncode == 0
     assert info(model)["model_id"] == states[-1]
     assert seen

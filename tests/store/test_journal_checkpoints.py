@@ -45,18 +45,29 @@ def records(path: str) -> list[tuple[bytes, int, int]]:
     return out
 
 
-def without_checkpoints(path: str, folder: str) -> str:
-    """A copy of the model and its journal with every checkpoint left out:
-    the updates alone, which the reader then replays one by one."""
+WRITTEN: dict[str, list[tuple[str, bytes]]] = {}  # model file -> (base, record) of every update `learn` appended
+
+
+def without_checkpoints(path: str, folder: str, first: int | None = None) -> str:
+    """A copy of the model and a journal of the updates alone (the first
+    `first` of them), every one `learn` appended since the model file was
+    written, whatever the journal still holds of them (a checkpoint starts
+    it anew: `journal.roll`), which the reader then replays one by one."""
     copy = os.path.join(folder, "oracle.nb")
     shutil.copyfile(path, copy)
-    data = open(journal.path_of(path), "rb").read()
-    kept = data[: data.index(b"\n") + 1] + b"".join(
-        data[at : at + n] for magic, at, n in records(path) if magic == b"NBJR"
-    )
+    base = modelfile.read_payload(path)[modelfile.CHECKSUM_KEY]
+    kept = [record for bound, record in WRITTEN.get(path, []) if bound == base][:first]
     with open(journal.path_of(copy), "wb") as fh:
-        fh.write(kept)
+        fh.write(journal.header(base) + b"".join(kept))
     return copy
+
+
+def rolled(path: str) -> tuple[int, int] | None:
+    """(where its first record stands in the journal's updates, the update
+    records before it) of the journal of `path` if it was started anew at a
+    checkpoint (`journal.roll`), else None."""
+    line = open(journal.path_of(path), "rb").readline().split()
+    return (int(line[3]), int(line[4])) if line[1] == b"2" else None
 
 
 def learn(path: str, op, n: int) -> bool:
@@ -71,7 +82,9 @@ def learn(path: str, op, n: int) -> bool:
             return False
         if update is None:
             return False
+        base = view.journal_state[0]
         modelfile.append_update(path, update, since=view)
+        WRITTEN.setdefault(path, []).append((base, journal_updates.encoded(update)))
         return True
 
 
@@ -85,14 +98,16 @@ def test_a_journal_with_checkpoints_reads_as_its_updates_replayed(kind, ops, tmp
     folder = str(tmp_path_factory.mktemp("cp"))
     path = os.path.join(folder, "m.nb")
     modelfile.save(trained(BASE, **VIEWED[kind]), path)
+    WRITTEN.pop(path, None)
     for n, op in enumerate(ops):
         if not learn(path, op, n):
             continue
         oracle = modelfile.load(without_checkpoints(path, folder))
         assert_same_scores(modelfile.load_view(path), oracle)
         assert_same_scores(modelfile.load(path), oracle)
-        updates = sum(magic == b"NBJR" for magic, _, _ in records(path))
+        updates = len(WRITTEN[path])
         assert modelfile._load(path)[1] == updates  # a checkpoint is not counted as an update
+        assert journal.read(path).updates == updates and journal.read_records(path).updates == updates
     oracle = modelfile.load(without_checkpoints(path, folder)) if os.path.exists(journal.path_of(path)) else None
     modelfile.compact(path)
     if oracle is not None:
@@ -101,6 +116,7 @@ def test_a_journal_with_checkpoints_reads_as_its_updates_replayed(kind, ops, tmp
 
 def learned_many(path: str, n: int) -> None:
     modelfile.save(trained(BASE), path)
+    WRITTEN.pop(path, None)
     for i in range(n):
         assert learn(path, ("learn", i % 12, "ab"[i % 2]), i) or i >= 12
 
@@ -117,7 +133,12 @@ def test_checkpoints_are_written_when_the_records_after_the_last_outweigh_it(tmp
     # a reader decodes the last checkpoint and what follows, nothing before it
     snapshot = journal.read(path)
     assert snapshot.starts_with_checkpoint and len(snapshot.bodies) == len(kinds) - last
-    assert snapshot.updates == kinds.count(b"NBJR")
+    assert snapshot.updates == len(WRITTEN[path]) == 12
+    # each checkpoint but the first started the journal anew: the update that made it due, then it
+    assert rolled(path) is not None and kinds.count(b"NBJC") == 1 and last == 1
+    start, before = rolled(path)
+    assert before == 12 - len(kinds) + 1  # the updates the checkpoint stands for, but the one before it
+    assert snapshot.end == start + os.path.getsize(journal.path_of(path)) - records(path)[0][1]
 
 
 def test_damage_before_the_last_checkpoint_is_never_read(tmp_path, checkpointing):
@@ -133,35 +154,52 @@ def test_damage_before_the_last_checkpoint_is_never_read(tmp_path, checkpointing
     assert modelfile.model_id(modelfile.load(path)) == modelfile.model_id(before)
 
 
-def test_a_damaged_checkpoint_is_an_error_and_compact_keeps_the_updates_before_it(tmp_path, checkpointing):
-    path = str(tmp_path / "m.nb")
-    learned_many(path, 12)
-    if records(path)[-1][0] == b"NBJC":  # one more learn: records follow the last checkpoint
-        learn(path, ("learn", 0, "b"), 12)
-    all_records = records(path)
-    last = max(i for i, (magic, _, _) in enumerate(all_records) if magic == b"NBJC")
-    assert last < len(all_records) - 1  # records follow it: damage, not a torn tail
-    _, at, n = all_records[last]
+def _flip(path: str, at: int) -> None:
     with open(journal.path_of(path), "r+b") as fh:
-        fh.seek(at + n - 3)
+        fh.seek(at)
         byte = fh.read(1)
         fh.seek(-1, os.SEEK_CUR)
         fh.write(bytes([byte[0] ^ 0xFF]))
-    good = sum(magic == b"NBJR" for magic, _, _ in all_records[:last])
+
+
+def test_damage_in_a_journals_checkpoint_or_after_it_and_what_compact_keeps(tmp_path, checkpointing):
+    """A journal started anew at its checkpoint holds no update from before
+    it: damage in the checkpoint leaves the model file alone as the last
+    good state (the hint says so: 0 updates kept), damage in a record after
+    it keeps the checkpoint and the records between, counted as the updates
+    they stand for."""
+    path = str(tmp_path / "m.nb")
+    learned_many(path, 12)
+    n = 12
+    while [magic for magic, _, _ in records(path)[-2:]] != [b"NBJR", b"NBJR"]:  # two records after the checkpoint
+        assert learn(path, ("learn", n % 12, "ab"[(n + n // 12) % 2]), n)
+        n += 1
+    assert rolled(path) is not None
+    data = open(journal.path_of(path), "rb").read()
+    all_records = records(path)
+    _, at, length = all_records[1]  # the checkpoint, after the update that made it due
+    _flip(path, at + length - 3)
     with pytest.raises(ModelFileError, match=r"m\.nb\.journal is corrupt .*fails its checksum"):
         modelfile.load(path)
     with pytest.raises(ModelFileError) as caught:
         modelfile.load_view(path)
+    assert "keeps the 0 update(s) before it" in caught.value.hint
+    alone = modelfile.model_id(modelfile.load(without_checkpoints(path, str(tmp_path), first=0)))
+    keep = str(tmp_path / "keep.nb")  # the same, to damage after the checkpoint instead
+    shutil.copyfile(path, keep)
+    with open(journal.path_of(keep), "wb") as fh:
+        fh.write(data)
+    WRITTEN[keep] = WRITTEN[path]
+    assert modelfile.compact(path, drop_bad_tail=True)[0] == 0
+    assert modelfile.model_id(modelfile.load(path)) == alone
+    _flip(keep, all_records[-2][1] + all_records[-2][2] - 3)  # the record before the last: damage, not a torn tail
+    good = len(WRITTEN[keep]) - 2
+    with pytest.raises(ModelFileError) as caught:
+        modelfile.load_view(keep)
     assert f"keeps the {good} update(s) before it" in caught.value.hint
-    oracle = str(tmp_path / "oracle")
-    os.mkdir(oracle)
-    shutil.copyfile(path, os.path.join(oracle, "m.nb"))
-    kept = open(journal.path_of(path), "rb").read()[:at]
-    with open(journal.path_of(os.path.join(oracle, "m.nb")), "wb") as fh:
-        fh.write(kept)
-    applied, _ = modelfile.compact(path, drop_bad_tail=True)
-    assert applied == good
-    assert modelfile.model_id(modelfile.load(path)) == modelfile.model_id(modelfile.load(os.path.join(oracle, "m.nb")))
+    oracle = modelfile.model_id(modelfile.load(without_checkpoints(keep, str(tmp_path), first=good)))
+    assert modelfile.compact(keep, drop_bad_tail=True)[0] == good
+    assert modelfile.model_id(modelfile.load(keep)) == oracle
 
 
 def test_a_torn_checkpoint_is_ignored_and_cut_off_by_the_next_writer(tmp_path, checkpointing):
@@ -180,25 +218,37 @@ def test_a_torn_checkpoint_is_ignored_and_cut_off_by_the_next_writer(tmp_path, c
     assert [k for k, _, _ in records(path)][:2] == [b"NBJR", b"NBJR"]  # the torn bytes were cut off
 
 
-def test_a_follower_skips_checkpoints_and_lands_where_a_fresh_reader_does(tmp_path, checkpointing):
-    """The daemon's worker follows the journal from the end it has: every
-    update a checkpoint stands for is in it already."""
+def test_a_follower_reads_on_across_a_journal_started_anew_and_from_its_checkpoint_when_behind(tmp_path, checkpointing):
+    """The daemon's worker follows the journal from the end it has. A
+    checkpoint stands for updates it has, and is skipped; a journal started
+    anew at the update after its end (`journal.roll`) is read on from that
+    update; one started anew past its end lays the new journal over the
+    model file's classifier it holds, as a fresh reader would."""
     path = str(tmp_path / "m.nb")
     modelfile.save(trained(BASE), path)
+    WRITTEN.pop(path, None)
     assert learn(path, ("learn", 0, "a"), 0)
-    held = modelfile.load_view(path)
-    for i in range(1, 8):
-        assert learn(path, ("learn", i, "ab"[i % 2]), i)
-    assert b"NBJC" in [k for k, _, _ in records(path)[2:]]
-    followed = modelfile.followed(held, path)
-    assert followed is not None and followed.journal_state[1] == os.path.getsize(journal.path_of(path))
-    assert_same_scores(followed, modelfile.load(path))
-    # only a checkpoint new since: nothing to lay over, and not read again
-    tail = held.journal_state[1]
-    assert np.array_equal(
-        modelfile.followed(followed, path).log_proba(["apple bread"]), followed.log_proba(["apple bread"])
-    )
-    assert tail < followed.journal_state[1]
+    held = behind = modelfile.load_view(path)
+    read_on = 0
+    for i in range(1, 16):
+        end = held.journal_state[1]
+        assert learn(path, ("learn", i % 12, "ab"[(i + i // 12) % 2]), i)
+        followed = modelfile.followed(held, path)
+        assert followed is not None and followed.journal_state[1] == journal.read(path).end
+        assert_same_scores(followed, modelfile.load(path))
+        read_on += rolled(path) is not None and rolled(path)[0] == end  # started anew at the update after `end`
+        held = followed
+    assert read_on >= 2
+    assert np.array_equal(modelfile.followed(held, path).log_proba(["apple bread"]), held.log_proba(["apple bread"]))
+    # left behind a roll: the new journal laid over the model file's classifier it holds, the file not read again
+    assert rolled(path)[0] > behind.journal_state[1]
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(modelfile, "read_payload", lambda *a, **k: pytest.fail("read the model file again"))
+        caught_up = modelfile.followed(behind, path)
+    assert caught_up is not None and caught_up.base is behind.base
+    assert caught_up.journal_state[1] == journal.read(path).end
+    assert_same_scores(caught_up, modelfile.load(path))
+    assert modelfile.model_id(caught_up) == modelfile.model_id(modelfile.load(path))
 
 
 def test_a_journal_with_checkpoints_is_compacted_at_four_times_the_plain_limit(tmp_path, checkpointing):
@@ -293,7 +343,7 @@ def test_a_reader_keeps_the_checkpoints_bytes_apart_from_the_records_after_it(tm
             assert len(snapshot.bodies[0].obj) == at % mmap.ALLOCATIONGRANULARITY + length
         else:  # the header, a gap, the checkpoint
             assert len(snapshot.bodies[0].obj) - (head + length) in range(8)
-        assert snapshot.end == os.path.getsize(journal.path_of(path))
+        assert snapshot.end - snapshot.origin == os.path.getsize(journal.path_of(path))
         # its arrays (the widest first, after a text padded to 8 bytes: `journal.encode`) are decoded in
         # place, aligned where the checkpoint is: in memory, placed 8-aligned; mapped, if its offset is
         _, arrays = journal.decode(snapshot.bodies[0])
