@@ -574,12 +574,17 @@ def journalled(model: Path, messages: list[Path]) -> tuple[Path, dict]:
 def _compacted_at(path: Path, limit: float) -> int | None:
     """After how many updates learning would have compacted this journal
     itself (modelfile's policy: past the plain limit without checkpoints;
-    with them, past journal_updates.CHECKPOINTED_FACTOR times it, or once
-    the last checkpoint alone passes it); None: not within it."""
+    with them, once the last checkpoint alone passes it, or past
+    journal_updates.CHECKPOINTED_FACTOR times it on disk); None: not within
+    it. A journal started anew at a checkpoint (`journal.roll`) counts the
+    updates before it from its header; a checkpoint only grows (the terms
+    touched since the model file), so the ones gone were within it if the
+    one there is."""
     from nbcli.store import journal, journal_updates
 
     data = _journal(path).read_bytes()
-    pos, updates, checkpointed = data.index(b"\n") + 1, 0, False
+    stop = data.index(b"\n")
+    pos, updates, checkpointed = stop + 1, journal._header_of(data[:stop])[2], False
     while pos < len(data):
         magic, length, _ = journal._HEAD.unpack_from(data, pos)
         pos += journal._HEAD.size + length
@@ -793,8 +798,8 @@ and MB; ratios to (a), and for (c) also to (d).
   journal shows in the daemon's memory, not in a CHECK's time.
 - (c) may be more than learning leaves by itself: it compacts once the journal passes
   {modelfile.COMPACT_FRACTION:g} of the model file or {modelfile.COMPACT_MAX_BYTES >> 20} MB, whichever is less (a
-  journal with checkpoints: {journal_updates.CHECKPOINTED_FACTOR} times that, or once its last checkpoint alone
-  passes it):
+  journal with checkpoints: once its last checkpoint alone passes it, or {journal_updates.CHECKPOINTED_FACTOR} times
+  that on disk):
   {policy} of (c)'s.
 - This part took {seconds / 60:.1f} min ({took}).
 

@@ -445,7 +445,7 @@ class Worker(Connections):
         if held is not None and held[0][:4] != identity[:4] and not held[4] and held[0][:2] == identity[:2]:
             held = None  # mapped, and changed in place: its pages may be gone (not for a journal appended to)
         if held is not None and not stale and held[0] != identity and held[0][:4] == identity[:4]:
-            followed = modelfile.followed(held[1], path)  # only the journal grew: its new updates
+            followed = modelfile.followed(held[1], path, copy=held[4])  # only the journal grew: its new updates
             if followed is not None:
                 held = self._held(path, identity, followed, held[4])
         if held is None or held[0] != identity or stale:

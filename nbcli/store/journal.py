@@ -44,10 +44,13 @@ disk is then its last checkpoint and the records after it, and positions
 (`Snapshot.end`, `checkpoint`, a follower's since) count as if it had only
 grown (`Snapshot.origin`), so a follower whose end is the update's start
 reads on, and one whose end lies before it reads the journal whole (not
-`following`: `modelfile.followed` then reads the model again). Read whole
-from its start (`read_records`), a rolled journal begins at its
-checkpoint, the one copy of the updates before it: damage in it leaves
-the model file alone as the last good state. A damaged checkpoint is damage like any record's; a reader
+`following`: `modelfile.followed` then lays it over the model file's
+classifier it holds). Read whole from its start (`read_records`), a
+rolled journal begins at its checkpoint, the one copy of the updates
+before it: damage in it leaves the model file alone as the last good
+state.
+
+A damaged checkpoint is damage like any record's; a reader
 that meets damage after stepping over records reads the journal whole, so
 that its error counts every good update. nbcli before checkpoints reports
 a journal holding one as damaged (`nbcli compact` with the newer nbcli
@@ -201,9 +204,8 @@ class Snapshot:
         self.rolled = False  # a journal started anew at a checkpoint (`roll`)
         # following (`read`'s since): checkpoints are skipped, not started from
         self.following = following
-        self.whole = (
-            whole  # following, but read from the start (`read_records`): a rolled journal starts at its checkpoint
-        )
+        # following, but read from the start (`read_records`): a rolled journal starts at its checkpoint
+        self.whole = whole
         self.origin = 0  # what to add to a byte offset in the file to have its position (`end`'s, `checkpoint`'s)
         self.updates = stepped  # update records in the journal up to `end` (checkpoints not counted)
         self.checkpoint: tuple[int, int] | None = None  # (byte offset, length) of the last checkpoint seen
@@ -286,10 +288,9 @@ class Snapshot:
                 if not self.following or (self.whole and self.rolled and not self.starts_with_checkpoint):
                     self.bodies, self.starts_with_checkpoint, self.stands_for = [body], True, self.updates
             else:
+                # not a rolled journal's first update (its checkpoint has it), but to a follower
                 if not self.rolled or self.starts_with_checkpoint or (self.following and not self.whole):
-                    self.bodies.append(
-                        body
-                    )  # (not a rolled journal's first update, but to a follower: its checkpoint has it)
+                    self.bodies.append(body)
                 self.updates += 1
             pos = body_end
             self.end = pos + shift
@@ -675,7 +676,7 @@ def roll(snapshot: Snapshot, base: str, record: bytes, checkpoint: bytes) -> tup
     records came before it (`header`), so that what every reader holds of
     the journal (`Snapshot.end`) keeps its meaning: a follower that has
     read up to the update reads on from it, one that had not reads the
-    journal again. The records the checkpoint stands for are no longer on
+    journal whole (`modelfile.followed`). The records the checkpoint stands for are no longer on
     disk (a journal is its last checkpoint and the records after it,
     whatever its length); a crash before the rename leaves the journal as
     it was, without the update."""
@@ -692,6 +693,8 @@ def roll(snapshot: Snapshot, base: str, record: bytes, checkpoint: bytes) -> tup
             raise ModelFileError(f"{jpath} changed under the model's lock", hint="run the command again")
         before = found[2] + _records_between(fh.fileno(), stop + 1, snapshot.end - found[1])
     head = header(base, snapshot.end, before)
+    if snapshot.end <= len(head):  # (never: a record is longer than the numbers the header gains)
+        return append(snapshot, base, record + checkpoint)
     model = target(snapshot.model)
     mode = os.stat(model).st_mode & 0o666
     replace_atomically(

@@ -516,12 +516,14 @@ def append_update(path: str, update, since) -> tuple | None:
     return (base, end, base_stamp)
 
 
-def followed(classifier, path: str, own=None):
+def followed(classifier, path: str, own=None, copy: bool = False):
     """`classifier`, read from `path` by `load_view` and kept (the daemon's
     worker), brought up to the model as it is now when only its journal
     grew, in O(the new updates). own (update, journal state): the one this
     process just appended under the lock (`append_update`); else the
-    journal's records after the classifier's end. None: read it again."""
+    journal's records after the classifier's end. None: read it again.
+    copy: as `load_view`'s (a journal started anew past the classifier's
+    end is read whole: its checkpoint then read into memory, not mapped)."""
 
     state = getattr(classifier, "journal_state", None)
     if state is None or getattr(classifier.model, "kind", None) == "table":
@@ -531,7 +533,7 @@ def followed(classifier, path: str, own=None):
         updates, state = [own[0]], own[1]
     else:
         try:
-            snapshot = journal.read(path, since=(base, end))
+            snapshot = journal.read(path, since=(base, end), mapped=not copy)
         except ModelFileError:  # not a journal at all (a named pipe, a device, a folder): as damage
             return None
         if snapshot.problem or not snapshot.bound_to(base) or snapshot.end < end or _stamp_or_none(path) != base_stamp:

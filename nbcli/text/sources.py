@@ -265,7 +265,7 @@ def _open_input(path: str, opts: ReadOptions, walked: bool) -> int | None:
 _MODEL_MARK = b"nbcli-model"
 
 
-_JOURNAL_MARK = b"nbcli-journal "  # store/journal.py's header: b"nbcli-journal 1 BASE\n"
+_JOURNAL_MARK = b"nbcli-journal "  # store/journal.py's header: b"nbcli-journal 1 BASE\n" (2 once rolled)
 
 
 def _nbcli_file(head: bytes) -> str | None:

@@ -72,7 +72,10 @@ def test_a_models_journal_is_never_an_output(tmp_path, mail_model_copy, monkeypa
     shutil.copyfile(mail_model_copy, other)
     renamed = tmp_path / "renamed"
     shutil.copyfile(journal, renamed)
-    for target in (journal, renamed):
+    rolled = tmp_path / "rolled"  # a journal started anew at a checkpoint (`journal.roll`) has a header of its own
+    base = journal.read_bytes().split(b"\n")[0].split(b" ")[2]
+    rolled.write_bytes(b"nbcli-journal 2 " + base + b" 100000 12\n" + journal.read_bytes().split(b"\n", 1)[1])
+    for target in (journal, renamed, rolled):
         for args in (
             ["train", SAMPLES / "mail" / "train", "-o", target, "-q"],
             ["merge", other, mail_model_copy, "-o", target],

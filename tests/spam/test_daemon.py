@@ -215,21 +215,29 @@ def test_a_tell_into_a_journalled_model_appends_the_update_of_its_terms_and_buil
         ask(worker, tells[0][0], sorted(SPAM_FILE.parent.iterdir())[4].read_bytes())
 
 
-def test_a_worker_follows_its_own_tells_and_another_writers_learns_without_reading_the_model_again(served, monkeypatch):
+@pytest.mark.parametrize("rolling", [False, True], ids=["appended", "rolled"])
+def test_a_worker_follows_its_own_tells_and_another_writers_learns_without_reading_the_model_again(
+    served, monkeypatch, rolling
+):
     """A worker lays its TELL's update over the model it holds, and reads
     only the new records of the journal when another process learned
     (`modelfile.followed`): its replies (score, model id) are a fresh
-    worker's, and the model file is never read again."""
+    worker's, and the model file is never read again; also when each
+    update makes a checkpoint due and so starts the journal anew
+    (`journal.roll`), past the end the worker holds."""
     from nbcli.fit.analysed import analyse_for_learning
     from nbcli.run.updating import learn_into
-    from nbcli.store import modelfile
+    from nbcli.store import journal_updates, modelfile
     from nbcli.text.sources import Document
 
     monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)
     monkeypatch.setattr(modelfile, "COMPACT_FRACTION", 1e9)
+    if rolling:
+        monkeypatch.setattr(journal_updates, "CHECKPOINT_MIN_BYTES", 0)
+        monkeypatch.setattr(journal_updates, "_marks", {})
     report = b"REPORT SPAMC/1.5\r\n"
     tell = b"TELL SPAMC/1.5\r\nMessage-class: spam\r\nSet: local\r\n"
-    messages = sorted(HAM_FILE.parent.iterdir())[:3]
+    messages = sorted(HAM_FILE.parent.iterdir())[:12]
     question = SPAM_FILE.read_bytes()
 
     def fresh() -> bytes:
@@ -248,11 +256,21 @@ def test_a_worker_follows_its_own_tells_and_another_writers_learns_without_readi
         assert not worker.unfollowed
         now = ask(worker, report, question)
         assert now == fresh() and now != first
-    with monkeypatch.context() as m:  # another process learns
+    held_end = worker.models[str(served)][1].journal_state[1]
+
+    def rolled_past() -> bool:  # the journal started anew after the worker's end: the records between are gone
+        line = (served.parent / "mail.nb.journal").read_bytes().split(b"\n")[0].split()
+        return line[1] == b"2" and int(line[3]) > held_end
+
+    with monkeypatch.context() as m:  # another process learns (rolling: until a checkpoint started the journal anew)
         m.setattr(modelfile, "read_payload", real_read)
-        current = modelfile.load_view(str(served))
-        docs = analyse_for_learning(current.analyzer, [Document("m", "ham", messages[2].read_bytes(), "mail")])
-        learn_into(str(served), docs, current.analyzer_options)
+        for message in messages[2:] if rolling else messages[2:3]:
+            current = modelfile.load_view(str(served))
+            docs = analyse_for_learning(current.analyzer, [Document("m", "ham", message.read_bytes(), "mail")])
+            learn_into(str(served), docs, current.analyzer_options)
+            if rolling and rolled_past():
+                break
+    assert rolled_past() == rolling
     assert ask(worker, report, question) == fresh()
     with monkeypatch.context() as m:  # a failure laying its TELL over the model does not end the worker
         m.setattr(modelfile, "followed", lambda *a, **k: 1 / 0)

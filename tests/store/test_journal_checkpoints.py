@@ -435,3 +435,20 @@ def test_a_damaged_journal_reads_the_same_with_its_checkpoint_mapped_or_in_memor
         with open(journal.path_of(path), "wb") as fh:
             fh.write(damaged)
         _read_alike(path)
+
+
+def test_a_rolled_journals_header_that_is_not_one_nbcli_writes_is_damage(tmp_path, checkpointing):
+    """A journal started anew says where its first record stands and how
+    many updates came before it; a header without both as numbers, or
+    with a start inside the header itself, is a one-line error."""
+    path = str(tmp_path / "m.nb")
+    learned_many(path, 12)
+    assert rolled(path) is not None
+    line, rest = open(journal.path_of(path), "rb").read().split(b"\n", 1)
+    base = line.split(b" ")[2]
+    for bad in (b" 100000", b" x 3", b" 5 3", b" 100000 3 9", b" -100000 3"):
+        with open(journal.path_of(path), "wb") as fh:
+            fh.write(b"nbcli-journal 2 " + base + bad + b"\n" + rest)
+        with pytest.raises(ModelFileError, match=r"m\.nb\.journal is corrupt \(its header is damaged\)") as caught:
+            modelfile.load_view(path)
+        assert "\n" not in caught.value.message

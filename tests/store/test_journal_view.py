@@ -135,7 +135,7 @@ def test_a_held_view_follows_another_writers_updates_from_the_journals_tail(tmp_
         learn(path, POOL[n], "ab"[n % 2], n)
     read = []
     real = journal.read
-    monkeypatch.setattr(journal, "read", lambda model, since=None: read.append(since) or real(model, since))
+    monkeypatch.setattr(journal, "read", lambda model, since=None, **kw: read.append(since) or real(model, since, **kw))
     monkeypatch.setattr(modelfile, "read_payload", lambda *a, **k: pytest.fail("the model file was read again"))
     followed = modelfile.followed(held, path)
     assert read == [held.journal_state[:2]]  # only what follows the records the view has
