@@ -210,6 +210,34 @@ def test_a_learner_killed_at_any_moment_leaves_a_state_of_whole_updates(model, f
     assert seen
 
 
+def test_learners_at_once_through_journals_started_anew_lose_no_update(model):
+    """Four processes learning at once, each update making a checkpoint due
+    and so starting the journal anew (`journal.roll`) under the model's
+    lock: every update is in the model read through the journal, which is
+    the model learning them one after another makes, and so is its
+    compaction."""
+    messages = SPAM[:16]
+    entries = info(model)["record"]["entries"]
+    expected = legal_states(model, messages)[-1]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", LEARNER, str(model), "rolling", *map(str, messages[i::4])],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for i in range(4)
+    ]
+    for proc in procs:
+        assert proc.wait(timeout=300) == 0, proc.stderr.read()
+        proc.stderr.close()
+    assert journal_of(model).read_bytes().startswith(b"nbcli-journal 2 ")
+    described = info(model)
+    assert described["record"]["entries"] == entries + len(messages)
+    assert described["model_id"] == expected
+    assert run_process(["compact", model, "-q"]).returncode == 0
+    assert info(model)["model_id"] == expected
+
+
 def test_a_compaction_killed_at_any_moment_leaves_the_same_model(model, monkeypatch):
     for message in SPAM[:8]:
         assert run(["learn", model, "--spam", "-q", message]).exit_code == 0
