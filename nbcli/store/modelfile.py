@@ -620,7 +620,16 @@ def _append(update, path: str, since) -> tuple[int, bool]:
     meanwhile); (the journal's end after, `journal.Snapshot.end`, whether
     it is now due for compaction)."""
     base, end, base_stamp = since.journal_state
+    limit = min(base_stamp[2] * COMPACT_FRACTION, COMPACT_MAX_BYTES)
     with locked(path):
+        record = encoded(update)
+        if end and _stamp_or_none(path) == base_stamp and not checkpoint_due(since, path, base, end + len(record)):
+            try:  # the journal as `since` was read: appended to in one open, nothing decoded
+                done = journal.append_at(path, base, end, record)
+            except OSError as exc:
+                raise NbcliError(f"cannot write {journal.path_of(path)}: {exc.strerror}; nothing was saved") from None
+            if done is not None:
+                return done[0], compaction_due(path, base, done[1], limit, can_checkpoint(since, base))
         snapshot = journal.read(path, since=(base, end))  # what was appended meanwhile, not the whole journal
         if _stamp_or_none(path) != base_stamp or (snapshot.end if snapshot.bound_to(base) else 0) != end:
             _damage(path, base)  # (damaged since it was read: said, as trying again would not help)
@@ -629,7 +638,6 @@ def _append(update, path: str, since) -> tuple[int, bool]:
                 hint="run the command again",
             )
         try:
-            record = encoded(update)
             update_end = (snapshot.end if snapshot.bound_to(base) else len(journal.header(base))) + len(record)
             checkpoint = b""
             if checkpoint_due(since, path, base, update_end):
@@ -643,7 +651,6 @@ def _append(update, path: str, since) -> tuple[int, bool]:
                 wrote(path, base, update_end, len(checkpoint))
         except OSError as exc:
             raise NbcliError(f"cannot write {snapshot.path}: {exc.strerror}; nothing was saved") from None
-        limit = min(base_stamp[2] * COMPACT_FRACTION, COMPACT_MAX_BYTES)
         return end, compaction_due(path, base, size, limit, can_checkpoint(since, base))
 
 

@@ -452,3 +452,28 @@ def test_a_rolled_journals_header_that_is_not_one_nbcli_writes_is_damage(tmp_pat
         with pytest.raises(ModelFileError, match=r"m\.nb\.journal is corrupt \(its header is damaged\)") as caught:
             modelfile.load_view(path)
         assert "\n" not in caught.value.message
+
+
+def test_a_writer_appends_in_one_open_only_to_the_journal_as_it_was_read(tmp_path, checkpointing):
+    """`journal.append_at` (a TELL's append under the lock) writes only where
+    the journal is bound to the base and ends where the writer read it to;
+    anything else (another base, records or a torn tail after that end, no
+    journal) is left to the reading append, which sees what it is."""
+    path = str(tmp_path / "m.nb")
+    learned_many(path, 3)
+    assert rolled(path) is not None  # positions are not byte offsets in the file
+    snapshot = journal.read(path)
+    base, end = snapshot.base, snapshot.end
+    data = open(journal.path_of(path), "rb").read()
+    record = journal.encode({"x": 1}, {})
+    assert journal.append_at(path, "sum64:0", end, record) is None
+    assert journal.append_at(path, base, end - 1, record) is None
+    with open(journal.path_of(path), "ab") as fh:
+        fh.write(b"NBJR\x01")  # a torn tail after the end
+    assert journal.append_at(path, base, end, record) is None
+    assert open(journal.path_of(path), "rb").read() == data + b"NBJR\x01"
+    os.truncate(journal.path_of(path), len(data))
+    assert journal.append_at(path, base, end, record) == (end + len(record), len(data) + len(record))
+    assert bytes(journal.read(path, since=(base, end)).bodies[0]) == record[journal._HEAD.size :]
+    os.unlink(journal.path_of(path))
+    assert journal.append_at(path, base, end, record) is None
