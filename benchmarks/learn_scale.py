@@ -839,8 +839,6 @@ def _model_id(path: Path) -> str:
 
 
 def main() -> int:
-    from nbcli.store import journal_updates
-
     try:
         items = spamassassin.messages()
     except SystemExit:
@@ -930,8 +928,8 @@ def main() -> int:
     policy = (
         f"{float(FRACTION):g} of the model file"
         if FRACTION
-        else f"{journal_updates.CHECKPOINTED_FACTOR}x the lesser of 0.75 of the model file and 16 MB, a journal with"
-        " checkpoints (modelfile's rule)"
+        else "the lesser of 0.75 of the model file and 16 MB, a journal with checkpoints, each of which starts it"
+        " anew, once its checkpoint does (modelfile's rule)"
     )
     checkpointed = (seq["checkpoint_bytes"] + seq["compacted_bytes"]) / seq["final_bytes"]
 
@@ -1025,11 +1023,9 @@ per learn writes about {seq["n"] * seq["final_bytes"] / 1e6:,.0f} MB.
 - the learns then a compaction equal training from scratch: {"met" if seq["same"] else "NOT met"};
   bytes written ≤ 3x the final model plus the records: {met(amplification <= 3)}, {amplification:.1f}x
   for {seq["n"]:,} learns, counting checkpoints as records ({checkpointed:.1f}x counting them
-  with the compactions). Compacting at {policy} writes the model about once per
-  that much of records, so no fixed rule holds it over any run length: over 10,000 learns
-  ("10,000 learns, then a compaction", below) the model files written are 10x the final
-  model, though all bytes written are within 3x the final model plus the records; see
-  docs/architecture.md, "Compaction policy".
+  with the compactions). Compacting past {policy}: over 10,000 learns ("10,000 learns, then
+  a compaction", below) the model is written again only when the checkpoint, the terms the
+  journal touched, outgrows the limit; see docs/architecture.md, "Compaction policy".
 
 ### Exact commands
 
