@@ -658,14 +658,19 @@ def append(snapshot: Snapshot, base: str, record: bytes) -> tuple[int, int]:
     try:
         if os.fstat(fd).st_size != end:
             os.ftruncate(fd, end)  # a torn tail: what a killed writer left
-        os.lseek(fd, end, os.SEEK_SET)
-        view = memoryview(record)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        _write_at(fd, end, record)
         return origin + end + len(record), end + len(record)
     finally:
         os.close(fd)
+
+
+def _write_at(fd: int, at: int, record: bytes) -> None:
+    """Write `record` at byte `at` of the journal open as `fd`, whole, and fsync it."""
+    os.lseek(fd, at, os.SEEK_SET)
+    view = memoryview(record)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.fsync(fd)
 
 
 def append_at(model: str, base: str, end: int, record: bytes) -> tuple[int, int] | None:
@@ -687,11 +692,7 @@ def append_at(model: str, base: str, end: int, record: bytes) -> tuple[int, int]
         found = _header_of(first[:stop]) if stop > 0 else None
         if found is None or found[0] != base or size != end - found[1] or size <= stop:
             return None
-        os.lseek(fd, size, os.SEEK_SET)
-        view = memoryview(record)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        _write_at(fd, size, record)
         return end + len(record), size + len(record)
     finally:
         os.close(fd)

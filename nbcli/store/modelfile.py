@@ -645,10 +645,9 @@ def _append(update, path: str, since) -> tuple[int, bool]:
                 checkpoint = checkpoint_record(view) if view is not None else b""
             if checkpoint:  # the journal started anew: its checkpoint and what follows are all a reader needs
                 end, size = journal.roll(snapshot, base, record, checkpoint)
+                wrote(path, base, update_end, len(checkpoint))
             else:
                 end, size = journal.append(snapshot, base, record)  # one write, one fsync
-            if checkpoint:
-                wrote(path, base, update_end, len(checkpoint))
         except OSError as exc:
             raise NbcliError(f"cannot write {snapshot.path}: {exc.strerror}; nothing was saved") from None
         return end, compaction_due(path, base, size, limit, can_checkpoint(since, base))
