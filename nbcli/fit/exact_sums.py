@@ -26,5 +26,7 @@ def doc_norms(doc_of: np.ndarray, values: np.ndarray, n_docs: int) -> np.ndarray
     batch's) does not change the last bit, so training, its held-out
     groups and `learn` round the same transformed values for any --jobs."""
     squares = values * values
+    if n_docs == 1:  # one document (a TELL's): its squares in increasing order, added one by one as below
+        return np.sqrt(np.bincount(doc_of, weights=np.sort(squares), minlength=1))
     order = np.lexsort((squares, doc_of))
     return np.sqrt(np.bincount(doc_of[order], weights=squares[order], minlength=n_docs))

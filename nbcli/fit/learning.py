@@ -44,9 +44,11 @@ import numpy as np
 
 from nbcli import __version__
 from nbcli.errors import NbcliError, ParameterError
+from nbcli.fit import learn_one
 from nbcli.fit.analysed import Analysed, check_labels
+from nbcli.fit.learn_one import transformed_values, with_new_texts
 from nbcli.nb.classifier import classifier_like, classifier_of
-from nbcli.nb.counts import DAY, Counts, found_in, gather_texts, insert_texts, merged_distinct, union_sorted
+from nbcli.nb.counts import DAY, Counts, found_in, gather_texts, merged_distinct, union_sorted
 from nbcli.nb.record import Record
 
 PRUNING_OPTIONS = (("min_df", 1), ("max_df", 1.0), ("max_features", None))
@@ -256,9 +258,13 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
     doc = np.array([c[0] for c in changes], dtype=np.int64)
     cls = np.array([c[1] for c in changes], dtype=np.int64)
     weight = np.array([c[2] for c in changes], dtype=np.int64)
-    lengths = docs.doc_ptr[doc + 1] - docs.doc_ptr[doc]
-    pair = np.repeat(docs.doc_ptr[doc] - np.cumsum(np.append(0, lengths[:-1])), lengths) + np.arange(lengths.sum())
-    change_of_pair = np.repeat(np.arange(len(changes)), lengths)
+    if len(changes) == 1:  # one document (a learn's, a TELL's): its pairs, one after another
+        pair = np.arange(docs.doc_ptr[doc[0]], docs.doc_ptr[doc[0] + 1])
+        change_of_pair = np.zeros(len(pair), dtype=np.int64)
+    else:
+        lengths = docs.doc_ptr[doc + 1] - docs.doc_ptr[doc]
+        pair = np.repeat(docs.doc_ptr[doc] - np.cumsum(np.append(0, lengths[:-1])), lengths) + np.arange(lengths.sum())
+        change_of_pair = np.repeat(np.arange(len(changes)), lengths)
     hashes = docs.pair_hash[pair]
     merged = union_sorted(counts.hashes, hashes)
     n_classes, n_terms = len(counts.classes), len(merged)
@@ -280,20 +286,8 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
         np.add.at(df.reshape(-1), flat, weight[change_of_pair])
     fit = None
     if counts.fit is not None:
-        from nbcli.fit.exact_sums import FIT_SCALE, doc_norms
-
         fit = placed(counts.fit, np.float64)
-        tf_log, length_norm = transforms
-        values = docs.pair_count[pair].astype(np.float64)
-        if tf_log:
-            values = np.log1p(values)
-        if length_norm:
-            norms = doc_norms(change_of_pair, values, len(changes))  # summed as training sums them
-            norms[norms == 0] = 1.0
-            values = values / norms[change_of_pair]
-        # on training's fixed-point grid (exact_sums.FIT_SCALE), so that the
-        # sums are those `train` gives, exactly while they stay below 2^17
-        values = np.rint(values * FIT_SCALE) / FIT_SCALE
+        values = transformed_values(docs.pair_count[pair], change_of_pair, len(changes), transforms)
         np.add.at(fit.reshape(-1), flat, values * weight[change_of_pair])
     class_count = counts.class_count + np.bincount(cls, weights=weight, minlength=n_classes)
     last_seen = np.zeros(n_terms, dtype=np.int32)
@@ -302,18 +296,7 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
     days = (docs.when[doc] // DAY).astype(np.int32)
     np.maximum.at(last_seen, cols[learned], days[change_of_pair[learned]])
     mail_docs = counts.mail_docs + int((weight * docs.mail[doc]).sum())
-    # the texts of the terms new to the model
-    is_new = np.ones(n_terms, dtype=bool)
-    is_new[old_cols] = False
-    new_cols = np.flatnonzero(is_new)
-    new_hashes = merged[new_cols].tolist()
-    encoded = [text.encode("utf-8", "surrogatepass") for text in docs.texts.of(new_hashes)]
-    new_offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    if encoded:
-        np.cumsum([len(e) for e in encoded], out=new_offsets[1:])
-    new_blob = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-    at = np.searchsorted(counts.hashes, merged[new_cols])
-    blob, offsets = insert_texts(counts.blob, counts.offsets, at, new_blob, new_offsets)
+    blob, offsets = with_new_texts(counts, docs, merged, old_cols)
     out = Counts(
         counts.classes,
         class_count,
@@ -418,8 +401,7 @@ def _learned_meta(classifier, docs: Analysed) -> dict:
 
 def _touched(docs: Analysed, changes) -> np.ndarray:
     """The term hashes of the documents that `changes` change."""
-    changed = np.unique([c[0] for c in changes]).astype(np.int64)
-    spans = [docs.pair_hash[docs.doc_ptr[d] : docs.doc_ptr[d + 1]] for d in changed.tolist()]
+    spans = [docs.pair_hash[docs.doc_ptr[d] : docs.doc_ptr[d + 1]] for d in sorted({c[0] for c in changes})]
     return np.concatenate(spans) if spans else np.zeros(0, np.uint64)
 
 
@@ -506,9 +488,15 @@ def learn_update(classifier, docs: Analysed, forgetting: bool = False):
         entries = Record.empty()
         after, meta = _forgotten(classifier, counts, docs, changes, removed)
     else:
-        counts = counts.with_classes(set(docs.labels))
-        changes, entries, removed, outcome = plan_learning(counts, docs)
-        after = apply(counts, docs, changes, _transforms(classifier)) if changes else counts
+        cls = learn_one.new_message_class(counts, docs)
+        one = None if cls is None else learn_one.learned(counts, docs, cls, _transforms(classifier))
+        if one is not None:  # one message new to the model (a TELL's, a learn's): in one pass
+            after, entries = one
+            changes, removed, outcome = [(0, cls, 1)], [], Outcome(learned=1)
+        else:
+            counts = counts.with_classes(set(docs.labels))
+            changes, entries, removed, outcome = plan_learning(counts, docs)
+            after = apply(counts, docs, changes, _transforms(classifier)) if changes else counts
         meta = _learned_meta(classifier, docs)
     if not changes:
         return None, outcome, classifier

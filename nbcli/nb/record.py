@@ -63,6 +63,8 @@ class Record:
         when = np.asarray(when, dtype=np.int64)
         if len(label) == 0:
             return cls.empty()
+        if len(label) == 1:  # (a TELL's: nothing to sort or combine)
+            return cls(digest.copy(), label.copy(), copies.copy(), message_id.copy(), when.copy())
         order = np.lexsort((label, digest[:, 1], digest[:, 0]))
         digest, label, copies, message_id, when = (
             digest[order],

@@ -24,6 +24,16 @@ def test_doc_norms_do_not_depend_on_the_order_of_a_documents_terms():
     assert np.array_equal(a, b)  # bit for bit, not approximately
 
 
+def test_one_documents_norm_is_the_norm_of_documents_summed_together():
+    """doc_norms' shortcut for one document (a TELL's) adds its squares in
+    the order the general path does: the same last bit."""
+    rng = np.random.default_rng(2)
+    for n in (1, 2, 17, 400):
+        values = np.log1p(rng.integers(1, 30, n).astype(np.float64))
+        together = doc_norms(np.repeat([0, 1], [n, 3]), np.concatenate([values, [1.0, 2.0, 3.0]]), 2)
+        assert np.array_equal(doc_norms(np.zeros(n, dtype=np.int64), values, 1), together[:1])
+
+
 def test_fixed_point_sums_are_the_same_in_any_order():
     rng = np.random.default_rng(1)
     values = rng.random(1000)

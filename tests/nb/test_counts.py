@@ -163,6 +163,18 @@ def test_insert_texts_puts_new_terms_before_the_old_ones_they_precede():
     assert bytes(blob) == b"xyy" and offsets.tolist() == [0, 1, 3]
 
 
+def test_inserted_is_np_insert_for_positions_in_order():
+    from nbcli.nb.counts import inserted
+
+    rng = np.random.default_rng(3)
+    for n, k in ((0, 3), (5, 0), (1, 1), (50, 20), (200, 7)):
+        a = rng.integers(0, 1 << 62, n).astype(np.uint64)
+        at = np.sort(rng.integers(0, n + 1, k))  # repeats and the end included
+        values = rng.integers(0, 1 << 62, k)  # another dtype: cast to a's, as np.insert does
+        got, want = inserted(a, at, values), np.insert(a, at, values)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
 def test_found_in_tells_where_each_value_is_in_a_sorted_array_and_whether_it_is_there():
     sorted_values = np.array([3, 8, 20], dtype=np.uint64)
     pos, hit = found_in(sorted_values, np.array([8, 1, 20, 99], dtype=np.uint64))
