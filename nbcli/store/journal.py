@@ -31,9 +31,9 @@ scoring does not read leave the resident set (`release`): a bulk predict
 through 1,000 updates at 1.41M terms, 187 -> 180 MB at its peak (a
 worker's, which inherits the view). So reading a journal costs its last
 checkpoint and the records after it, not its whole length; a writer
-appends a checkpoint when the records after the last one outweigh it
-(`journal_updates.CHECKPOINT_MIN_BYTES`), so that is at most about twice a
-checkpoint. A reader following the journal from
+appends a checkpoint when the records after the last one reach half its
+length (`journal_updates.CHECKPOINT_TAIL`, `CHECKPOINT_MIN_BYTES`), so
+that is at most about one and a half checkpoints. A reader following the journal from
 an end it has (`read`'s since) has every update a checkpoint stands for,
 and skips it.
 

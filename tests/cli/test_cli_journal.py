@@ -313,7 +313,7 @@ VIEW_WRITER = textwrap.dedent(
 
     modelfile.COMPACT_FRACTION = 0.1  # a compaction every few updates (the sample model: 0.5 MB)
     modelfile.JOURNAL_MIN_BYTES = 0
-    journal_updates.CHECKPOINT_MIN_BYTES = 0  # a checkpoint as soon as the records outweigh the last one
+    journal_updates.CHECKPOINT_MIN_BYTES = 0  # a checkpoint once the records reach half the last one
     path = sys.argv[1]
     for round in range(3):
         for name in sys.argv[2:]:

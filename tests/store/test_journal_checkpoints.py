@@ -29,7 +29,7 @@ BASE = [("apple bread cider", "a"), ("dough eagle fjord", "b")]
 def checkpointing(monkeypatch):
     monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)  # the small test models keep a journal
     monkeypatch.setattr(modelfile, "COMPACT_FRACTION", 1e9)
-    monkeypatch.setattr(journal_updates, "CHECKPOINT_MIN_BYTES", 0)  # due as soon as records outweigh the last one
+    monkeypatch.setattr(journal_updates, "CHECKPOINT_MIN_BYTES", 0)  # due once the records reach half the last one
     monkeypatch.setattr(learning, "_now_text", lambda: "2026-11-26T06:00:00+00:00")
     monkeypatch.setattr(journal_updates, "_marks", {})
 
@@ -121,7 +121,21 @@ def learned_many(path: str, n: int) -> None:
         assert learn(path, ("learn", i % 12, "ab"[i % 2]), i) or i >= 12
 
 
-def test_checkpoints_are_written_when_the_records_after_the_last_outweigh_it(tmp_path, checkpointing):
+def learned_until(path: str, ending: list[bytes], monkeypatch) -> None:
+    """After `learned_many(path, 12)`: more learns (each a move to the other
+    class) until the journal's last records are of the kinds `ending`. The
+    records after a checkpoint may reach its whole length before the next
+    one here: in these small models one record is about half a checkpoint,
+    so at the default half no two records ever follow one."""
+    monkeypatch.setattr(journal_updates, "CHECKPOINT_TAIL", 1.0)
+    for n in range(12, 60):
+        if [magic for magic, _, _ in records(path)[-len(ending) :]] == ending:
+            return
+        assert learn(path, ("learn", n % 12, "ab"[(n + n // 12) % 2]), n)
+    raise AssertionError(f"the journal never ended with {ending}")
+
+
+def test_checkpoints_are_written_when_the_records_after_the_last_reach_half_its_length(tmp_path, checkpointing):
     path = str(tmp_path / "m.nb")
     learned_many(path, 12)
     kinds = [magic for magic, _, _ in records(path)]
@@ -129,7 +143,7 @@ def test_checkpoints_are_written_when_the_records_after_the_last_outweigh_it(tmp
     last = max(i for i, k in enumerate(kinds) if k == b"NBJC")
     cp_length = records(path)[last][2]
     after = sum(n for _, _, n in records(path)[last + 1 :])
-    assert after < cp_length  # else the writer of the last record would have added one
+    assert after < cp_length * journal_updates.CHECKPOINT_TAIL  # else the last record's writer would have added one
     # a reader decodes the last checkpoint and what follows, nothing before it
     snapshot = journal.read(path)
     assert snapshot.starts_with_checkpoint and len(snapshot.bodies) == len(kinds) - last
@@ -162,7 +176,7 @@ def _flip(path: str, at: int) -> None:
         fh.write(bytes([byte[0] ^ 0xFF]))
 
 
-def test_damage_in_a_journals_checkpoint_or_after_it_and_what_compact_keeps(tmp_path, checkpointing):
+def test_damage_in_a_journals_checkpoint_or_after_it_and_what_compact_keeps(tmp_path, checkpointing, monkeypatch):
     """A journal started anew at its checkpoint holds no update from before
     it: damage in the checkpoint leaves the model file alone as the last
     good state (the hint says so: 0 updates kept), damage in a record after
@@ -170,10 +184,7 @@ def test_damage_in_a_journals_checkpoint_or_after_it_and_what_compact_keeps(tmp_
     they stand for."""
     path = str(tmp_path / "m.nb")
     learned_many(path, 12)
-    n = 12
-    while [magic for magic, _, _ in records(path)[-2:]] != [b"NBJR", b"NBJR"]:  # two records after the checkpoint
-        assert learn(path, ("learn", n % 12, "ab"[(n + n // 12) % 2]), n)
-        n += 1
+    learned_until(path, [b"NBJC", b"NBJR", b"NBJR"], monkeypatch)  # two records after the checkpoint
     assert rolled(path) is not None
     data = open(journal.path_of(path), "rb").read()
     all_records = records(path)
@@ -276,10 +287,7 @@ def test_a_reader_takes_a_checkpoints_totals_as_it_carries_them(tmp_path, checkp
 
     path = str(tmp_path / "m.nb")
     learned_many(path, 12)
-    n = 12
-    while records(path)[-1][0] != b"NBJC":  # the journal ends with a checkpoint: nothing after it to search
-        assert learn(path, ("learn", n % 12, "ab"[(n + n // 12) % 2]), n)  # each a move to the other class
-        n += 1
+    learned_until(path, [b"NBJC"], monkeypatch)  # the journal ends with a checkpoint: nothing after it to search
     oracle = modelfile.load_view(without_checkpoints(path, str(tmp_path)))
     oracle_id = modelfile.model_id(oracle)
 
@@ -318,17 +326,14 @@ def _buffer_of(array):
     return base.obj if isinstance(base, memoryview) else base
 
 
-def test_a_reader_keeps_the_checkpoints_bytes_apart_from_the_records_after_it(tmp_path, checkpointing):
+def test_a_reader_keeps_the_checkpoints_bytes_apart_from_the_records_after_it(tmp_path, checkpointing, monkeypatch):
     """Read from its last checkpoint, a journal's checkpoint is in a buffer
     of its own (the view's layer points into it), so that the records after
     it are freed once decoded; damage after it names its byte in the file,
     and a record cut short at the end is a torn tail, as in a whole read."""
     path = str(tmp_path / "m.nb")
     learned_many(path, 12)
-    n = 12
-    while [magic for magic, _, _ in records(path)[-2:]] != [b"NBJR", b"NBJR"]:  # two records after the last one
-        assert learn(path, ("learn", n % 12, "ab"[(n + n // 12) % 2]), n)  # each a move to the other class
-        n += 1
+    learned_until(path, [b"NBJC", b"NBJR", b"NBJR"], monkeypatch)  # two records after the last one
     kinds = records(path)
     last = max(i for i, (magic, _, _) in enumerate(kinds) if magic == b"NBJC")
     _, at, length = kinds[last]
@@ -405,7 +410,7 @@ def _read_alike(path: str) -> None:
     assert_same_scores(through_map, modelfile.load_view(path, copy=True))
 
 
-def test_a_damaged_journal_reads_the_same_with_its_checkpoint_mapped_or_in_memory(tmp_path, checkpointing):
+def test_a_damaged_journal_reads_the_same_with_its_checkpoint_mapped_or_in_memory(tmp_path, checkpointing, monkeypatch):
     """Cut short, a byte changed, zeros or another record's bytes appended,
     anywhere, over and after the last checkpoint: the mapped read finds
     what the read into memory finds, bytes, damage and model alike."""
@@ -413,10 +418,7 @@ def test_a_damaged_journal_reads_the_same_with_its_checkpoint_mapped_or_in_memor
 
     path = str(tmp_path / "m.nb")
     learned_many(path, 12)
-    n = 12
-    while [magic for magic, _, _ in records(path)[-2:]] != [b"NBJR", b"NBJR"]:
-        assert learn(path, ("learn", n % 12, "ab"[(n + n // 12) % 2]), n)
-        n += 1
+    learned_until(path, [b"NBJC", b"NBJR", b"NBJR"], monkeypatch)
     data = open(journal.path_of(path), "rb").read()
     _, at, length = next(r for r in reversed(records(path)) if r[0] == b"NBJC")
     rng = random.Random(27)
