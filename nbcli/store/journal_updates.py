@@ -48,7 +48,8 @@ from nbcli.store.payload import _plain
 # True: learns and forgets that keep the classes are written as differences (`nb.deltas.Delta`, five times fewer
 # bytes); False: every update as its after-image. Readers read both kinds always; the tests write differences by
 # setting this. Off: with differences on, 10,000 learns wrote the model files 2.5x the final model (10x with
-# after-images then; 1.7x since checkpoints start the journal anew, `journal.roll`), but a reader decodes about
+# after-images then; 1.7x once checkpoints started the journal anew, `journal.roll`; 2.7x with checkpoints at half
+# their length, CHECKPOINT_TAIL), but a reader decodes about
 # five times as many updates after a checkpoint (the checkpoint rule is in bytes, and checkpoints are
 # after-images), so a learn through the journal took 102 ms against 22, a bulk predict through 1,000 n-gram
 # updates 1.37x the compacted model's time, and a TELL 2.15x a CHECK (measured 2026-11-27;
