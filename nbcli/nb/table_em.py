@@ -259,9 +259,11 @@ def em_rows(prepared, R: np.ndarray, max_iter: int, tol: float):
     epsilon, f). Above the floor the maximiser is var_c, not var_c +
     epsilon (GaussianNB's floor, kept): a
     step in which var_c grows by less than epsilon can lower J, by at most
-    about N_c epsilon^2 / (4 var_c^2) per cluster and column, far below the
-    float resolution of J at the default var_smoothing (a shrinking
-    variance, as in a cluster collapsing on a few values, cannot). And J
+    about N_c epsilon^2 / (4 var_c^2) per cluster and column: far below the
+    float resolution of J at the default var_smoothing while var_c is well
+    above epsilon, but not where a cluster collapses on near-equal values
+    and var_c nears epsilon (a fall of 1.1e-9 of J seen in a column of
+    zeros and a 26: tests/nb/test_table_em.py). And J
     is computed in floats: in a column whose values are all equal up to
     rounding, epsilon falls under the rounding error of the variances and
     J can wobble by more.
