@@ -46,7 +46,6 @@ from nbcli import __version__
 from nbcli.errors import NbcliError, ParameterError
 from nbcli.fit import learn_one
 from nbcli.fit.analysed import Analysed, check_labels
-from nbcli.fit.learn_one import transformed_values, with_new_texts
 from nbcli.nb.classifier import classifier_like, classifier_of
 from nbcli.nb.counts import DAY, Counts, found_in, gather_texts, merged_distinct, union_sorted
 from nbcli.nb.record import Record
@@ -258,13 +257,9 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
     doc = np.array([c[0] for c in changes], dtype=np.int64)
     cls = np.array([c[1] for c in changes], dtype=np.int64)
     weight = np.array([c[2] for c in changes], dtype=np.int64)
-    if len(changes) == 1:  # one document (a learn's, a TELL's): its pairs, one after another
-        pair = np.arange(docs.doc_ptr[doc[0]], docs.doc_ptr[doc[0] + 1])
-        change_of_pair = np.zeros(len(pair), dtype=np.int64)
-    else:
-        lengths = docs.doc_ptr[doc + 1] - docs.doc_ptr[doc]
-        pair = np.repeat(docs.doc_ptr[doc] - np.cumsum(np.append(0, lengths[:-1])), lengths) + np.arange(lengths.sum())
-        change_of_pair = np.repeat(np.arange(len(changes)), lengths)
+    lengths = docs.doc_ptr[doc + 1] - docs.doc_ptr[doc]
+    pair = np.repeat(docs.doc_ptr[doc] - np.cumsum(np.append(0, lengths[:-1])), lengths) + np.arange(lengths.sum())
+    change_of_pair = np.repeat(np.arange(len(changes)), lengths)
     hashes = docs.pair_hash[pair]
     merged = union_sorted(counts.hashes, hashes)
     n_classes, n_terms = len(counts.classes), len(merged)
@@ -287,7 +282,7 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
     fit = None
     if counts.fit is not None:
         fit = placed(counts.fit, np.float64)
-        values = transformed_values(docs.pair_count[pair], change_of_pair, len(changes), transforms)
+        values = learn_one.transformed_values(docs.pair_count[pair], change_of_pair, len(changes), transforms)
         np.add.at(fit.reshape(-1), flat, values * weight[change_of_pair])
     class_count = counts.class_count + np.bincount(cls, weights=weight, minlength=n_classes)
     last_seen = np.zeros(n_terms, dtype=np.int32)
@@ -296,7 +291,7 @@ def apply(counts: Counts, docs: Analysed, changes, transforms=None) -> Counts:
     days = (docs.when[doc] // DAY).astype(np.int32)
     np.maximum.at(last_seen, cols[learned], days[change_of_pair[learned]])
     mail_docs = counts.mail_docs + int((weight * docs.mail[doc]).sum())
-    blob, offsets = with_new_texts(counts, docs, merged, old_cols)
+    blob, offsets = learn_one.with_new_texts(counts, docs, merged, old_cols)
     out = Counts(
         counts.classes,
         class_count,

@@ -458,7 +458,7 @@ def insert_texts(blob, offsets, at: np.ndarray, new_blob, new_offsets) -> tuple[
     offsets, new_offsets = np.asarray(offsets), np.asarray(new_offsets)
     lengths = offsets[1:] - offsets[:-1]  # (np.diff's checks took longer than the difference, for a learn's terms)
     new_lengths = new_offsets[1:] - new_offsets[:-1]
-    out_blob = inserted(np.asarray(blob, dtype=np.uint8), np.repeat(np.asarray(offsets)[at], new_lengths), new_blob)
+    out_blob = inserted(np.asarray(blob, dtype=np.uint8), np.repeat(offsets[at], new_lengths), new_blob)
     out_lengths = inserted(lengths, at, new_lengths)
     out_offsets = np.zeros(len(out_lengths) + 1, dtype=np.int64)
     np.cumsum(out_lengths, out=out_offsets[1:])
