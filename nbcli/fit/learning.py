@@ -499,6 +499,9 @@ def learn_update(classifier, docs: Analysed, forgetting: bool = False):
     update = Update.of(counts, after, _touched(docs, changes), removed, entries, meta)
     if list(before.classes) == list(classifier.classes) == list(after.classes):  # a difference can be written
         update.made_from = (before, classifier.meta)
+        totals_state = getattr(classifier, "totals_state", None)
+        if totals_state is not None:  # a view (`nb.overlay`): the totals it was made from, which its record carries
+            update.before = totals_state()
     common = int(np.count_nonzero(found_in(after.hashes, counts.hashes)[1]))  # np.isin would sort both again
     left, new = len(counts.hashes) - common, len(after.hashes) - common
     same = list(after.classes) == list(classifier.classes)

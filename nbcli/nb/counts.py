@@ -479,7 +479,13 @@ class Update:
     writer knew it; None otherwise.
     totals: a journal checkpoint's (`nb.overlay.JournalView.as_checkpoint`)
     totals and number of terms of the model it leaves (ExactTotals of the
-    weights' source table, int); None otherwise. made_from: see below."""
+    weights' source table, int); None otherwise. before: the same of the
+    model it was made from, where that was a view (`fit.learning.learn_update`
+    through `JournalView.totals_state`; free there), from which a reader of
+    a run of records moves by the last one's terms alone instead of the
+    whole run's (`JournalView.plus`); None otherwise (and in a record
+    written as a difference: resolving a run of them puts the run's terms
+    in its last update's image, `nb.deltas`). made_from: see below."""
 
     image: Counts
     known: list
@@ -488,6 +494,7 @@ class Update:
     removed_label: np.ndarray
     terms: tuple[int, int] | None = None
     totals: tuple | None = None
+    before: tuple | None = dataclasses.field(default=None, compare=False)
     # (the counts of the touched terms before, in the classes of the model it was made from; that model's
     # meta): what writing it as a difference needs (`Delta`); set by `fit.learning.learn_update`
     made_from: tuple | None = dataclasses.field(default=None, repr=False, compare=False)

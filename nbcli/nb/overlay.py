@@ -242,7 +242,7 @@ class JournalView(TextScoring):
         self.carried_terms: tuple[int, int] | None = None
         # or, until asked (`terms`), the view below, the layer laid over it and where the layer's terms
         # are in the view below (`plus`)
-        self.terms_from: tuple[JournalView, _Layer, tuple] | None = None
+        self.terms_from: tuple[JournalView, _Layer, tuple | None] | None = None
         self.flat: _Flat | None = None  # every term's weights, once derived (`flatten`)
         self.scored_unflat = 0  # documents scored through the layers since the view was made
 
@@ -468,12 +468,11 @@ class JournalView(TextScoring):
         if inherited:  # terms whose texts are this view's (`nb.deltas.resolved`, texts_later): taken from it then
             texts = self._lightened()._texts_with(top, texts, sorted_distinct(np.concatenate(inherited)))
         layer = _Layer.of(top, texts)
-        known, src, cols = self._where(layer.hashes)
-        integral = self.totals.integral  # the base table's units, which the model built from it keeps
-        old = ExactTotals.of(self._counts(self.source, src, cols), integral)
-        # np.compress, not [:, alive]: a mask's copy is in F order, and summing it took 5.7 ms, not 2.4
-        new = ExactTotals.of(np.compress(layer.alive, layer.table(self.source), axis=1), integral)
-        state = (self.totals.minus(old).plus(new), self.n_terms - len(cols) + int(layer.alive.sum()))
+        where = None  # where the layer's terms are in this view: searched only where something needs it
+        state = self._carried(updates, layer)
+        if state is None:
+            where = self._where(layer.hashes)
+            state = self._moved(layer, *where)
         layers = [*self.layers, layer]
         while len(layers) > 1 and (
             len(layers) > MAX_LAYERS or (merge and len(layers[-2].hashes) <= LAYER_RATIO * len(layers[-1].hashes))
@@ -489,13 +488,83 @@ class JournalView(TextScoring):
             # layers, classes' counts and sum), not its flat table (39 MB at 1.41M terms) or record.
             self.terms()
             below = self._lightened()
-            # and the search of the layer's terms in it, kept small (0.5 MB for 129k terms), not done
-            # again: `terms` took 20 ms of a filter's load through 195 records at 1.41M terms, now 6
-            # (src: a layer's index, at most MAX_LAYERS, or _BASE; cols: a column of the base or a layer)
-            wide = np.int64 if len(cols) and int(cols.max()) >= 1 << 31 else np.int32
-            where = (known, src.astype(np.int8), cols.astype(wide))
-            view.terms_from = (below, layer, where)
+            # and the search of the layer's terms in it, where made, kept small (0.5 MB for 129k terms),
+            # not done again: `terms` took 20 ms of a filter's load through 195 records at 1.41M terms, now 6
+            view.terms_from = (below, layer, None if where is None else _compact_where(*where))
         return view
+
+    def _moved(self, layer: _Layer, known: np.ndarray, src: np.ndarray, cols: np.ndarray) -> tuple:
+        """(totals, number of terms) of this view with `layer` laid over it:
+        this view's less the old values of the layer's terms it has (`known`,
+        at src, cols: `_where`), plus their new values where they are alive."""
+        integral = self.totals.integral  # the base table's units, which the model built from it keeps
+        old = ExactTotals.of(self._counts(self.source, src, cols), integral)
+        # np.compress, not [:, alive]: a mask's copy is in F order, and summing it took 5.7 ms, not 2.4
+        new = ExactTotals.of(np.compress(layer.alive, layer.table(self.source), axis=1), integral)
+        return self.totals.minus(old).plus(new), self.n_terms - len(cols) + int(layer.alive.sum())
+
+    def totals_state(self) -> tuple:
+        """(totals, number of terms) of this view: what an update made from
+        it carries (`Update.before`; `fit.learning.learn_update`)."""
+        return self.totals, self.n_terms
+
+    def _carried(self, updates: list[Update], layer: _Layer) -> tuple | None:
+        """(totals, number of terms) of this view with a run of several
+        `updates` laid over it (`layer`, their last images), from the ones
+        the run's last update carries (`Update.before`: its writer's view's,
+        which the run's updates before it made of this view: every writer
+        appends under the model's lock to the journal as it read it), moved
+        by that update's terms alone: their values in the state it was made
+        from (the newest earlier update of the run holding each, else this
+        view) out, their new values in. O(the last update's terms, times the
+        run's length for the searches of the earlier ones), not a search of
+        the whole run's terms in this view: 2 ms against 15 in a bulk
+        predict's load through 150 records after a checkpoint at 1.41M
+        terms. None where the run is one update (its step is the run's) or
+        its last carries none (written from a model read whole, or before
+        records carried it). ValueError where they cannot be this model's."""
+        carried = updates[-1].before
+        if carried is None or len(updates) < 2:
+            return None
+        totals, n_terms = carried
+        if (
+            len(totals.units) != len(self.classes)
+            or totals.integral != self.totals.integral
+            or not 0 <= n_terms <= self.n_terms + len(layer.hashes)
+        ):
+            raise ValueError("an update's totals are not this model's")
+        integral, last = totals.integral, _Layer.of(last_images(updates[-1:]))
+        hashes, earlier = last.hashes, [u.image for u in updates[:-1]]
+        # each of the last update's terms in the earlier updates: one search of their terms end to end in its
+        # (few, ascending) terms, then the newest update holding each
+        ends = np.cumsum([len(image.hashes) for image in earlier], dtype=np.int64)
+        every = np.concatenate([image.hashes for image in earlier])
+        term = np.minimum(np.searchsorted(hashes, every), max(len(hashes) - 1, 0))
+        at = np.flatnonzero(hashes[term] == every) if len(hashes) else np.zeros(0, dtype=np.int64)
+        del every
+        owner = np.searchsorted(ends, at, side="right")
+        term = term[at]
+        newest = np.lexsort((owner, term))  # by term, then update: each term's run ends at its newest holder
+        newest = newest[np.append(term[newest][1:] != term[newest][:-1], True)] if len(newest) else newest
+        term, owner, at = term[newest], owner[newest], at[newest]
+        col = at - np.concatenate([[0], ends[:-1]])[owner]
+        parts, known = [], 0
+        for which, mine in by_source(owner, len(earlier)):
+            values, alive = _settled_columns(earlier[which], col[mine], self.source)
+            parts.append(np.compress(alive, values, axis=1))
+            known += int(alive.sum())
+        pending = np.ones(len(hashes), dtype=bool)
+        pending[term] = False
+        if pending.any():  # held by no earlier update: this view's
+            _, src, cols = self._where(hashes[pending])
+            parts.append(self._counts(self.source, src, cols))
+            known += len(cols)
+        old = ExactTotals.of(np.concatenate(parts, axis=1), integral) if parts else totals.minus(totals)
+        new = ExactTotals.of(np.compress(last.alive, last.table(self.source), axis=1), integral)
+        n_after = n_terms - known + int(last.alive.sum())
+        if not int(layer.alive.sum()) <= n_after <= self.n_terms + len(layer.hashes):
+            raise ValueError("an update's totals are not this model's")
+        return totals.minus(old).plus(new), n_after
 
     def _lightened(self) -> JournalView:
         """A copy of this view that a view laid over it keeps (for its term sum,
@@ -612,7 +681,7 @@ class JournalView(TextScoring):
             (below, layer, where), self.terms_from = self.terms_from, None
             start = below.terms()
             if start is not None:
-                known, src, cols = where
+                known, src, cols = where if where is not None else below._where(layer.hashes)
                 before = term_sum(*below._settled(layer.hashes, known, src.astype(np.int64), cols.astype(np.int64)))
                 alive = layer.alive  # the update's terms now: the layer's values (newest), settled by `_Layer.of`
                 df = None if layer.df is None else np.compress(alive, layer.df, axis=1)
@@ -659,6 +728,28 @@ class JournalView(TextScoring):
 
 _FLAT_STEPS = 64  # `flatten` derives the weights in about this many steps, of at least _FLAT_CHUNK terms:
 _FLAT_CHUNK = 1 << 12  # its gathers and logs stay a small share of the table it builds
+
+
+def _settled_columns(image: Counts, cols: np.ndarray, source: str) -> tuple[np.ndarray, np.ndarray]:
+    """(the `source` table's values, which are in the model) of columns
+    `cols` of an update's image, as a layer of it holds them (`_Layer.of`)."""
+    tf = _clipped(image.tf[:, cols], 0)
+    alive = (tf != 0).any(axis=0)
+    if image.df is not None:
+        count = np.asarray(image.class_count).astype(np.int64)[:, None]
+        alive |= (_clipped(_clipped(image.df[:, cols], 0), None, count) != 0).any(axis=0)
+    if source == "tf":
+        return tf, alive
+    if image.fit is None:  # (`viewable`: every update of a model with the table carries it)
+        raise ValueError("an update has no fit table, which the model has")
+    return _clipped(image.fit[:, cols], 0.0), alive
+
+
+def _compact_where(known: np.ndarray, src: np.ndarray, cols: np.ndarray) -> tuple:
+    """`_where`'s result in fewer bytes (src: a layer's index, at most
+    MAX_LAYERS, or _BASE; cols: a column of the base or a layer)."""
+    wide = np.int64 if len(cols) and int(cols.max()) >= 1 << 31 else np.int32
+    return known, src.astype(np.int8), cols.astype(wide)
 
 
 def _kept_below(keep: np.ndarray, ends: np.ndarray) -> np.ndarray:

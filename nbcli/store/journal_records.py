@@ -72,7 +72,9 @@ def update_of(body: bytes | memoryview):
         added,
         mail_docs,
     )
-    return Update(image, known, meta, removed_digest, removed_label, terms, _totals_of(plain, c))
+    update = Update(image, known, meta, removed_digest, removed_label, terms, _totals_of(plain, c))
+    update.before = _totals_of(plain, c, "before")
+    return update
 
 
 def _heading(plain: dict) -> tuple[list, list, int]:
@@ -318,6 +320,8 @@ def resolve(updates: list, classifier, view: bool = False) -> list:
         replay,
         texts_later=view,
     )
+    for u in out:  # its last image is no longer the last update's own: moved from (`Update.before`), it would mislead
+        u.before = None
     try:
         for u, delta in zip(out, was):
             if delta:
@@ -329,13 +333,14 @@ def resolve(updates: list, classifier, view: bool = False) -> list:
     return out
 
 
-def _totals_of(plain: dict, n_classes: int):
-    """A checkpoint's (ExactTotals, number of terms) (`Update.totals`), or
-    None where the record carries none; Corrupt where they are not what
-    nbcli writes."""
+def _totals_of(plain: dict, n_classes: int, key: str = "totals"):
+    """A record's (ExactTotals, number of terms): a checkpoint's after it
+    (`Update.totals`), or, key "before", an update's before it
+    (`Update.before`); None where the record carries none; Corrupt where
+    they are not what nbcli writes."""
     from nbcli.nb.smoothing import ExactTotals
 
-    totals = plain.get("totals")
+    totals = plain.get(key)
     if totals is None:
         return None
     units = totals.get("units") if isinstance(totals, dict) else None
@@ -349,7 +354,7 @@ def _totals_of(plain: dict, n_classes: int):
         or type(n_terms) is not int
         or n_terms < 0
     ):
-        raise Corrupt("update", "has bad totals")
+        raise Corrupt("update", "has bad totals" + (" before it" if key == "before" else ""))
     return ExactTotals(units, integral), n_terms
 
 

@@ -74,8 +74,9 @@ def update_record(update) -> tuple[dict, dict]:
     if update.terms is not None:  # a checkpoint's: the model's term sum after it (`JournalView.terms`)
         plain["terms"] = f"{update.terms[0]:016x}/{update.terms[1]}"
     if update.totals is not None:  # a checkpoint's: the view's totals and terms after it (`nb.overlay`)
-        totals, n_terms = update.totals
-        plain["totals"] = {"units": list(totals.units), "integral": totals.integral, "terms": int(n_terms)}
+        plain["totals"] = _totals_plain(update.totals)
+    if update.before is not None:  # an update's made from a view: the view's (`nb.overlay`)
+        plain["before"] = _totals_plain(update.before)
     arrays = {
         "class_count": np.asarray(image.class_count, dtype=np.float64),
         "hashes": image.hashes,
@@ -91,6 +92,13 @@ def update_record(update) -> tuple[dict, dict]:
         if getattr(image, name) is not None:
             arrays[name] = getattr(image, name)
     return plain, arrays
+
+
+def _totals_plain(carried: tuple) -> dict:
+    """`Update.totals` or `Update.before` as a record's plain value (read
+    back by `journal_records._totals_of`)."""
+    totals, n_terms = carried
+    return {"units": list(totals.units), "integral": totals.integral, "terms": int(n_terms)}
 
 
 def encoded(update) -> bytes:

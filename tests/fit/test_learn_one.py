@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from test_learning import KINDS, WORDS  # tests/fit: the event models nbcli can update
 
@@ -75,6 +75,7 @@ def assert_same_update(a, b):
 @given(text=MESSAGE, label=st.sampled_from(["a", "b"]))
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 def test_one_pass_gives_the_general_paths_counts_and_entry(kind, text, label):
+    assume(text not in [t for t, _ in BASE])  # a message the model learned already takes the general path
     model = trained(BASE, **KINDS[kind])
     docs = analysed(model, [text], label)
     counts = Counts.of_terms(model, docs.pair_hash)

@@ -314,7 +314,8 @@ def test_no_table_clustering_has_a_cluster_no_row_prefers(seed, k, alpha):
     try:
         classifier, _ = cluster_rows(as_docs(rows), TableColumns(), TableSettings(alpha=alpha), k, 2, seed)
     except NbcliError as error:
-        assert "distinct" in error.message or "one cluster" in error.message, error.message
+        # too few distinct rows for k, or for two clusters; or k past what the rows allow ("give 2 to N clusters")
+        assert any(s in error.message for s in ("distinct", "one cluster", "give 2 to")), error.message
         return
     chosen = len(classifier.classes)
     assert 2 <= chosen <= k

@@ -156,7 +156,11 @@ def assert_same_update(a, b):
         assert x.dtype == y.dtype and np.array_equal(x, y), name
     for x, y in ((a.removed_digest, b.removed_digest), (a.removed_label, b.removed_label)):
         assert x.dtype == y.dtype and np.array_equal(x, y)
-    assert modelfile.update_record(a)[0] == modelfile.update_record(b)[0]
+    # the totals before it: carried by an update made from a view alone (checked against the model built
+    # before it: tests/store/test_journal_view.py)
+    plain_a, plain_b = modelfile.update_record(a)[0], modelfile.update_record(b)[0]
+    plain_a.pop("before", None), plain_b.pop("before", None)
+    assert plain_a == plain_b
 
 
 @pytest.mark.parametrize("direct", [False, True], ids=["save-since", "direct"])

@@ -20,7 +20,8 @@ from nbcli.fit import learning
 from nbcli.fit.analysed import analyse_for_learning
 from nbcli.nb import overlay, term_digests
 from nbcli.nb.counts import Counts
-from nbcli.nb.overlay import JournalView
+from nbcli.nb.overlay import JournalView, source_of
+from nbcli.nb.smoothing import ExactTotals
 from nbcli.store import journal, journal_records, journal_updates, modelfile, payload
 from nbcli.text import hashing
 from nbcli.text.sources import Document
@@ -104,6 +105,14 @@ def test_a_view_scores_learns_and_names_its_model_as_the_model_built_from_the_jo
         again = modelfile.load_view(path)
         kept_classes &= now.classes == ["a", "b"]
         covered = kind in VIEWED and kept_classes
+        # made from a view, the update carries the totals of the model it was made from, as the built
+        # model's table has them (what a reader of a run of records moves from: `JournalView.plus`)
+        assert (ours[0].before is not None) == (covered and isinstance(view, JournalView))
+        if ours[0].before is not None:
+            totals, n_terms = ours[0].before
+            table = built.model.fit_count if source_of(built.model) == "fit" else built.model.feature_count
+            assert totals.units == ExactTotals.of(table, totals.integral).units
+            assert n_terms == len(built.vocabulary)
         assert isinstance(again, JournalView) == covered
         assert_same_scores(again, now)
         if covered:  # every term's weights derived once (a daemon's worker): the same scores, to the bit
@@ -214,6 +223,82 @@ def test_a_followers_model_id_hashes_only_the_terms_of_the_updates_since_its_las
     with pytest.raises(NbcliError, match="bad term sum") as caught:
         modelfile.load_view(path)
     assert "\n" not in caught.value.message
+
+
+@pytest.mark.parametrize("differences", [False, True], ids=["after-images", "differences"])
+def test_a_reader_takes_the_totals_the_last_record_carries_and_refuses_ones_that_cannot_be_the_models(
+    tmp_path, journalled, monkeypatch, differences
+):
+    """Updates learned through a view carry the totals of the view they were
+    made from: a reader of the journal lays the run over the model file
+    searching only the last record's terms in it (not the run's), and
+    scores as the built model; records without them (written by a model
+    read whole, or before records carried them) are read as before; totals
+    that cannot be the model's are a one-line error."""
+    monkeypatch.setattr(journal_updates, "DIFFERENCES", differences)
+    path = str(tmp_path / "m.nb")
+    modelfile.save(trained([(" ".join(POOL), "a"), (" ".join(TEST_TEXTS), "b")]), path)
+    for n in range(4):
+        learn(path, POOL[n], "ab"[n % 2], n)
+    # the first was learned into the model file as read, not a view: no totals (they would cost a pass); a
+    # difference carries none (resolving a run of them puts the run's terms in its last update's image)
+    bodies = journal.read(path).bodies
+    carried = [False] * 4 if differences else [False, True, True, True]
+    assert ["before" in journal.decode(b)[0] for b in bodies] == carried
+    searched: list = []  # the terms each search of a view's terms looked for, while a run is laid (`plus`)
+    real_where, real_plus = JournalView._where, JournalView.plus
+    monkeypatch.setattr(
+        JournalView, "_where", lambda self, h: searched.append(len(h) * self.laying) or real_where(self, h)
+    )
+    monkeypatch.setattr(JournalView, "laying", False, raising=False)
+
+    def laying(self, *args, **kwargs):
+        self.laying = True
+        try:
+            return real_plus(self, *args, **kwargs)
+        finally:
+            self.laying = False
+
+    monkeypatch.setattr(JournalView, "plus", laying)
+    view = modelfile.load_view(path)
+    assert isinstance(view, JournalView)
+    read = [journal_records.update_of(b) for b in bodies]
+    hashes = [u.hashes if hasattr(u, "hashes") else u.image.hashes for u in read]  # a difference's, an after-image's
+    last, run = len(hashes[-1]), len(np.unique(np.concatenate(hashes)))
+    # the last record's terms that no earlier one holds, not the run's; differences: the run's (their
+    # values before are looked up to resolve them, and then no search of the view is left to spare)
+    assert sum(searched) <= last < run if not differences else sum(searched) == run
+    built = modelfile.load(path)
+    assert_same_scores(view, built)
+    assert modelfile.model_id(view) == payload.compute_model_id(built)  # the search a model id needs, made then
+    assert searched
+    monkeypatch.setattr(journal_updates, "DIFFERENCES", False)
+    learn(path, POOL[4], "a", 4)  # an after-image, carrying them, after differences (whose images are the run's)
+    assert "before" in journal.decode(journal.read(path).bodies[-1])[0]
+    assert_same_scores(modelfile.load_view(path), modelfile.load(path))
+    with modelfile.locked(path):  # a writer holding the model read whole: its record carries no totals
+        current = modelfile.load(path)
+        docs = analyse_for_learning(current.analyzer, [Document("t9", "b", POOL[5], "text")])
+        update = learning.learn_update(current, docs)[0]
+        assert update.before is None
+        modelfile.append_update(path, update, since=current)
+    searched.clear()
+    view = modelfile.load_view(path)
+    assert searched  # computed, as before records carried them
+    assert_same_scores(view, modelfile.load(path))
+    monkeypatch.undo()
+    if differences:  # (a run with differences moves from no update's totals: they are not read)
+        return
+    plain, arrays = journal.decode(journal.read(path).bodies[-2])
+    for units, n_terms in (([1, 2, 3], 5), ([1, 2], 10**9)):  # a class too many; more terms than there can be
+        crafted = {**plain, "before": {"units": units, "integral": True, "terms": n_terms}}
+        before = os.path.getsize(journal.path_of(path))
+        with open(journal.path_of(path), "ab") as fh:
+            fh.write(journal.encode(crafted, arrays))
+        with pytest.raises(NbcliError, match="totals") as caught:
+            modelfile.load_view(path)
+        assert journal.path_of(path) in caught.value.message and "\n" not in caught.value.message
+        os.truncate(journal.path_of(path), before)
 
 
 def test_reading_a_journal_since_a_point_gives_the_records_after_it_and_the_whole_journals_damage(tmp_path, journalled):
