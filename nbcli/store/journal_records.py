@@ -79,15 +79,31 @@ def update_of(body: bytes | memoryview):
 
 def _heading(plain: dict) -> tuple[list, list, int]:
     """(classes, known, mail_docs) of a record's plain values, checked."""
-    classes = classes_of({"classes": plain.get("classes")})
+    classes = _classes_of(plain.get("classes"))
     known = plain.get("known")
-    known = classes_of({"classes": known}) if isinstance(known, list) and len(known) >= 2 else None
+    known = _classes_of(known) if isinstance(known, list) and len(known) >= 2 else None
     if known is None:
         raise Corrupt("update", "has bad classes")
     mail_docs = plain.get("mail_docs")
     if type(mail_docs) is not int or mail_docs < 0:
         raise Corrupt("update", "has a bad mail_docs")
     return classes, known, mail_docs
+
+
+def _classes_of(names) -> list:
+    """`checks.classes_of` of a record's list of class names, each list of
+    names checked once per process (`_CHECKED`): the records of a journal
+    name the same few classes, and checking every name of every record was
+    a sixth of a record's decoding (150 records: 2.5 of 14 ms)."""
+    key = tuple(names) if isinstance(names, list) and all(type(n) is str for n in names) else None
+    if key is None or key not in _CHECKED:
+        names = classes_of({"classes": names})
+        if key is not None and len(_CHECKED) < 64:
+            _CHECKED.add(key)
+    return list(names)
+
+
+_CHECKED: set[tuple] = set()  # lists of class names `_classes_of` found good
 
 
 def _delta_of(plain: dict, a: dict, classes: list, known: list, mail_docs: int):
