@@ -229,3 +229,15 @@ def test_crafted_records_are_one_line_errors_that_compact_drop_bad_tail_recovers
             assert (kept.group(1) if kept else "0" if "no updates" in compacted.stderr else None) == said.group(1)
         assert run(["predict", path, "-"], input="apple bread honey\n").exit_code == 0
     assert refused >= 8  # the mutations reach the records read
+
+
+def test_a_records_class_names_are_checked_once_and_a_bad_list_is_refused_after_good_ones():
+    from nbcli.store.checks import Corrupt
+    from nbcli.store.journal_records import _classes_of
+
+    good = ["ham", "spam"]
+    assert _classes_of(good) == good and _classes_of(list(good)) == good
+    assert _classes_of(good) is not good  # a list of its own: a caller may keep it
+    for bad in (["ham", "ham"], ["ham", "sp\nam"], ["ham"], "hamspam", [1, 2], ["ham", ["spam"]]):
+        with pytest.raises(Corrupt):
+            _classes_of(bad)
