@@ -8,7 +8,7 @@ worker after every TELL. A view costs what the journal holds instead:
 
 - the model file's classifier stays as it was read (its arrays mapped or
   read; its stored tables unused);
-- the terms the updates touched lie over it in layers (`_Layer`): each
+- the terms the updates touched lie over it in layers (`Layer`): each
   term with its values as the last update touching it left them
   (`updates.last_images`; a term that left the vocabulary has all zeros
   and is unknown here); a term's value is the newest layer's that has it,
@@ -70,6 +70,7 @@ from typing import Any
 import numpy as np
 
 from nbcli.nb.counts import Counts, Update, by_source, found_in, gather_texts, merged_distinct, sorted_distinct
+from nbcli.nb.layers import Layer, settled_columns
 from nbcli.nb.record import Record, record_after
 from nbcli.nb.scoring import TextScoring
 from nbcli.nb.smoothing import ExactTotals, pseudo_count
@@ -142,67 +143,6 @@ def _record_of(classifier) -> Record:
     return classifier.record if classifier.record is not None else Record.empty()
 
 
-def _clipped(values: np.ndarray, low, high=None) -> np.ndarray:
-    """values within [low, high], the array itself where they all are: a
-    checkpoint's tables (the bulk of a reader's journal, decoded in place)
-    are not copied (never written to: a layer's tables are read only)."""
-    if values.size == 0 or ((low is None or values.min() >= low) and (high is None or bool((values <= high).all()))):
-        return values
-    return np.clip(values, low, high)
-
-
-@dataclasses.dataclass
-class _Layer:
-    """The terms some updates touched (`updates.last_images`), their values
-    as `Counts.settled` leaves them (none below zero, document frequencies
-    at most the class's documents), and which are in the model (alive).
-    texts: where `top` has no texts yet (`updates.last_images_texts_later`),
-    the function that gathers them; `counts` gives `top` with them."""
-
-    top: Counts
-    tf: np.ndarray
-    df: np.ndarray | None
-    fit: np.ndarray | None
-    alive: np.ndarray
-    texts: Any = None
-
-    @classmethod
-    def of(cls, top: Counts, texts=None) -> _Layer:
-        if not top.hashes.flags.aligned:  # a checkpoint mapped from its journal (every search reads them)
-            top = dataclasses.replace(top, hashes=top.hashes.copy())
-        count = np.asarray(top.class_count).astype(np.int64)
-        tf = _clipped(top.tf, 0)
-        df = None if top.df is None else _clipped(_clipped(top.df, 0), None, count[:, None])
-        alive = (tf != 0).any(axis=0)
-        if df is not None:
-            alive |= (df != 0).any(axis=0)
-        return cls(top, tf, df, None if top.fit is None else _clipped(top.fit, 0.0), alive, texts)
-
-    @property
-    def hashes(self) -> np.ndarray:
-        return self.top.hashes
-
-    def counts(self) -> Counts:
-        """`top` with its terms' texts (gathered now, where they were not)."""
-        if self.texts is not None:
-            blob, offsets = self.texts()
-            self.top, self.texts = dataclasses.replace(self.top, blob=blob, offsets=offsets), None
-        return self.top
-
-    def table(self, name: str):
-        values = {"tf": self.tf, "df": self.df, "fit": self.fit}[name]
-        if values is not None and not values.flags.aligned:
-            # a checkpoint's, mapped from its journal where it does not start 8-aligned: copied once
-            # read (a gather from an unaligned table took twice as long), the table scoring reads only
-            values = values.copy()
-            setattr(self, name, values)
-        return values
-
-    def as_update(self) -> Update:
-        """The layer as one Update (its record changes are the view's)."""
-        return Update(self.counts(), list(self.top.classes), {}, np.zeros((0, 2), np.uint64), np.zeros(0, np.int32))
-
-
 class JournalView(TextScoring):
     """The classifier of model file `base` with layers of updated terms over
     it (see the module docstring); record and meta, the model's after the
@@ -212,7 +152,7 @@ class JournalView(TextScoring):
     settings, and no table (weights None): `scoring` derives one over a
     batch's terms."""
 
-    def __init__(self, base: Any, layers: list[_Layer], record: Record, meta: dict, state=None):
+    def __init__(self, base: Any, layers: list[Layer], record: Record, meta: dict, state=None):
         self.base, self.layers = base, layers
         model = base.model
         self.source = source_of(model)
@@ -242,7 +182,7 @@ class JournalView(TextScoring):
         self.carried_terms: tuple[int, int] | None = None
         # or, until asked (`terms`), the view below, the layer laid over it and where the layer's terms
         # are in the view below (`plus`)
-        self.terms_from: tuple[JournalView, _Layer, tuple | None] | None = None
+        self.terms_from: tuple[JournalView, Layer, tuple | None] | None = None
         self.flat: _Flat | None = None  # every term's weights, once derived (`flatten`)
         self.scored_unflat = 0  # documents scored through the layers since the view was made
 
@@ -467,7 +407,7 @@ class JournalView(TextScoring):
         inherited = [u.image.hashes[u.inherited] for u in updates if u.inherited is not None and u.inherited.any()]
         if inherited:  # terms whose texts are this view's (`nb.deltas.resolved`, texts_later): taken from it then
             texts = self._lightened()._texts_with(top, texts, sorted_distinct(np.concatenate(inherited)))
-        layer = _Layer.of(top, texts)
+        layer = Layer.of(top, texts)
         where = None  # where the layer's terms are in this view: searched only where something needs it
         state = self._carried(updates, layer)
         if state is None:
@@ -477,7 +417,7 @@ class JournalView(TextScoring):
         while len(layers) > 1 and (
             len(layers) > MAX_LAYERS or (merge and len(layers[-2].hashes) <= LAYER_RATIO * len(layers[-1].hashes))
         ):
-            layers[-2:] = [_Layer.of(last_images([layers[-2].as_update(), layers[-1].as_update()]))]
+            layers[-2:] = [Layer.of(last_images([layers[-2].as_update(), layers[-1].as_update()]))]
         view = JournalView._made(self, layers, updates, state)
         if view.carried_terms is None and (self.carried_terms is not None or self.terms_from is not None):
             # the sum moved by the update's terms, when something asks for it (`terms`): a bulk
@@ -493,7 +433,7 @@ class JournalView(TextScoring):
             view.terms_from = (below, layer, None if where is None else _compact_where(*where))
         return view
 
-    def _moved(self, layer: _Layer, known: np.ndarray, src: np.ndarray, cols: np.ndarray) -> tuple:
+    def _moved(self, layer: Layer, known: np.ndarray, src: np.ndarray, cols: np.ndarray) -> tuple:
         """(totals, number of terms) of this view with `layer` laid over it:
         this view's less the old values of the layer's terms it has (`known`,
         at src, cols: `_where`), plus their new values where they are alive."""
@@ -508,7 +448,7 @@ class JournalView(TextScoring):
         it carries (`Update.before`; `fit.learning.learn_update`)."""
         return self.totals, self.n_terms
 
-    def _carried(self, updates: list[Update], layer: _Layer) -> tuple | None:
+    def _carried(self, updates: list[Update], layer: Layer) -> tuple | None:
         """(totals, number of terms) of this view with a run of several
         `updates` laid over it (`layer`, their last images), from the ones
         the run's last update carries (`Update.before`: its writer's view's,
@@ -533,7 +473,7 @@ class JournalView(TextScoring):
             or not 0 <= n_terms <= self.n_terms + len(layer.hashes)
         ):
             raise ValueError("an update's totals are not this model's")
-        integral, last = totals.integral, _Layer.of(last_images(updates[-1:]))
+        integral, last = totals.integral, Layer.of(last_images(updates[-1:]))
         hashes, earlier = last.hashes, [u.image for u in updates[:-1]]
         # each of the last update's terms in the earlier updates: one search of their terms end to end in its
         # (few, ascending) terms, then the newest update holding each
@@ -550,7 +490,7 @@ class JournalView(TextScoring):
         col = at - np.concatenate([[0], ends[:-1]])[owner]
         parts, known = [], 0
         for which, mine in by_source(owner, len(earlier)):
-            values, alive = _settled_columns(earlier[which], col[mine], self.source)
+            values, alive = settled_columns(earlier[which], col[mine], self.source)
             parts.append(np.compress(alive, values, axis=1))
             known += int(alive.sum())
         pending = np.ones(len(hashes), dtype=bool)
@@ -603,7 +543,7 @@ class JournalView(TextScoring):
         terms, no pass over the base's table. ValueError where they cannot
         be this model's."""
         totals, n_terms = carried
-        layer = _Layer.of(last_images([checkpoint]))
+        layer = Layer.of(last_images([checkpoint]))
         model = classifier.model
         table = model.fit_count if source_of(model) == "fit" else model.feature_count
         alive = int(layer.alive.sum())
@@ -616,7 +556,7 @@ class JournalView(TextScoring):
         return cls._made(classifier, [layer], [checkpoint], (totals, n_terms))
 
     @staticmethod
-    def _made(below, layers: list[_Layer], updates: list[Update], state) -> JournalView:
+    def _made(below, layers: list[Layer], updates: list[Update], state) -> JournalView:
         """The view of `layers` over the base of `below` (a view, or a model
         file's classifier), `updates` the ones just laid over `below`, with
         `state` (totals, number of terms)."""
@@ -653,13 +593,13 @@ class JournalView(TextScoring):
 
     # -- the whole model --------------------------------------------------------------
 
-    def _top(self) -> _Layer | None:
+    def _top(self) -> Layer | None:
         """The layers as one."""
         if not self.layers:
             return None
         if len(self.layers) == 1:
             return self.layers[0]
-        return _Layer.of(last_images([layer.as_update() for layer in self.layers]))
+        return Layer.of(last_images([layer.as_update() for layer in self.layers]))
 
     def whole_counts(self) -> Counts:
         """The counts of the model the view is, whole (`updates.replay` of its
@@ -685,7 +625,7 @@ class JournalView(TextScoring):
             if start is not None:
                 known, src, cols = where if where is not None else below._where(layer.hashes)
                 before = term_sum(*below._settled(layer.hashes, known, src.astype(np.int64), cols.astype(np.int64)))
-                alive = layer.alive  # the update's terms now: the layer's values (newest), settled by `_Layer.of`
+                alive = layer.alive  # the update's terms now: the layer's values (newest), settled by `Layer.of`
                 df = None if layer.df is None else np.compress(alive, layer.df, axis=1)
                 tf = np.compress(alive, layer.tf, axis=1)
                 self.carried_terms = moved(start, before, term_sum(layer.hashes[alive], tf, df))
@@ -730,21 +670,6 @@ class JournalView(TextScoring):
 
 _FLAT_STEPS = 64  # `flatten` derives the weights in about this many steps, of at least _FLAT_CHUNK terms:
 _FLAT_CHUNK = 1 << 12  # its gathers and logs stay a small share of the table it builds
-
-
-def _settled_columns(image: Counts, cols: np.ndarray, source: str) -> tuple[np.ndarray, np.ndarray]:
-    """(the `source` table's values, which are in the model) of columns
-    `cols` of an update's image, as a layer of it holds them (`_Layer.of`)."""
-    tf = _clipped(image.tf[:, cols], 0)
-    alive = (tf != 0).any(axis=0)
-    if image.df is not None:
-        count = np.asarray(image.class_count).astype(np.int64)[:, None]
-        alive |= (_clipped(_clipped(image.df[:, cols], 0), None, count) != 0).any(axis=0)
-    if source == "tf":
-        return tf, alive
-    if image.fit is None:  # (`viewable`: every update of a model with the table carries it)
-        raise ValueError("an update has no fit table, which the model has")
-    return _clipped(image.fit[:, cols], 0.0), alive
 
 
 def _compact_where(known: np.ndarray, src: np.ndarray, cols: np.ndarray) -> tuple:

@@ -354,13 +354,13 @@ def test_a_layer_holds_a_checkpoints_tables_as_decoded_and_clips_only_what_needs
     are not copied to be clipped when no value needs it."""
     import dataclasses
 
-    from nbcli.nb.overlay import _Layer
+    from nbcli.nb.layers import Layer
 
     top = Counts.of(trained([("apple bread cider", "a"), ("dough eagle fjord", "b")]))
-    layer = _Layer.of(top)
+    layer = Layer.of(top)
     assert layer.tf is top.tf and (layer.fit is None or layer.fit is top.fit)
     below = dataclasses.replace(top, tf=top.tf - 1)  # a forgotten document's terms go below zero
-    clipped = _Layer.of(below)
+    clipped = Layer.of(below)
     assert (below.tf < 0).any() and clipped.tf.min() == 0 and clipped.tf is not below.tf
     assert np.array_equal(clipped.tf, np.maximum(below.tf, 0)) and not clipped.alive.any()
 
