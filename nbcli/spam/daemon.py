@@ -91,6 +91,15 @@ STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 FLAT_AFTER = 1000
 
 
+def _rewritten_in_place(held, now) -> bool:
+    """Whether a journal changed in place between two of its stamps
+    (`journal.stamp`: inode, size, mtime): the same file and size, another
+    mtime. An append changes the size; a roll or a compaction, the file.
+    (A change within the file system's clock tick of the last write keeps
+    the mtime, and is not seen.)"""
+    return held is not None and now is not None and held[:2] == now[:2] and held[2] != now[2]
+
+
 def _flatten(classifier) -> None:
     from nbcli.nb.overlay import JournalView
     from nbcli.store.integrity import release_pages
@@ -411,7 +420,7 @@ class Worker(Connections):
     def model_path(self, request: spamd.Request) -> str:
         return self.own_model(request) or self.settings.model
 
-    def model(self, path: str, with_id: bool = True):
+    def model(self, path: str, with_id: bool = True, writing: bool = False):
         """(classifier, verdicts, model id) of the model file at `path`, read
         again if the file was replaced, and followed if only its journal
         grew (a TELL, a learn: store/journal.py): the new updates are laid
@@ -419,9 +428,13 @@ class Worker(Connections):
         own TELL's update is laid over it as it is appended (`tell`). A
         model with a journal is read as a view (`modelfile.load_view`),
         scored a batch's terms at a time. A damaged journal keeps the last
-        good model serving, as a damaged replacement does. with_id False:
-        the model id (O(model) for a view, computed once per state) is
-        not wanted (None).
+        good model serving, as a damaged replacement does; a journal changed
+        in place at its size (damage, not an append) is read again whole,
+        not followed from its end. with_id False: the model id (O(model)
+        for a view, computed once per state) is not wanted (None). writing
+        (a TELL's): where the model cannot be read again, the error, not the
+        last good model, which stays held for the CHECKs: a TELL never
+        appends to a journal whose records do not read.
 
         A model of up to COPY_LIMIT bytes is read into memory, not mapped,
         so a file rewritten in place (`cp new.nb mail.nb` truncates it
@@ -444,7 +457,11 @@ class Worker(Connections):
         self.stale.discard(path)
         if held is not None and held[0][:4] != identity[:4] and not held[4] and held[0][:2] == identity[:2]:
             held = None  # mapped, and changed in place: its pages may be gone (not for a journal appended to)
-        if held is not None and not stale and held[0] != identity and held[0][:4] == identity[:4]:
+        # a journal changed in place (its size the same: damage, not an append) is read whole, not followed
+        # from its end: a TELL would append after the damage, and a recovery keeping the updates before it
+        # (--drop-bad-tail) would drop the TELL
+        rewritten = held is not None and _rewritten_in_place(held[0][4], identity[4])
+        if held is not None and not stale and not rewritten and held[0] != identity and held[0][:4] == identity[:4]:
             followed = modelfile.followed(held[1], path, copy=held[4])  # only the journal grew: its new updates
             if followed is not None:
                 held = self._held(path, identity, followed, held[4])
@@ -455,6 +472,9 @@ class Worker(Connections):
                 _check_spam_model(classifier, self.settings, path)
             except NbcliError:
                 if held is None:
+                    raise
+                if writing:  # never learned into: the TELL is refused, CHECKs go on with the last good model
+                    self.models[path] = held
                     raise
                 classifier = None  # a damaged replacement: keep serving the last good model
             if classifier is not None:
@@ -683,7 +703,8 @@ class Worker(Connections):
             if path not in self.models:  # a model not held yet is read before the lock: no writer waits on that
                 self.model(path, with_id=False)
             with modelfile.locked(path):
-                current, verdicts, _ = self.model(path, with_id=False)  # as it is now (followed, or read again)
+                # as it is now (followed, or read again)
+                current, verdicts, _ = self.model(path, with_id=False, writing=True)
                 if do_set:
                     self._check_model_size(path, self.models[path][0][2])  # its file's size, as just found
                 label = None if not kind else verdicts.spam_class if kind == "spam" else verdicts.ham_name

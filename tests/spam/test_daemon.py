@@ -410,3 +410,35 @@ def test_a_tell_into_a_journal_damaged_since_the_worker_read_it_names_the_damage
         ask(worker, tell, messages[2].read_bytes())
     reply = refused.value.reply()
     assert b"is corrupt (checksum mismatch)" in reply and b"another writer" not in reply, reply
+
+
+def test_a_tell_into_a_journal_damaged_in_place_at_its_size_appends_nothing_and_checks_go_on(served, monkeypatch):
+    """A journal changed in place (its size the same: a bit flipped in a
+    record the worker had read) is read again, not followed from its end: a
+    TELL would have appended after the damage, and a recovery that keeps
+    the updates before it (--drop-bad-tail) would have dropped the TELL.
+    The TELL is refused, naming the damage; CHECKs go on with the model as
+    the worker last read it whole."""
+    from nbcli.store import modelfile
+
+    monkeypatch.setattr(modelfile, "JOURNAL_MIN_BYTES", 0)
+    worker = daemon.Worker(Settings(str(served), None, None, [], 1, allow_tell=True), [])
+    tell = b"TELL SPAMC/1.5\r\nMessage-class: spam\r\nSet: local\r\n"
+    check = b"CHECK SPAMC/1.5\r\n"
+    messages = sorted(HAM_FILE.parent.iterdir())[:3]
+    for message in messages[:2]:
+        assert b"DidSet: local" in ask(worker, tell, message.read_bytes())
+    before = ask(worker, check, messages[0].read_bytes())
+    journal = served.parent / (served.name + ".journal")
+    data = bytearray(journal.read_bytes())
+    data[len(data) // 3] ^= 0xFF  # in a record the worker has read
+    stat = journal.stat()
+    with open(journal, "r+b") as fh:  # in place: the same inode and size
+        fh.write(data)
+    os.utime(journal, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))  # (a clock tick later)
+    with pytest.raises(spamd.ProtocolError) as refused:
+        ask(worker, tell, messages[2].read_bytes())
+    reply = refused.value.reply()
+    assert b"journal is corrupt" in reply and b"--drop-bad-tail" in reply, reply
+    assert journal.stat().st_size == stat.st_size  # nothing appended after the damage
+    assert ask(worker, check, messages[0].read_bytes()) == before
