@@ -15,6 +15,8 @@ import numpy as np
 
 from nbcli.nb.counts import Counts, Update
 
+_Table = np.ndarray | None  # a table an image may not have (df, fit)
+
 
 def clipped(values: np.ndarray, low, high=None) -> np.ndarray:
     """values within [low, high], the array itself where they all are: a
@@ -44,13 +46,8 @@ class Layer:
     def of(cls, top: Counts, texts=None) -> Layer:
         if not top.hashes.flags.aligned:  # a checkpoint mapped from its journal (every search reads them)
             top = dataclasses.replace(top, hashes=top.hashes.copy())
-        count = np.asarray(top.class_count).astype(np.int64)
-        tf = clipped(top.tf, 0)
-        df = None if top.df is None else clipped(clipped(top.df, 0), None, count[:, None])
-        alive = (tf != 0).any(axis=0)
-        if df is not None:
-            alive |= (df != 0).any(axis=0)
-        return cls(top, tf, df, None if top.fit is None else clipped(top.fit, 0.0), alive, texts)
+        tf, df, fit, alive = _settled(top.tf, top.df, top.fit, top.class_count)
+        return cls(top, tf, df, fit, alive, texts)
 
     @property
     def hashes(self) -> np.ndarray:
@@ -80,13 +77,28 @@ class Layer:
 def settled_columns(image: Counts, cols: np.ndarray, source: str) -> tuple[np.ndarray, np.ndarray]:
     """(the `source` table's values, which are in the model) of columns
     `cols` of an update's image, as a layer of it holds them (`Layer.of`)."""
-    tf = clipped(image.tf[:, cols], 0)
-    alive = (tf != 0).any(axis=0)
-    if image.df is not None:
-        count = np.asarray(image.class_count).astype(np.int64)[:, None]
-        alive |= (clipped(clipped(image.df[:, cols], 0), None, count) != 0).any(axis=0)
+    tf, _, fit, alive = _settled(
+        image.tf[:, cols],
+        None if image.df is None else image.df[:, cols],
+        None if image.fit is None else image.fit[:, cols],
+        image.class_count,
+    )
     if source == "tf":
         return tf, alive
-    if image.fit is None:  # (`viewable`: every update of a model with the table carries it)
+    if fit is None:  # (`viewable`: every update of a model with the table carries it)
         raise ValueError("an update has no fit table, which the model has")
-    return clipped(image.fit[:, cols], 0.0), alive
+    return fit, alive
+
+
+def _settled(tf: np.ndarray, df, fit, class_count) -> tuple[np.ndarray, _Table, _Table, np.ndarray]:
+    """(tf, df, fit, alive) of tables of an update's image: none below
+    zero, document frequencies at most the class's documents (the table
+    itself where nothing needs it: `clipped`), and which terms are in the
+    model (a count or a document frequency not zero)."""
+    count = np.asarray(class_count).astype(np.int64)
+    tf = clipped(tf, 0)
+    df = None if df is None else clipped(clipped(df, 0), None, count[:, None])
+    alive = (tf != 0).any(axis=0)
+    if df is not None:
+        alive |= (df != 0).any(axis=0)
+    return tf, df, None if fit is None else clipped(fit, 0.0), alive
